@@ -1,0 +1,223 @@
+"""The ``autotune-export`` command.
+
+::
+
+    autotune-export IN.mlir -o OUT [--emit mlir|iree|vmfb] [-p pass,pass] [--target sm_80]
+                    [-j N] [--object-format ptx|cubin] [--tuning-results R.json]
+                    [--split-input-file] [--verify-diagnostics] [--no-cache] [--cache-dir DIR]
+
+``--emit mlir`` (default) prints the sugared groups for reading and FileCheck; ``iree`` prints
+plain input for the installed ``iree-compile``; ``vmfb`` runs ``iree-compile`` for CUDA.
+``-`` stands for stdin/stdout. Errors are MLIR-style diagnostics (``FILE:LINE:COL: error:``)
+with exit status 1 and no output file; internal errors exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from typing import Sequence
+
+from . import __version__
+from .diagnostics import Diagnostic, DiagnosticError
+from .frontend import SourceFile, parse_source, print_module
+from .passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
+from .verify_diagnostics import check_expected, split_input
+
+__all__ = ["main", "compile_source", "iree_compile"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="autotune-export",
+        description="Compile parameterized Triton kernels into autotuned IREE executables.",
+    )
+    p.add_argument("input", help="input .mlir file ('-' for stdin)")
+    p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout, the default)")
+    p.add_argument("--emit", choices=("mlir", "iree", "vmfb"), default="mlir", help="what to write (default: mlir)")
+    p.add_argument("-p", "--passes", default=None, help="comma-separated passes to run instead of the --emit pipeline ('' for none)")
+    p.add_argument("--target", default="sm_80", help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="processes compiling variants (default: one per core)")
+    p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help="object embedded in the executable (default: ptx)")
+    p.add_argument("--ptx-version", type=int, default=86, help="PTX ISA version pinned in the variants, e.g. 86 for 8.6 (default: 86)")
+    p.add_argument("--tuning-results", default=None, help="freeze the choices of this tuning-results JSON into the IR")
+    p.add_argument("--cache-dir", default=None, help="variant cache (default: $AUTOTUNE_EXPORT_CACHE_DIR or ~/.cache/autotune-export)")
+    p.add_argument("--no-cache", action="store_true", help="compile every variant, ignoring the cache")
+    p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
+    p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations")
+    p.add_argument("--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for iree-compile (repeatable)")
+    p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    p.add_argument("--version", action="version", version=f"autotune-export {__version__}")
+    return p
+
+
+def compile_source(source: SourceFile, passes: Sequence[str], ctx: PassContext) -> str:
+    """Parse ``source``, run ``passes`` and return the printed module (sugared groups).
+
+    Raises DiagnosticError for user errors.
+    """
+    module = parse_source(source)
+    try:
+        run_pipeline(list(passes), ctx, module)
+    except KeyError as err:
+        raise DiagnosticError.at(None, f"unknown pass '{err.args[0]}'; known passes: {', '.join(sorted(PASSES))}") from None
+    return print_module(module, source.name)
+
+
+def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] = ()) -> None:
+    """Compile IREE input ``text`` to a .vmfb at ``output`` for CUDA ``target`` (e.g. sm_90).
+
+    Runs the ``iree-compile`` of the installed iree-base-compiler. Raises DiagnosticError
+    with iree-compile's messages when it fails.
+    """
+    from iree.compiler.tools import CompilerToolError, compile_str
+
+    args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}", *extra_args]
+    try:
+        compile_str(text, extra_args=args, output_file=output)
+    except CompilerToolError as err:
+        msg = str(err).strip().splitlines()
+        detail = next((line for line in msg if "error:" in line), msg[0] if msg else "iree-compile failed")
+        raise DiagnosticError.at(None, f"iree-compile failed: {detail.strip()}") from None
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".autotune-export-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read_input(path: str) -> SourceFile:
+    if path == "-":
+        return SourceFile(sys.stdin.read(), "<stdin>", os.getcwd())
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise DiagnosticError.at(None, f"cannot read '{path}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise DiagnosticError.at(None, f"'{path}' is not UTF-8 text") from None
+    return SourceFile(text, path, os.path.dirname(os.path.abspath(path)))
+
+
+def _run(args) -> int:
+    source = _read_input(args.input)
+    if args.passes is not None:
+        passes = [p.strip() for p in args.passes.split(",") if p.strip()]
+    else:
+        passes = DEFAULT_PIPELINES[args.emit]
+    collected: list[Diagnostic] = []
+
+    def remark(diag: Diagnostic) -> None:
+        if args.verify_diagnostics:
+            collected.append(diag)
+        else:
+            print(diag.format(), file=sys.stderr)
+
+    chunks = split_input(source) if args.split_input_file else [source]
+    outputs: list[str] = []
+    failed = False
+    start = time.perf_counter()
+    stats: dict = {}
+    for chunk in chunks:
+        ctx = PassContext(
+            source=chunk,
+            target=args.target,
+            jobs=args.jobs,
+            object_format=args.object_format,
+            ptx_version=args.ptx_version,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+            tuning_results=args.tuning_results,
+            remark=remark,
+            stats=stats,
+        )
+        try:
+            outputs.append(compile_source(chunk, passes, ctx))
+        except DiagnosticError as err:
+            failed = True
+            if args.verify_diagnostics:
+                collected.extend(err.diagnostics)
+            else:
+                for d in err.diagnostics:
+                    print(d.format(), file=sys.stderr)
+    if args.verify_diagnostics:
+        problems = check_expected(source, collected)
+        for problem in problems:
+            print(problem.format(), file=sys.stderr)
+        return 1 if problems else 0
+    if failed:
+        return 1
+    text = "\n// -----\n".join(outputs)
+    if args.emit == "vmfb":
+        if args.output == "-":
+            raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
+        directory = os.path.dirname(os.path.abspath(args.output))
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".autotune-export-", suffix=".vmfb", dir=directory)
+        os.close(fd)
+        try:
+            iree_compile(text, args.target, tmp, args.iree_compile_arg)
+            os.replace(tmp, args.output)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    elif args.output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        _write_atomic(args.output, text.encode("utf-8"))
+    if args.output != "-":
+        elapsed = time.perf_counter() - start
+        compiled, cached = stats.get("compiled", 0), stats.get("cached", 0)
+        note = f" ({compiled} Triton configs compiled, {cached} from cache)" if compiled or cached else ""
+        if compiled == 0 and cached:
+            note = f" (no Triton config compiled: all {cached} from cache)"
+        print(f"autotune-export: wrote {args.output} in {elapsed:.1f} s{note}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``autotune-export`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.list_passes:
+        from .passes import _load_all
+
+        _load_all()
+        for name in sorted(PASSES):
+            print(f"{name:32} {PASSES[name].summary}")
+        return 0
+    try:
+        return _run(args)
+    except DiagnosticError as err:
+        for d in err.diagnostics:
+            print(d.format(), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("autotune-export: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # internal error: say so, no traceback unless asked
+        if os.environ.get("AUTOTUNE_EXPORT_TRACEBACK"):
+            raise
+        print(
+            f"autotune-export: internal error: {type(err).__name__}: {err}\n"
+            "This is a bug in autotune-export; please file it with the input "
+            "(set AUTOTUNE_EXPORT_TRACEBACK=1 for the traceback).",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

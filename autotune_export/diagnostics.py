@@ -1,0 +1,111 @@
+"""MLIR-style diagnostics: ``FILE:LINE:COL: error: MESSAGE``.
+
+Every user error in autotune-export is raised as a :class:`DiagnosticError` carrying one or
+more :class:`Diagnostic` records. The CLI prints them the way ``mlir-opt`` does and exits with
+status 1; ``--verify-diagnostics`` compares them against ``expected-error`` annotations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+__all__ = [
+    "Location",
+    "Diagnostic",
+    "DiagnosticError",
+    "location_of",
+    "from_mlir_error",
+]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A source position: 1-based ``line`` and ``col`` in ``file`` (MLIR's FileLineColLoc)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass
+class Diagnostic:
+    """One diagnostic: ``severity`` is ``"error"``, ``"warning"``, ``"remark"`` or ``"note"``.
+
+    ``notes`` are attached diagnostics (MLIR's ``attachNote``), printed after the main one,
+    e.g. the location of the other variant whose layout differs.
+    """
+
+    severity: str
+    message: str
+    location: Location | None = None
+    notes: list["Diagnostic"] = field(default_factory=list)
+
+    def format(self) -> str:
+        """Render as ``FILE:LINE:COL: SEVERITY: MESSAGE`` lines (notes indented below)."""
+        head = f"{self.location}: " if self.location else ""
+        lines = [f"{head}{self.severity}: {self.message}"]
+        for note in self.notes:
+            lines.append(note.format())
+        return "\n".join(lines)
+
+
+class DiagnosticError(Exception):
+    """A user error: one or more diagnostics (at least one of severity ``error``)."""
+
+    def __init__(self, diagnostics: Diagnostic | Sequence[Diagnostic]):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(d.format() for d in self.diagnostics))
+
+    @classmethod
+    def at(cls, location: Location | None, message: str, notes: Iterable[Diagnostic] = ()) -> "DiagnosticError":
+        """Build an error with one diagnostic at ``location`` (which may be None)."""
+        return cls(Diagnostic("error", message, location, list(notes)))
+
+
+_LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+
+def location_of(mlir_location, filename: str | None = None) -> Location | None:
+    """Convert an MLIR ``Location`` (from ``iree.compiler.ir``) to a :class:`Location`.
+
+    MLIR's Python ``Module.parse`` names its buffer ``"-"``; ``filename`` replaces that name.
+    Fused and call-site locations resolve to their first file position. Returns None for
+    unknown locations.
+    """
+    text = str(mlir_location)
+    m = _LOC_RE.search(text)
+    if not m:
+        return None
+    file = m.group("file")
+    if file == "-" and filename is not None:
+        file = filename
+    return Location(file, int(m.group("line")), int(m.group("col")))
+
+
+def from_mlir_error(err, filename: str | None = None, line_offset: int = 0) -> DiagnosticError:
+    """Convert ``iree.compiler.ir.MLIRError`` (parse or verify failure) into a DiagnosticError.
+
+    ``line_offset`` is added to every line (used with ``--split-input-file`` chunks).
+    """
+
+    def convert(diag, severity=None) -> Diagnostic:
+        loc = location_of(diag.location, filename)
+        if loc is not None and line_offset and loc.file == filename:
+            loc = Location(loc.file, loc.line + line_offset, loc.col)
+        sev = severity or str(diag.severity).rsplit(".", 1)[-1].lower()
+        return Diagnostic(sev, diag.message, loc, [convert(n, "note") for n in diag.notes])
+
+    diags = [convert(d) for d in getattr(err, "error_diagnostics", [])]
+    if not diags:
+        diags = [Diagnostic("error", str(err).splitlines()[0] if str(err) else "invalid IR")]
+    for d in diags:
+        if d.severity not in ("error", "warning", "remark", "note"):
+            d.severity = "error"
+    return DiagnosticError(diags)

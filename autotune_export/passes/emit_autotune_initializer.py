@@ -1,0 +1,233 @@
+"""emit-autotune-initializer: the run-time state and entry points that tune the groups.
+
+For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``) it adds:
+
+* ``util.global private mutable @P.choice = D : i32`` -- the variant in use (``D`` is the
+  group's ``default``, else 0); lower-autotuning-dispatch feeds it to the condition chain;
+* ``util.func public @P.select(%variant: i32)`` -- sets the choice;
+* ``util.func public @P.bench.K()`` per variant ``K`` -- selects ``K``, replays the host
+  function that dispatches the group on fake data of a representative workload (splat
+  tensors of the host's static argument types, or of the group's ``tune_workload``), restores
+  the previous choice and returns the host's results (so the work is not dead);
+* ``util.func public @__autotune()`` -- runs every variant of every group once on that fake
+  data and leaves the default choices in place. It carries reflection metadata
+  (``iree.reflection = {autotune.groups = JSON}``) that :mod:`autotune_export.runtime` reads
+  to time the benchmark entries on the host and select the fastest variants: IREE's VM has no
+  clock, and an imported clock would make the module unloadable without our runtime
+  (notes/iree-hal-facts.md, "No clock in VM code").
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..diagnostics import DiagnosticError, location_of
+from ..group import AutotuneGroup, mlir_string
+from ..ir_utils import (
+    dispatch_sites,
+    entry_point_refs,
+    enclosing_function,
+    executable_sources,
+    groups_of,
+    module_functions,
+    parse_detached,
+    sym_name,
+)
+from . import Pass, PassContext, register
+
+__all__ = ["EmitAutotuneInitializer", "names_for", "AUTOTUNE_FUNCTION", "REFLECTION_KEY"]
+
+AUTOTUNE_FUNCTION = "__autotune"
+REFLECTION_KEY = "autotune.groups"
+
+
+def names_for(executable: str, group: str) -> dict[str, str]:
+    """Symbol names the pass creates for one group."""
+    prefix = f"{AUTOTUNE_FUNCTION}.{executable}.{group}"
+    return {"prefix": prefix, "choice": f"{prefix}.choice", "select": f"{prefix}.select", "bench": f"{prefix}.bench"}
+
+
+def _func_type(func):
+    ftype = func.attributes["function_type"].value
+    return list(ftype.inputs), list(ftype.results)
+
+
+def _fake_value(type_text: str, index: int, lines: list[str]) -> str:
+    """Emit ops making a fake value of ``type_text``; return its SSA name."""
+    from iree.compiler import ir
+
+    t = ir.Type.parse(type_text)
+    name = f"%arg{index}"
+    if isinstance(t, ir.RankedTensorType):
+        elem = t.element_type
+        if isinstance(elem, ir.IntegerType):
+            value = "1"
+        else:
+            value = "5.000000e-01"
+        lines.append(f"  %cst{index} = arith.constant {value} : {elem}")
+        lines.append(f"  {name} = flow.tensor.splat %cst{index} : {t}")
+        return name
+    raise ValueError(type_text)
+
+
+@register
+class EmitAutotuneInitializer(Pass):
+    name = "emit-autotune-initializer"
+    summary = "add the choice globals, select and benchmark entries, and @__autotune"
+
+    def apply(self, ctx: PassContext, module) -> None:
+        from iree.compiler import ir
+
+        functions = module_functions(module)
+        if AUTOTUNE_FUNCTION in functions:
+            return  # already emitted (idempotent)
+        sites = dispatch_sites(module)
+        decls: dict[str, str] = {}
+        body: list[str] = []
+        autotune_calls: list[str] = []
+        reflection = []
+        for source in executable_sources(module):
+            exe = sym_name(source)
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op, ctx.source.name)
+                if group.variants is None:
+                    raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
+                names = names_for(exe, group.name)
+                default = group.variants.index(group.default) if group.default else 0
+                host, args = self._host_call(ctx, group, exe, sites)
+                host_name = sym_name(host)
+                inputs, results = _func_type(host)
+                decls[host_name] = (
+                    f"util.func private @{host_name}({', '.join(str(t) for t in inputs)}) -> ({', '.join(str(t) for t in results)})"
+                )
+                result_types = ", ".join(str(t) for t in results)
+                body.append(f"util.global private mutable @{names['choice']} = {default} : i32")
+                body.append(
+                    f"util.func public @{names['select']}(%variant: i32) {{\n"
+                    f"  util.global.store %variant, @{names['choice']} : i32\n  util.return\n}}"
+                )
+                bench_names = []
+                for k, variant in enumerate(group.variants):
+                    bench = f"{names['bench']}.{k}"
+                    bench_names.append(bench)
+                    lines = [
+                        f"util.func public @{bench}() -> ({result_types}) attributes {{inlining_policy = #util.inline.never}} {{",
+                        f"  %saved = util.global.load @{names['choice']} : i32",
+                        f"  %variant = arith.constant {k} : i32",
+                        f"  util.global.store %variant, @{names['choice']} : i32",
+                    ]
+                    values = []
+                    for i, (arg_type, given) in enumerate(zip(inputs, args)):
+                        values.append(self._arg(i, str(arg_type), given, lines))
+                    ret = [f"%r#{j}" for j in range(len(results))] if len(results) > 1 else ["%r"]
+                    call = f"util.call @{host_name}({', '.join(values)}) : ({', '.join(str(t) for t in inputs)}) -> ({result_types})"
+                    lines.append(f"  {'%r' + (':' + str(len(results)) if len(results) > 1 else '')} = {call}" if results else f"  {call}")
+                    lines.append(f"  util.global.store %saved, @{names['choice']} : i32")
+                    lines.append(f"  util.return {', '.join(ret)} : {result_types}" if results else "  util.return")
+                    lines.append("}")
+                    body.append("\n".join(lines))
+                    autotune_calls.append(f"  {'%b' + str(len(autotune_calls)) + ' = ' if results else ''}util.call @{bench}() : () -> ({result_types})")
+                reflection.append(
+                    {
+                        "executable": exe,
+                        "group": group.name,
+                        "variants": group.variants,
+                        "default": default,
+                        "choice": names["choice"],
+                        "select": names["select"],
+                        "bench": bench_names,
+                        "host": host_name,
+                        "tune_args": [str(a) if a is not None else str(t) for a, t in zip(args, inputs)],
+                    }
+                )
+        if not reflection:
+            return
+        meta = mlir_string(json.dumps(reflection, separators=(",", ":"), sort_keys=True))
+        body.append(
+            f"util.func public @{AUTOTUNE_FUNCTION}() attributes {{iree.reflection = {{{mlir_string(REFLECTION_KEY)} = {meta}}}}} {{\n"
+            + "\n".join(autotune_calls)
+            + "\n  util.return\n}"
+        )
+        # Parse next to declarations of what the new code references, then move it in.
+        globals_decl = []
+        text = "\n".join(list(decls.values()) + globals_decl + body)
+        with module.context:
+            new_ops = parse_detached(text, module.context)
+        point = ir.InsertionPoint(module.body)
+        for op in new_ops:
+            if op.name == "util.func" and sym_name(op) in decls and "function_body" not in op.attributes and len(op.regions[0].blocks) == 0:
+                op.erase()
+                continue
+            point.insert(op)
+
+    def _arg(self, i: int, arg_type: str, given: str | None, lines: list[str]) -> str:
+        if given is None:
+            return _fake_value(arg_type, i, lines)
+        if given.startswith("tensor<"):
+            value = _fake_value(given, i, lines)
+            if given != arg_type:
+                lines.append(f"  %cast{i} = tensor.cast {value} : {given} to {arg_type}")
+                return f"%cast{i}"
+            return value
+        number, _, typ = given.partition(":")
+        lines.append(f"  %arg{i} = arith.constant {number.strip()} : {typ.strip()}")
+        return f"%arg{i}"
+
+    def _host_call(self, ctx: PassContext, group: AutotuneGroup, exe: str, sites):
+        """The host function dispatching ``group`` and, per argument, the tune value (or None)."""
+        from iree.compiler import ir
+
+        members = {group.name, *(group.variants or [])}
+        site = next((d for d in sites if any(e == exe and n in members for e, n in entry_point_refs(d))), None)
+        if site is None:
+            raise DiagnosticError.at(
+                group.location,
+                f"@{group.name} is never dispatched: add a flow.dispatch @{exe}::@{group.name}[...] in a host function, "
+                "whose call on fake data is what tuning measures",
+            )
+        host = enclosing_function(site)
+        inputs, _ = _func_type(host)
+        floc = location_of(host.location, ctx.source.name)
+        if group.tune_workload is not None:
+            if len(group.tune_workload) != len(inputs):
+                raise DiagnosticError.at(
+                    group.location,
+                    f"tune_workload gives {len(group.tune_workload)} values, but host function @{sym_name(host)} takes {len(inputs)} arguments",
+                )
+            args = []
+            for i, (given, t) in enumerate(zip(group.tune_workload, inputs)):
+                if given.startswith("tensor<"):
+                    with host.context:
+                        gt = ir.Type.parse(given)
+                    if not isinstance(t, ir.RankedTensorType) or not _compatible(gt, t):
+                        raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{sym_name(host)} ({t})")
+                    if not gt.has_static_shape:
+                        raise DiagnosticError.at(group.location, f"tune_workload value {i} ({given}) must have a static shape")
+                else:
+                    typ = given.partition(":")[2].strip()
+                    if typ != str(t):
+                        raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{sym_name(host)} is {t}")
+                args.append(given)
+            return host, args
+        for i, t in enumerate(inputs):
+            if not (isinstance(t, ir.RankedTensorType) and t.has_static_shape):
+                raise DiagnosticError.at(
+                    group.location,
+                    f"cannot make fake data for @{group.name}: argument {i} of host function @{sym_name(host)} is {t}; "
+                    "give tune_workload(...) with a static type or value per argument",
+                    [],
+                ) if floc is None else DiagnosticError.at(
+                    group.location,
+                    f"cannot make fake data for @{group.name}: argument {i} of host function @{sym_name(host)} is {t}; "
+                    "give tune_workload(...) with a static type or value per argument",
+                )
+        return host, [None] * len(inputs)
+
+
+def _compatible(given, declared) -> bool:
+    if given.rank != declared.rank or given.element_type != declared.element_type:
+        return False
+    for a, b in zip(given.shape, declared.shape):
+        if b >= 0 and a != b:
+            return False
+    return True

@@ -1,0 +1,271 @@
+"""materialize-triton-variants: turn each ``triton(...)`` group into real exports.
+
+For every ``hal.executable.autotuning.export`` in the Triton form:
+
+1. load the kernel file and check the signature against the kernel's parameters;
+2. expand the configs (the group's, else the ``triton.autotune`` configs of the kernel),
+   apply ``triton.heuristics``, and compile every config with ``triton.compile`` for the
+   target (in parallel, through the content-addressed cache of :mod:`..triton_compile`);
+3. prune configs that cannot run (shared memory over the target's limit, ``num_ctas > 1``,
+   compile errors), one remark each;
+4. link the surviving PTX into ONE module (IREE takes one object per external variant),
+   parameters in IREE's order, hidden scratch pointers dropped, checked with ptxas;
+5. add one ``hal.executable.export`` per variant (identical layout, count region from the
+   grid, ``workgroup_size = [num_warps * 32, 1, 1]``, ``workgroup_local_memory = shared``)
+   and rewrite the group into the ``variants([...])`` form.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .. import abi, grid as grid_mod, ptx as ptx_mod
+from ..diagnostics import Diagnostic, DiagnosticError
+from ..group import OPTION_NAMES, AutotuneGroup, mlir_string
+from ..ir_utils import exports_of, groups_of, executable_sources, parse_detached, replace_group, sym_name
+from . import Pass, PassContext, register
+
+__all__ = ["MaterializeTritonVariants", "variant_name"]
+
+#: CUDA executable target that matches every ``--iree-cuda-target`` (notes: objects are keyed
+#: by target; a key carrying ``target_arch`` does not match).
+CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
+
+
+def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
+    """Export (and PTX entry) name of config ``index``: ``matmul_3_128x256x64x8_w8_s3``.
+
+    The constexpr values are joined in config order; ``w``/``s`` are num_warps/num_stages.
+    """
+    consts = [str(v).replace(".", "p").replace("-", "m") for k, v in config if k not in OPTION_NAMES]
+    opts = dict(config)
+    tail = f"_w{opts.get('num_warps', 4)}_s{opts.get('num_stages', 3)}"
+    body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())
+    name = f"{group}_{index}" + (f"_{body}" if body else "") + tail
+    return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)
+
+
+@dataclass
+class _Planned:
+    """One group being materialized."""
+
+    source: Any
+    op: Any
+    group: AutotuneGroup
+    configs: list[list[tuple[str, Any]]]
+    constexprs: list[dict[str, Any]]
+    specs: list[Any]
+    first_spec: int
+
+
+@register
+class MaterializeTritonVariants(Pass):
+    name = "materialize-triton-variants"
+    summary = "compile each config of a triton(...) group and create one export per variant"
+
+    def apply(self, ctx: PassContext, module) -> None:
+        from .. import triton_compile as tc
+
+        planned: list[_Planned] = []
+        all_specs: list[Any] = []
+        for source in executable_sources(module):
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op, ctx.source.name)
+                if not group.is_triton:
+                    continue
+                item = self._plan(ctx, source, op, group, tc)
+                item.first_spec = len(all_specs)
+                all_specs.extend(item.specs)
+                planned.append(item)
+        if not planned:
+            return
+        results = tc.compile_variants(
+            all_specs, jobs=ctx.jobs, executor=ctx.executor, cache_dir=ctx.cache_dir, use_cache=ctx.use_cache
+        )
+        compiled = sum(1 for r in results if isinstance(r, tc.CompiledVariant) and not r.cached)
+        cached = sum(1 for r in results if getattr(r, "cached", False))
+        ctx.stats["compiled"] = ctx.stats.get("compiled", 0) + compiled
+        ctx.stats["cached"] = ctx.stats.get("cached", 0) + cached
+        for item in planned:
+            mine = results[item.first_spec : item.first_spec + len(item.specs)]
+            self._materialize(ctx, item, mine, tc)
+
+    # ---------------------------------------------------------------------------------------
+    def _plan(self, ctx: PassContext, source, op, group: AutotuneGroup, tc) -> _Planned:
+        loc = group.location
+        path, kernel_name = group.triton
+        full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
+        try:
+            kernel = tc.load_kernel(tc.KernelSource(full, kernel_name))
+        except tc.KernelLoadError as err:
+            raise DiagnosticError.at(loc, str(err)) from None
+        runtime_args = [a for a in kernel.arg_names if a not in kernel.constexpr_names]
+        declared = [p.name for p in group.signature]
+        if declared != runtime_args:
+            raise DiagnosticError.at(
+                loc,
+                f"signature does not match kernel '{kernel_name}': the signature declares "
+                f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})",
+            )
+        try:
+            plan = abi.plan(group.signature)
+        except abi.AbiError as err:
+            raise DiagnosticError.at(loc, str(err)) from None
+        del plan
+        configs = group.configs
+        if configs is None:
+            if not kernel.default_configs:
+                raise DiagnosticError.at(loc, f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
+            configs = []
+            for cfg in kernel.default_configs:
+                entries = list(cfg.get("kwargs", {}).items())
+                for opt in OPTION_NAMES:
+                    if cfg.get(opt) is not None:
+                        entries.append((opt, cfg[opt]))
+                configs.append(entries)
+        specs, constexpr_sets = [], []
+        for index, cfg in enumerate(configs):
+            values = {k: v for k, v in cfg if k not in OPTION_NAMES}
+            for key in values:
+                if key not in kernel.constexpr_names:
+                    raise DiagnosticError.at(
+                        loc, f"config {index} sets '{key}', which is not a constexpr parameter of '{kernel_name}' (constexprs: {', '.join(kernel.constexpr_names) or 'none'})"
+                    )
+            for name, fn in kernel.heuristics.items():
+                if name in values:
+                    continue
+                try:
+                    values[name] = fn(dict(values))
+                except KeyError as err:
+                    raise DiagnosticError.at(
+                        loc, f"triton.heuristics for '{name}' needs run-time argument {err}; give '{name}' in every config"
+                    ) from None
+            missing = [c for c in kernel.constexpr_names if c not in values]
+            if missing:
+                raise DiagnosticError.at(loc, f"config {index} does not give constexpr parameter '{missing[0]}' of '{kernel_name}'")
+            options = {k: v for k, v in cfg if k in OPTION_NAMES}
+            specs.append(
+                tc.VariantSpec(
+                    kernel=tc.KernelSource(full, kernel_name),
+                    signature=tuple((p.name, p.type) for p in group.signature),
+                    constexprs=tuple((c, values[c]) for c in kernel.constexpr_names),
+                    num_warps=options.get("num_warps", 4),
+                    num_stages=options.get("num_stages", 3),
+                    num_ctas=options.get("num_ctas", 1),
+                    maxnreg=options.get("maxnreg"),
+                    arch=ctx.arch,
+                    ptx_version=ctx.ptx_version,
+                )
+            )
+            constexpr_sets.append(values)
+        return _Planned(source, op, group, configs, constexpr_sets, specs, 0)
+
+    # ---------------------------------------------------------------------------------------
+    def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
+        group, loc = item.group, item.group.location
+        survivors = []
+        pruned_notes = []
+        for index, (cfg, result) in enumerate(zip(item.configs, results)):
+            text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
+            if isinstance(result, tc.PrunedVariant):
+                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned: {result.reason}", loc))
+                pruned_notes.append(Diagnostic("note", f"config {index} {text}: {result.reason}", loc))
+            else:
+                survivors.append((index, cfg, item.constexprs[index], result))
+        if not survivors:
+            raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {ctx.target}", pruned_notes)
+        compiled = sum(1 for *_, r in survivors if not r.cached)
+        ctx.emit_remark(
+            Diagnostic(
+                "remark",
+                f"@{group.name}: {len(survivors)} variants for {ctx.target} "
+                f"({compiled} compiled, {len(survivors) - compiled} from cache), {len(pruned_notes)} pruned",
+                loc,
+            )
+        )
+
+        plan = abi.plan(group.signature)
+        nsig = len(group.signature)
+        written: set[int] = set()
+        parts, exports = [], []
+        existing = exports_of(item.source)
+        next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
+        names = []
+        for index, cfg, consts, result in survivors:
+            entry = ptx_mod.parse_entry(result.ptx)
+            if len(entry.params) < nsig:
+                raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
+            written |= {i for i in ptx_mod.written_params(result.ptx) if i < nsig}
+            name = variant_name(group.name, index, cfg)
+            if name in existing:
+                raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
+            names.append(name)
+            parts.append(ptx_mod.LinkPart(result.ptx, name, plan.order, tuple(range(nsig, len(entry.params)))))
+        try:
+            linked = ptx_mod.link(parts)
+            arch = ptx_mod.parse_entry(result.ptx).target
+            if ctx.object_format == "cubin":
+                obj = ptx_mod.assemble(linked, arch)
+            else:
+                ptx_mod.check(linked, arch)
+                obj = linked
+        except ptx_mod.PtxError as err:
+            raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
+        layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
+
+        for ordinal, ((index, cfg, consts, result), name) in enumerate(zip(survivors, names), start=next_ordinal):
+            env: dict[str, Any] = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
+            env.update({"num_warps": result.metadata["num_warps"], "num_stages": item.specs[index].num_stages, "num_ctas": 1})
+            env.update({w: f"%{w}" for w in group.workload})
+            emitter = grid_mod.CountEmitter(env, indent="  ")
+            try:
+                x, y, z = emitter.emit_grid([grid_mod.parse(g) for g in group.grid])
+            except grid_mod.GridError as err:
+                raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+            args = ", ".join(["%device: !hal.device"] + [f"%{w}: index" for w in group.workload])
+            body = "\n".join(emitter.lines)
+            props = f"workgroup_size = [{int(result.metadata['num_warps']) * 32} : index, 1 : index, 1 : index]"
+            shared = int(result.metadata.get("shared", 0))
+            if shared:
+                props += f", workgroup_local_memory = {shared} : index"
+            exports.append(
+                f"hal.executable.export public @{name} ordinal({ordinal}) layout({layout}) "
+                f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>"
+            )
+        self._insert(ctx, item, exports, obj, names)
+
+    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], obj, names: list[str]) -> None:
+        from iree.compiler import ir
+
+        source, op, group = item.source, item.op, item.group
+        if "objects" in source.attributes:
+            raise DiagnosticError.at(
+                group.location,
+                f"@{sym_name(source)} already has objects; IREE takes one object per external executable, "
+                "so a triton(...) group needs a hal.executable.source of its own",
+            )
+        label = mlir_string(f"{sym_name(source)}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
+        if isinstance(obj, bytes):
+            data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
+        else:
+            data = mlir_string(obj)
+        objects = f"#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = {label}, data = {data}}}>]}}>"
+        text = f"hal.executable.source private @__tmp {{\n" + "\n".join(exports) + "\n}"
+        with source.context:
+            tmp = parse_detached(text, source.context)[0]
+            source.attributes["objects"] = ir.Attribute.parse(objects)
+        block_ops = [o.operation for o in source.regions[0].blocks[0].operations]
+        index = next(i for i, o in enumerate(block_ops) if o == op)
+        after = block_ops[index + 1] if index + 1 < len(block_ops) else None
+        point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(source.regions[0].blocks[0])
+        for export in [o.operation for o in tmp.regions[0].blocks[0].operations]:
+            if export.name != "hal.executable.export":
+                continue
+            point.insert(export.detach_from_parent())
+        tmp.erase()
+        new_group = AutotuneGroup(name=group.name, variants=names, tune_workload=group.tune_workload, location=group.location)
+        if group.default is not None:
+            new_group.default = group.default if group.default in names else None
+        replace_group(op, new_group)

@@ -1,0 +1,70 @@
+"""pin-variants: freeze tuned choices from a tuning-results file into the IR.
+
+The file is the JSON that :mod:`autotune_export.runtime` writes (format
+``autotune-export.tuning-results/1``)::
+
+    {"format": "autotune-export.tuning-results/1",
+     "results": [{"executable": "matmul_ex", "group": "matmul", "variant": "matmul_3_...",
+                  "device": "...", "workload": "...", "median_ms": {...}}, ...]}
+
+For each group with a result, the chosen variant becomes the group's ``default(@variant)``,
+so the choice global starts there and a run needs no tuning. When a file holds several
+results for one group (several workloads or devices), the first one wins; pass a file
+filtered for the deployment target to pin exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..diagnostics import DiagnosticError, Location
+from ..group import AutotuneGroup
+from ..ir_utils import executable_sources, groups_of, replace_group, sym_name
+from . import Pass, PassContext, register
+
+__all__ = ["PinVariants", "RESULTS_FORMAT", "load_results"]
+
+RESULTS_FORMAT = "autotune-export.tuning-results/1"
+
+
+def load_results(path: str) -> list[dict]:
+    """Read a tuning-results file. Raises DiagnosticError (located at the file) when it is
+    missing, not JSON, or not of format ``autotune-export.tuning-results/1``."""
+    loc = Location(path, 1, 1)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as err:
+        raise DiagnosticError.at(None, f"cannot read tuning results '{path}': {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise DiagnosticError.at(Location(path, err.lineno, err.colno), f"tuning results are not JSON: {err.msg}") from None
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT or not isinstance(data.get("results"), list):
+        raise DiagnosticError.at(loc, f"not a tuning-results file (expected \"format\": \"{RESULTS_FORMAT}\" and a \"results\" list)")
+    return data["results"]
+
+
+@register
+class PinVariants(Pass):
+    name = "pin-variants"
+    summary = "make tuned variants (--tuning-results FILE) the groups' defaults"
+
+    def apply(self, ctx: PassContext, module) -> None:
+        if not ctx.tuning_results:
+            return
+        results = load_results(ctx.tuning_results)
+        for source in executable_sources(module):
+            exe = sym_name(source)
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op, ctx.source.name)
+                chosen = next((r for r in results if r.get("executable") == exe and r.get("group") == group.name), None)
+                if chosen is None:
+                    continue
+                variant = chosen.get("variant")
+                if group.variants is not None and variant not in group.variants:
+                    raise DiagnosticError.at(
+                        group.location,
+                        f"tuning results pick @{variant} for @{group.name}, which is not one of its variants "
+                        f"(were the results made for another build of this module?)",
+                    )
+                group.default = variant
+                replace_group(op, group)

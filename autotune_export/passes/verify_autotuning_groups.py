@@ -1,0 +1,137 @@
+"""verify-autotuning-groups: check that every group can be lowered to IREE's condition chain.
+
+IREE dispatches a chain of exports only when all of them share one layout and one list of
+count/condition arguments (notes/iree-hal-facts.md, "Choosing among exports"). This pass
+checks, for every ``variants([...])`` group:
+
+* every variant is a ``hal.executable.export`` of the same ``hal.executable.source``;
+* all variants have identical ``#hal.pipeline.layout`` and the same workload arity;
+* every variant's entry is present in the executable's object (PTX text or cubin bytes,
+  embedded or at a path relative to the input file);
+* ``default(@v)`` names one of the variants.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..diagnostics import Diagnostic, DiagnosticError, location_of
+from ..group import AutotuneGroup
+from ..ir_utils import executable_sources, exports_of, groups_of, sym_name
+from . import Pass, PassContext, register
+
+__all__ = ["VerifyAutotuningGroups", "object_payloads"]
+
+
+def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str | None]]:
+    """``(label, bytes or None, error or None)`` for every object of a source.
+
+    Embedded ``data`` is returned as bytes (string data UTF-8 encoded); a ``path`` is read
+    relative to ``base_dir``, then the current directory.
+    """
+    from iree.compiler import ir
+
+    out = []
+    if "objects" not in source.attributes:
+        return out
+    text = str(source.attributes["objects"])
+    # Walk the objects attribute through its printed form: each #hal.executable.object<{...}>.
+    import re
+
+    for m in re.finditer(r"#hal\.executable\.object<\{(.*?)\}>(?=[,\]])", text, re.S):
+        body = m.group(1)
+        path_m = re.search(r'path = "((?:[^"\\]|\\.)*)"', body)
+        label = path_m.group(1) if path_m else "<object>"
+        data_m = re.search(r"data = (.*)$", body, re.S)
+        if data_m:
+            with source.context:
+                attr = ir.Attribute.parse(data_m.group(1))
+            if isinstance(attr, ir.StringAttr):
+                out.append((label, attr.value_bytes, None))
+            else:
+                out.append((label, bytes(int(x) & 0xFF for x in re.findall(r"-?\d+", data_m.group(1).split(":")[0])), None))
+            continue
+        candidates = [label] if os.path.isabs(label) else [os.path.join(base_dir, label), label]
+        for cand in candidates:
+            if os.path.exists(cand):
+                try:
+                    with open(cand, "rb") as f:
+                        out.append((label, f.read(), None))
+                except OSError as err:
+                    out.append((label, None, f"cannot read object '{label}': {err.strerror}"))
+                break
+        else:
+            out.append((label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)"))
+    return out
+
+
+def _has_entry(payload: bytes, name: str) -> bool:
+    if payload.startswith(b"\x7fELF"):
+        return name.encode() + b"\0" in payload
+    import re
+
+    return re.search(rb"\.entry\s+" + re.escape(name.encode()) + rb"\s*\(", payload) is not None
+
+
+@register
+class VerifyAutotuningGroups(Pass):
+    name = "verify-autotuning-groups"
+    summary = "check variants, layouts, workload arity and object entries of every group"
+
+    def apply(self, ctx: PassContext, module) -> None:
+        sources = executable_sources(module)
+        export_home = {}
+        for source in sources:
+            for name in exports_of(source):
+                export_home.setdefault(name, sym_name(source))
+        for source in sources:
+            exports = exports_of(source)
+            payloads = None
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op, ctx.source.name)
+                if group.variants is None:
+                    raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
+                loc = group.location
+                first = None
+                for v in group.variants:
+                    if v not in exports:
+                        where = export_home.get(v)
+                        hint = f"; it is an export of @{where}" if where else ""
+                        raise DiagnosticError.at(loc, f"variant @{v} is not an export of @{sym_name(source)}{hint}")
+                    export = exports[v]
+                    layout = str(export.attributes["layout"])
+                    count_args = len(export.regions[0].blocks[0].arguments) if len(export.regions[0].blocks) else None
+                    if first is None:
+                        first = (v, layout, count_args, export)
+                        continue
+                    if layout != first[1]:
+                        raise DiagnosticError.at(
+                            location_of(export.location, ctx.source.name),
+                            f"variant @{v} of @{group.name} has layout {layout}, but @{first[0]} has {first[1]}; variants need identical layouts",
+                            [Diagnostic("note", f"@{first[0]} is defined here", location_of(first[3].location, ctx.source.name))],
+                        )
+                    if count_args != first[2]:
+                        raise DiagnosticError.at(
+                            location_of(export.location, ctx.source.name),
+                            f"variant @{v} of @{group.name} takes {_workload(count_args)} workload values, but @{first[0]} takes {_workload(first[2])}",
+                            [Diagnostic("note", f"@{first[0]} is defined here", location_of(first[3].location, ctx.source.name))],
+                        )
+                if group.default is not None and group.default not in group.variants:
+                    raise DiagnosticError.at(loc, f"default(@{group.default}) is not one of the variants of @{group.name}")
+                if payloads is None:
+                    payloads = object_payloads(source, ctx.source.base_dir)
+                    for label, _, error in payloads:
+                        if error:
+                            raise DiagnosticError.at(location_of(source.location, ctx.source.name), error)
+                if not payloads:
+                    raise DiagnosticError.at(loc, f"@{sym_name(source)} has no objects, so the variants of @{group.name} have no code")
+                for v in group.variants:
+                    if not any(_has_entry(data, v) for _, data, _ in payloads):
+                        raise DiagnosticError.at(
+                            location_of(exports[v].location, ctx.source.name),
+                            f"variant @{v} has no entry '{v}' in the objects of @{sym_name(source)} ({', '.join(l for l, _, _ in payloads)})",
+                        )
+
+
+def _workload(count_args: int | None) -> str:
+    return "no" if not count_args else str(count_args - 1)

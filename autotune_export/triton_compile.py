@@ -1,0 +1,535 @@
+"""Ahead-of-time compilation of the configs of one Triton kernel, in parallel, with a disk cache.
+
+One *variant* is a Triton kernel compiled for one config (constexpr values, num_warps, num_stages,
+...) and one GPU architecture, to PTX. No GPU and no CUDA driver are needed: ``triton.compile`` is
+called with an explicit ``GPUTarget`` and runs LLVM and the ptxas bundled with Triton.
+
+Conventions (Triton's own launcher, which the emitted dispatches follow):
+
+* a program (thread block) has ``num_warps * 32`` threads, where ``num_warps`` is the value in the
+  compiled metadata (Triton may raise the requested one);
+* ``shared`` is the dynamic shared memory of one program in bytes (all of Triton's shared memory
+  is the dynamic ``extern .shared`` array); above 48 KiB the launch needs the opt-in attribute;
+* the PTX entry takes every runtime (non-constexpr) parameter in declaration order, then two
+  hidden pointers, ``global_scratch`` and ``profile_scratch``, used when the matching metadata
+  size is non-zero.
+
+Results are cached under :func:`default_cache_dir`, one JSON file per variant, keyed by
+:meth:`VariantSpec.key` (Triton version, the kernel's source hash, every field of the spec and the
+environment variables that change Triton's output). Rerunning with unchanged inputs compiles
+nothing and starts no worker processes.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import functools
+import hashlib
+import importlib.util
+import json
+import multiprocessing
+import os
+import pathlib
+import re
+import sys
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import filelock
+import triton
+from triton import knobs
+from triton._C.libtriton import get_cache_invalidating_env_vars
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from triton.compiler.errors import CompilationError
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.jit import JITFunction
+
+__all__ = [
+    "CompiledVariant",
+    "KernelLoadError",
+    "KernelSource",
+    "LoadedKernel",
+    "PrunedVariant",
+    "VariantSpec",
+    "compile_variants",
+    "default_cache_dir",
+    "load_kernel",
+    "max_shared_memory",
+]
+
+# Bump when the layout of a cache entry or the recipe of VariantSpec.key changes.
+CACHE_FORMAT = 1
+
+# Maximum dynamic shared memory per thread block with the opt-in attribute, in bytes.
+# NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
+# ("Maximum amount of shared memory per thread block"): 163 KB for 8.0, 99 KB for 8.6 and 8.9,
+# 227 KB for 9.0 and 10.0 (KB = 1024 bytes).
+_MAX_SHARED_MEMORY = {80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 1024, 100: 227 * 1024}
+
+# Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
+_METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "global_scratch_size",
+                    "global_scratch_align", "profile_scratch_size", "profile_scratch_align", "tmem_size",
+                    "ptx_version", "triton_version", "hash")
+
+
+class KernelLoadError(Exception):
+    """A kernel could not be loaded: missing file, import failure, no such attribute, or the
+    attribute is not a Triton kernel. The message is one line."""
+
+
+def max_shared_memory(arch: int) -> int:
+    """Opt-in maximum of dynamic shared memory per thread block on compute capability ``arch``
+    (80 means 8.0), in bytes: sm_80 166912, sm_86/sm_89 101376, sm_90/sm_100 232448 (NVIDIA CUDA C++
+    Programming Guide, technical specifications per compute capability).
+
+    Raises ValueError for an architecture this module does not target."""
+    try:
+        return _MAX_SHARED_MEMORY[arch]
+    except KeyError:
+        raise ValueError(f"unsupported arch {arch!r}: expected one of "
+                         f"{', '.join(map(str, _MAX_SHARED_MEMORY))}") from None
+
+
+def default_cache_dir() -> pathlib.Path:
+    """The cache directory: ``$AUTOTUNE_EXPORT_CACHE_DIR``, else ``$XDG_CACHE_HOME/autotune-export``,
+    else ``~/.cache/autotune-export``. Not created here."""
+    if os.environ.get("AUTOTUNE_EXPORT_CACHE_DIR"):
+        return pathlib.Path(os.environ["AUTOTUNE_EXPORT_CACHE_DIR"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return pathlib.Path(os.environ["XDG_CACHE_HOME"]) / "autotune-export"
+    return pathlib.Path.home() / ".cache" / "autotune-export"
+
+
+# --------------------------------------------------------------------------------------------
+# Loading kernels
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """Where a kernel is defined: the Python file ``path`` (made absolute) and the name of the
+    module-level attribute ``name`` holding the ``@triton.jit`` function, possibly wrapped in
+    ``triton.autotune`` / ``triton.heuristics``."""
+    path: str
+    name: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "path", os.path.abspath(os.fspath(self.path)))
+
+
+@dataclass
+class LoadedKernel:
+    """A kernel after :func:`load_kernel`.
+
+    ``default_configs`` come from a ``triton.autotune`` wrapper (the outermost one), one dict per
+    ``triton.Config`` with keys kwargs, num_warps, num_stages, num_ctas, maxnreg (pre-hooks are
+    dropped); None when there is no autotuner. ``heuristics`` maps a parameter name to
+    ``f(named_args) -> value`` from ``triton.heuristics`` wrappers, in the order Triton applies
+    them (outer wrapper first; a later entry for the same name wins). ``source_hash`` is a
+    sha256 hex digest of the JIT function's cache key, which covers the source of the kernel,
+    of the JIT functions it calls, and the constexpr globals it reads."""
+    fn: JITFunction
+    arg_names: list[str]
+    constexpr_names: list[str]
+    default_configs: list[dict] | None
+    heuristics: dict[str, Callable]
+    source_hash: str
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
+
+
+def load_kernel(src: KernelSource) -> LoadedKernel:
+    """Import ``src.path`` as a fresh module and return the kernel named ``src.name``.
+
+    The module gets a name derived from a hash of its path (so two files called kernel.py do
+    not collide) and is registered in ``sys.modules``; the file's directory is on ``sys.path``
+    while it is imported, so it may import its neighbours. Raises KernelLoadError."""
+    path = pathlib.Path(src.path)
+    if not path.is_file():
+        raise KernelLoadError(f"kernel file {path} does not exist")
+    module_name = "_autotune_export_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise KernelLoadError(f"{path} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as e:
+        sys.modules.pop(module_name, None)
+        raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}") from e
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(str(path.parent))
+
+    if not hasattr(module, src.name):
+        raise KernelLoadError(f"{path} has no attribute '{src.name}'")
+    obj = getattr(module, src.name)
+    default_configs = None
+    heuristics: dict[str, Callable] = {}
+    while isinstance(obj, (Autotuner, Heuristics)):
+        if isinstance(obj, Autotuner):
+            if default_configs is None:
+                default_configs = [{
+                    "kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages,
+                    "num_ctas": c.num_ctas, "maxnreg": c.maxnreg
+                } for c in obj.configs]
+        else:
+            for name, fn in obj.values.items():
+                heuristics.pop(name, None)  # re-insert: an inner wrapper runs later
+                heuristics[name] = fn
+        obj = obj.fn
+    if not isinstance(obj, JITFunction):
+        raise KernelLoadError(f"'{src.name}' in {path} is not a Triton kernel (got {type(obj).__name__})")
+    try:
+        cache_key = obj.cache_key
+    except Exception as e:
+        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {path}: "
+                              f"{type(e).__name__}: {_first_line(e)}") from e
+    return LoadedKernel(
+        fn=obj,
+        arg_names=list(obj.arg_names),
+        constexpr_names=[p.name for p in obj.params if p.is_constexpr],
+        default_configs=default_configs,
+        heuristics=heuristics,
+        source_hash=hashlib.sha256(cache_key.encode()).hexdigest(),
+    )
+
+
+# Per process: KernelSource -> (file identity, LoadedKernel). Avoids re-importing a kernel file
+# once per config in a worker; a changed file (mtime, size or inode) is imported again.
+_loaded: dict[KernelSource, tuple[tuple, LoadedKernel]] = {}
+
+
+def _load_kernel_cached(src: KernelSource) -> LoadedKernel:
+    try:
+        st = os.stat(src.path)
+        identity = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        identity = None
+    hit = _loaded.get(src)
+    if identity is not None and hit is not None and hit[0] == identity:
+        return hit[1]
+    kernel = load_kernel(src)
+    _loaded[src] = (identity, kernel)
+    return kernel
+
+
+# --------------------------------------------------------------------------------------------
+# Variants
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """One variant to compile.
+
+    ``signature`` lists (name, Triton type) for every runtime parameter in declaration order;
+    these are the parameters of the PTX entry. Types: ``*fp16 *bf16 *fp32 *i8 ...`` for
+    pointers, ``i1 i8 i16 i32 i64 u32 u64 fp16 bf16 fp32 fp64`` for scalars.
+    ``constexprs`` gives a value (int, float, bool or str) to every ``tl.constexpr`` parameter.
+    It may also give a value to a runtime parameter, which then leaves the signature: this is the
+    JIT's specialization (Triton's JIT makes an int argument equal to 1 a constant) and what
+    lets Triton know that an inner stride is 1.
+    ``divisibility`` holds indices into ``signature`` of parameters promised to be multiples of
+    16 (pointers: 16-byte aligned); the code is only valid for such values.
+    ``arch`` is the compute capability times ten (80, 86, 89, 90, 100); 90 and 100 compile to
+    sm_90a / sm_100a. ``ptx_version`` pins the PTX ISA of the output (86 means 8.6; None keeps
+    Triton's default, which the CUDA 13.0 driver cannot JIT). ``num_warps``, ``num_stages``,
+    ``num_ctas``, ``maxnreg`` are Triton's compile options.
+
+    Raises ValueError on malformed fields. Lists are accepted and stored as tuples; divisibility
+    is sorted."""
+    kernel: KernelSource
+    signature: tuple[tuple[str, str], ...]
+    constexprs: tuple[tuple[str, object], ...]
+    num_warps: int = 4
+    num_stages: int = 3
+    num_ctas: int = 1
+    maxnreg: int | None = None
+    arch: int = 80
+    ptx_version: int | None = 86
+    divisibility: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        set_("signature", tuple((str(n), str(t)) for n, t in self.signature))
+        set_("constexprs", tuple((str(n), v) for n, v in self.constexprs))
+        set_("divisibility", tuple(sorted(set(self.divisibility))))
+        names = [n for n, _ in self.signature] + [n for n, _ in self.constexprs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a parameter appears twice in the signature and constexprs: {names}")
+        for name, value in self.constexprs:
+            if not isinstance(value, (int, float, bool, str)):
+                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool or str")
+        max_shared_memory(self.arch)  # validates arch
+        for field in ("num_warps", "num_stages", "num_ctas"):
+            if not isinstance(getattr(self, field), int) or getattr(self, field) < 1:
+                raise ValueError(f"{field} = {getattr(self, field)!r}: expected a positive int")
+        bad = [i for i in self.divisibility if not 0 <= i < len(self.signature)]
+        if bad:
+            raise ValueError(f"divisibility indices {bad} are outside the signature "
+                             f"({len(self.signature)} parameters)")
+
+    def key(self, source_hash: str) -> str:
+        """The cache key: a sha256 hex digest over the cache format, the Triton version,
+        ``source_hash`` (:attr:`LoadedKernel.source_hash`), every field of the spec except the
+        kernel's file path (the output depends on the source, not on where it lives), and the
+        environment variables Triton lets change its output (line info is always disabled)."""
+        fields = dataclasses.asdict(self)
+        fields["kernel"] = self.kernel.name
+        doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash,
+               "spec": fields, "env": _compile_env()}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class CompiledVariant:
+    """A compiled variant. ``metadata`` holds name (the PTX entry, the Python function's name:
+    the same for every variant of a kernel), num_warps (launch with this one), num_ctas,
+    num_stages, shared (dynamic shared memory bytes), global_scratch_size/_align and
+    profile_scratch_size/_align (bytes per program), tmem_size, arch, ptx_version,
+    triton_version and hash (Triton's). ``cached`` is True when it came from our disk cache."""
+    spec: VariantSpec
+    ptx: str
+    metadata: dict
+    cached: bool
+
+
+@dataclass
+class PrunedVariant:
+    """A variant that cannot run under IREE, with a one-line ``reason``."""
+    spec: VariantSpec
+    reason: str
+
+
+def _compile_env() -> dict[str, str]:
+    env = dict(get_cache_invalidating_env_vars())
+    env["TRITON_DISABLE_LINE_INFO"] = "true"
+    return env
+
+
+def _check_spec(spec: VariantSpec, kernel: LoadedKernel) -> None:
+    values = dict(spec.constexprs)
+    where = f"{spec.kernel.name} in {spec.kernel.path}"
+    missing = [n for n in kernel.constexpr_names if n not in values]
+    if missing:
+        raise ValueError(f"{where}: no value for constexpr parameter(s) {', '.join(missing)}")
+    unknown = [n for n in values if n not in kernel.arg_names]
+    if unknown:
+        raise ValueError(f"{where}: constexprs name unknown parameter(s) {', '.join(unknown)}")
+    expected = [n for n in kernel.arg_names if n not in values]
+    given = [n for n, _ in spec.signature]
+    if given != expected:
+        raise ValueError(f"{where}: signature lists ({', '.join(given)}), "
+                         f"the kernel's runtime parameters are ({', '.join(expected)})")
+
+
+def _divisibility_attrs(spec: VariantSpec, kernel: LoadedKernel) -> dict:
+    # ASTSource (3.9) keys attributes by a path into ALL parameters, constexprs included,
+    # while spec.divisibility indexes the runtime signature.
+    return {(kernel.arg_names.index(spec.signature[i][0]),): [["tt.divisibility", 16]]
+            for i in spec.divisibility}
+
+
+def _error_line(e: Exception) -> str:
+    if isinstance(e, CompilationError):
+        # "at L:C:", a source excerpt, a caret, then the message: the last line is the
+        # innermost error, also when the error comes from a called JIT function.
+        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+        where = f" (kernel line {e.node.lineno}, column {e.node.col_offset})" \
+            if hasattr(e.node, "lineno") else ""
+        return (lines[-1] if lines else type(e).__name__) + where
+    text = str(e)
+    # ptxas' own diagnostic says more than Triton's wrapper around it.
+    ptxas = re.search(r"^\s*(ptxas (?:error|fatal)\s*:.*)$", text, re.MULTILINE)
+    if ptxas:
+        return ptxas.group(1).strip()
+    first = _first_line(text)
+    return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+_settings_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _triton_settings(triton_cache_dir: str | None):
+    """Triton's cache in our cache dir (a temporary one when caching is off) and no line info,
+    restored on exit. Knobs are process-wide, so threads compile one at a time."""
+    cache_dir = contextlib.nullcontext(triton_cache_dir) if triton_cache_dir is not None \
+        else tempfile.TemporaryDirectory(prefix="autotune-export-triton-")
+    with _settings_lock, knobs.cache.scope(), knobs.compilation.scope(), cache_dir as path:
+        knobs.cache.dir = path
+        knobs.compilation.disable_line_info = True
+        yield
+
+
+def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
+    types = dict(spec.signature)
+    signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}
+    options = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, "num_ctas": spec.num_ctas,
+               "ptx_version": spec.ptx_version, "enable_fp_fusion": True}
+    if spec.maxnreg is not None:
+        options["maxnreg"] = spec.maxnreg
+    try:
+        with _triton_settings(triton_cache_dir):
+            compiled = triton.compile(
+                ASTSource(kernel.fn, signature, dict(spec.constexprs), _divisibility_attrs(spec, kernel)),
+                target=GPUTarget("cuda", spec.arch, 32), options=options)
+    except Exception as e:
+        return {"kind": "pruned", "reason": f"compile error: {_error_line(e)}"}
+    md = compiled.metadata
+    limit = max_shared_memory(spec.arch)
+    if md.shared > limit:
+        return {"kind": "pruned",
+                "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
+    metadata = {name: getattr(md, name) for name in _METADATA_FIELDS}
+    metadata["arch"] = md.target.arch
+    return {"kind": "compiled", "ptx": compiled.asm["ptx"], "metadata": metadata}
+
+
+# --------------------------------------------------------------------------------------------
+# The cache
+
+
+def _digest(payload) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _entry_path(cache_dir: str | os.PathLike, key: str) -> pathlib.Path:
+    return pathlib.Path(cache_dir) / "variants" / key[:2] / f"{key}.json"
+
+
+def _read_entry(path: pathlib.Path, key: str) -> dict | None:
+    """The payload of a valid entry, or None when it is missing, unreadable, for another key,
+    or fails its checksum (truncated or edited)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key:
+        return None
+    payload = doc.get("payload")
+    if not isinstance(payload, dict) or doc.get("sha256") != _digest(payload):
+        return None
+    return payload
+
+
+def _write_entry(path: pathlib.Path, key: str, payload: dict) -> None:
+    """Atomically: a temporary file in the same directory, then os.replace."""
+    doc = {"format": CACHE_FORMAT, "key": key, "payload": payload, "sha256": _digest(payload)}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant | PrunedVariant:
+    if payload["kind"] == "pruned":
+        return PrunedVariant(spec, payload["reason"])
+    return CompiledVariant(spec, payload["ptx"], payload["metadata"], cached)
+
+
+def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant | PrunedVariant:
+    """Compile one variant (the unit of work sent to executors). With a ``cache_dir``, holds
+    the entry's file lock, serves an entry another process wrote meanwhile, else compiles and
+    writes the entry. ``cache_dir=None`` compiles with no cache at all."""
+    kernel = _load_kernel_cached(spec.kernel)
+    if cache_dir is None:
+        return _result(spec, _compile_payload(spec, kernel, None), cached=False)
+    key = spec.key(kernel.source_hash)
+    path = _entry_path(cache_dir, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(f"{path}.lock"):
+        payload = _read_entry(path, key)
+        if payload is not None:
+            return _result(spec, payload, cached=True)
+        payload = _compile_payload(spec, kernel, os.path.join(cache_dir, "triton"))
+        try:
+            _write_entry(path, key, payload)
+        except OSError as e:
+            warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
+    return _result(spec, payload, cached=False)
+
+
+def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
+                     executor: concurrent.futures.Executor | None = None,
+                     cache_dir: str | os.PathLike | None = None,
+                     use_cache: bool = True) -> list[CompiledVariant | PrunedVariant]:
+    """Compile ``specs`` to PTX; one result per spec, in the same order.
+
+    Pruned (PrunedVariant, with the reason) rather than compiled: ``num_ctas > 1`` (IREE
+    launches no thread-block clusters; decided before compiling), a variant whose dynamic
+    shared memory exceeds :func:`max_shared_memory` for its arch, and any exception raised by
+    ``triton.compile`` ("compile error: ..."). Results, pruned ones included, are cached in
+    ``cache_dir`` (default :func:`default_cache_dir`) unless ``use_cache`` is False; cache hits
+    are served in this process without starting workers, and specs with equal keys compile once.
+
+    Misses compile in ``executor`` when given (a ProcessPoolExecutor is best: Triton's settings
+    are process-wide, so a thread pool compiles one variant at a time), else in-process when
+    ``jobs == 1``, else in a new ProcessPoolExecutor of ``min(jobs, misses)`` workers
+    (``jobs`` defaults to os.cpu_count()) started with the "spawn" method, so a calling script
+    needs the usual ``if __name__ == "__main__":`` guard. A worker that dies yields a
+    PrunedVariant ("compile worker failed: ...") that is not cached.
+
+    Raises KernelLoadError when a kernel cannot be loaded and ValueError when a spec does not
+    match its kernel's parameters (before anything is compiled)."""
+    if jobs is not None and jobs < 1:
+        raise ValueError(f"jobs = {jobs}: expected a positive int")
+    specs = list(specs)
+    root = os.path.abspath(cache_dir if cache_dir is not None else default_cache_dir()) if use_cache else None
+    results: list[CompiledVariant | PrunedVariant | None] = [None] * len(specs)
+    misses: dict[str, list[int]] = {}  # key -> indices of the specs with that key
+    for i, spec in enumerate(specs):
+        kernel = _load_kernel_cached(spec.kernel)
+        _check_spec(spec, kernel)
+        if spec.num_ctas > 1:
+            results[i] = PrunedVariant(spec, f"num_ctas = {spec.num_ctas}: IREE launches no thread-block clusters")
+            continue
+        key = spec.key(kernel.source_hash)
+        payload = _read_entry(_entry_path(root, key), key) if root is not None else None
+        if payload is not None:
+            results[i] = _result(spec, payload, cached=True)
+        else:
+            misses.setdefault(key, []).append(i)
+
+    todo = [specs[indices[0]] for indices in misses.values()]
+    for indices, outcome in zip(misses.values(), _run_workers(todo, root, jobs, executor)):
+        for i in indices:
+            results[i] = dataclasses.replace(outcome, spec=specs[i])
+    return results
+
+
+def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | None,
+                 executor: concurrent.futures.Executor | None) -> list[CompiledVariant | PrunedVariant]:
+    owned = executor is None and jobs != 1 and len(todo) > 0
+    if owned:
+        executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(jobs or os.cpu_count() or 1, len(todo)),
+            mp_context=multiprocessing.get_context("spawn"))
+    try:
+        if executor is None:  # jobs == 1: in this process, one after the other
+            calls = [functools.partial(_compile_worker, spec, cache_dir) for spec in todo]
+        else:
+            calls = [executor.submit(_compile_worker, spec, cache_dir).result for spec in todo]
+        out = []
+        for spec, call in zip(todo, calls):
+            try:
+                out.append(call())
+            except Exception as e:  # the worker died or could not run (compile errors never get here)
+                out.append(PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}"))
+        return out
+    finally:
+        if owned:
+            executor.shutdown(wait=True, cancel_futures=True)

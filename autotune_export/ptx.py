@@ -1,0 +1,1082 @@
+"""PTX text utilities: read Triton's kernel entry, find written pointers, link variants, run ptxas.
+
+IREE's CUDA HAL takes exactly one object per external executable variant ("only one object
+reference is supported for external variants"), so every config of a Triton kernel that becomes an
+export of one ``hal.executable.source`` must live in ONE PTX module. Triton emits one module per
+compilation, each with one ``.visible .entry`` that has the Python function's name. :func:`link`
+merges such modules: it renames each entry (and its ``NAME_param_N`` parameters), reorders and
+drops parameters to match IREE's calling convention, gives every other module-scope symbol a
+per-part prefix, and strips debug information.
+
+Conventions this module bridges:
+
+* IREE CUDA HAL (``iree/hal/drivers/cuda``): kernel parameters are one pointer per binding, in
+  binding order, then one 32-bit value per push constant. There is nothing else: no hidden
+  pointers, no 64-bit scalars.
+* Triton (3.3+): after the user's non-constexpr arguments come hidden trailing pointers,
+  ``global_scratch`` (3.3+) and ``profile_scratch`` (3.5+). They are unused when the matching
+  ``metadata.*_scratch_size`` is 0; a kernel that needs global scratch cannot be launched by IREE.
+
+Everything here works on PTX text with the standard library; Triton is used only to locate its
+bundled ``ptxas`` (found without importing Triton).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Sequence
+
+__all__ = [
+    "PtxError",
+    "PtxParam",
+    "PtxEntry",
+    "LinkPart",
+    "parse_entry",
+    "param_is_used",
+    "written_params",
+    "link",
+    "assemble",
+    "check",
+    "ptxas_path",
+]
+
+
+class PtxError(Exception):
+    """A user-facing problem with PTX text or with assembling it (the message is one line)."""
+
+
+@dataclass(frozen=True)
+class PtxParam:
+    """One parameter of a PTX kernel entry.
+
+    ``ptx_type`` is the type as written (``.u64``, ``.u32``, ``.f32``, ``.u8``, ``.f64``,
+    ``.b32``...); a by-value array parameter (e.g. a host-side TMA descriptor,
+    ``.param .align 64 .b8 k_param_0[128]``) is written ``.b8[128]``. ``is_pointer`` is true for
+    parameters declared with ``.ptr`` (Triton declares every pointer argument
+    ``.param .u64 .ptr .global .align N``).
+    """
+
+    index: int
+    name: str
+    ptx_type: str
+    is_pointer: bool
+
+
+@dataclass(frozen=True)
+class PtxEntry:
+    """The single kernel entry of a Triton PTX module and the module's header.
+
+    ``reqntid`` is the required block size from ``.reqntid`` (Triton: ``(num_warps * 32,)``),
+    ``None`` when absent. ``version`` is the module's ``.version`` (e.g. ``"8.6"``), ``target`` the
+    architecture of ``.target`` (e.g. ``"sm_80"``, ``"sm_90a"``).
+    """
+
+    name: str
+    params: tuple[PtxParam, ...]
+    reqntid: tuple[int, ...] | None
+    version: str
+    target: str
+
+
+@dataclass(frozen=True)
+class LinkPart:
+    """One Triton PTX module to link, and how its entry appears in the linked module.
+
+    ``entry``: the new entry name, unique in the linked module (it becomes the export symbol).
+    ``param_order``: original parameter indices in their new order (IREE order: binding pointers
+    first, then 32-bit constants). ``drop``: original indices to remove (Triton's hidden trailing
+    ``global_scratch`` / ``profile_scratch`` pointers). Every original index must appear exactly
+    once in ``param_order`` or ``drop``.
+    """
+
+    ptx: str
+    entry: str
+    param_order: Sequence[int]
+    drop: Sequence[int] = ()
+
+
+# --------------------------------------------------------------------------------------------
+# Lexical helpers
+
+# PTX identifiers: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+. A "word" for renaming purposes
+# also swallows dots and '::' so that directives (.global), opcodes (ld.param.b64), state spaces
+# (.shared::cta) and numbers (0f3F800000) are single tokens that never equal a symbol name.
+_WORD_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[A-Za-z0-9_$%.]+(?:::[A-Za-z0-9_$.]+)*')
+_IDENT_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)$")
+_NAME_RE = re.compile(r"(?<![A-Za-z0-9_$%.])[A-Za-z_$%][A-Za-z0-9_$]*")
+_COMMENT_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+_DEBUG_LINE_RE = re.compile(r"^[ \t]*(?:\.loc|\.file|@@DWARF)\b[^\n]*\n?", re.M)
+_VERSION_RE = re.compile(r"^[ \t]*\.version[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
+_TARGET_RE = re.compile(r"^[ \t]*\.target[ \t]+([^\n]*?)[ \t]*(?:\n|$)", re.M)
+_ADDRESS_SIZE_RE = re.compile(r"^[ \t]*\.address_size[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
+_LABEL_RE = re.compile(r"[A-Za-z0-9_$%]+[ \t]*:(?!:)")
+_SCAN_RE = re.compile(r'[;{}()\[\]"=]')
+_LINKAGE = (".visible", ".extern", ".weak", ".common")
+_VAR_SPACES = (".global", ".const", ".shared", ".local", ".tex")
+_VERSION_FMT = re.compile(r"^\d+\.\d+$")
+
+
+def _strip_comments(text: str) -> str:
+    def repl(m: re.Match) -> str:
+        s = m.group(0)
+        if s.startswith('"'):
+            return s
+        if s.startswith("/*"):
+            return " " + "\n" * s.count("\n")
+        return ""
+
+    return _COMMENT_RE.sub(repl, text)
+
+
+def _rename(text: str, mapping: dict[str, str]) -> str:
+    """Replace whole identifier tokens (never parts of longer identifiers, never in strings)."""
+    if not mapping:
+        return text
+    return _WORD_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text))
+
+
+def _skip_string(text: str, i: int) -> int:
+    """``text[i]`` is a quote; return the index after the closing quote."""
+    j = i + 1
+    n = len(text)
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == '"':
+            return j + 1
+        j += 1
+    raise PtxError("unterminated string literal in PTX")
+
+
+def _match_close(text: str, i: int) -> int:
+    """``text[i]`` is an opening bracket; return the index just after its matching close."""
+    depth, pos, n = 0, i, len(text)
+    while pos < n:
+        c = text[pos]
+        if c == '"':
+            pos = _skip_string(text, pos)
+            continue
+        if c in "({[":
+            depth += 1
+        elif c in ")}]":
+            depth -= 1
+            if depth == 0:
+                return pos + 1
+        pos += 1
+    raise PtxError(f"unbalanced '{text[i]}' in PTX")
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside (), [], {} and strings."""
+    out, depth, start, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i = _skip_string(text, i)
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+        i += 1
+    out.append(text[start:])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Module structure
+
+
+@dataclass(frozen=True)
+class _Stmt:
+    kind: str  # "entry" | "func" | "var" | "other"
+    text: str  # statement text, comments and debug lines removed, trailing ';' kept
+    names: tuple[str, ...]  # module-scope symbols it defines or declares
+    extern: bool  # declared .extern
+
+
+@dataclass(frozen=True)
+class _EntryInfo:
+    stmt_index: int
+    prefix: str  # linkage before ".entry" (".visible ")
+    name: str
+    param_decls: tuple[str, ...]  # each declaration, stripped, without the trailing comma
+    params: tuple[PtxParam, ...]
+    directives: str  # between ')' and '{' (.reqntid, .maxnreg, ...)
+    body: str  # '{ ... }' inclusive
+
+
+@dataclass(frozen=True)
+class _Module:
+    version: str | None
+    target: tuple[str, ...] | None  # (arch, modifiers...) without "debug"
+    address_size: str | None
+    stmts: tuple[_Stmt, ...]
+    entries: tuple[_EntryInfo, ...]
+
+
+def _split_statements(text: str) -> list[str]:
+    """Split module-scope text into statements.
+
+    A statement ends with ';' at depth 0, or with the '}' that closes a function body or a
+    section (not an initializer: '= { ... };' runs to its ';').
+    """
+    stmts: list[str] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        start = i
+        depth = 0
+        saw_eq = False
+        end = None
+        pos = i
+        while pos < n:
+            m = _SCAN_RE.search(text, pos)
+            if m is None:
+                break
+            c = m.group(0)
+            pos = m.end()
+            if c == '"':
+                pos = _skip_string(text, m.start())
+            elif c in "([{":
+                depth += 1
+            elif c in ")]":
+                depth -= 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0 and not saw_eq:
+                    end = pos
+                    break
+            elif c == "=" and depth == 0:
+                saw_eq = True
+            elif c == ";" and depth == 0:
+                end = pos
+                break
+        if end is None:
+            rest = text[start:].strip()
+            raise PtxError(f"unterminated PTX statement at module scope: {rest[:60]!r}")
+        stmts.append(text[start:end])
+        i = end
+    return stmts
+
+
+def _func_name(stmt: str, kw_end: int) -> str:
+    """Name of a '.func' statement; ``kw_end`` is the offset just after '.func'."""
+    i = kw_end
+    n = len(stmt)
+    while i < n and stmt[i].isspace():
+        i += 1
+    if i < n and stmt[i] == "(":  # return parameter list
+        i = _match_close(stmt, i)
+        while i < n and stmt[i].isspace():
+            i += 1
+    m = re.compile(r"[A-Za-z_$%][A-Za-z0-9_$]*").match(stmt, i)
+    if not m:
+        raise PtxError(f"cannot find the name of a .func: {stmt[:80]!r}")
+    return m.group(0)
+
+
+def _parse_param(index: int, decl: str) -> PtxParam:
+    words = decl.replace("[", " [").split()
+    name = None
+    ptx_type = None
+    is_pointer = False
+    array = ""
+    for w in words:
+        if w.startswith("["):
+            array = w
+        elif w == ".ptr":
+            is_pointer = True
+        elif w.startswith("."):
+            if w in (".param", ".align", ".global", ".shared", ".const", ".local", ".reg"):
+                continue
+            if ptx_type is None:
+                ptx_type = w
+        elif w[0].isdigit():
+            continue
+        else:
+            name = w
+    if name is None or ptx_type is None:
+        raise PtxError(f"cannot parse entry parameter declaration {decl.strip()!r}")
+    return PtxParam(index, name, ptx_type + array, is_pointer)
+
+
+def _parse_entry_stmt(idx: int, stmt: str) -> _EntryInfo:
+    m = re.search(r"\.entry\s+([A-Za-z_$%][A-Za-z0-9_$]*)\s*", stmt)
+    if not m:
+        raise PtxError("malformed .entry")
+    name = m.group(1)
+    prefix = stmt[: m.start()]
+    pos = m.end()
+    param_decls: tuple[str, ...] = ()
+    if pos < len(stmt) and stmt[pos] == "(":
+        close = _match_close(stmt, pos)
+        inner = stmt[pos + 1 : close - 1]
+        param_decls = tuple(p.strip() for p in _split_top(inner) if p.strip())
+        pos = close
+    brace = stmt.find("{", pos)
+    if brace < 0 or not stmt.rstrip().endswith("}"):
+        raise PtxError(f"entry {name} has no body (a declaration is not a kernel)")
+    directives = stmt[pos:brace].strip()
+    body = stmt[brace:].rstrip()
+    params = tuple(_parse_param(i, d) for i, d in enumerate(param_decls))
+    return _EntryInfo(idx, prefix, name, param_decls, params, directives, body)
+
+
+def _classify(stmt: str) -> _Stmt:
+    toks = stmt.split(None, 8)
+    linkage = []
+    k = 0
+    while k < len(toks) and toks[k] in _LINKAGE:
+        linkage.append(toks[k])
+        k += 1
+    extern = ".extern" in linkage
+    head = toks[k] if k < len(toks) else ""
+    if head.startswith(".entry"):
+        return _Stmt("entry", stmt, (), extern)
+    if head.startswith(".func"):
+        kw = stmt.index(".func") + len(".func")
+        return _Stmt("func", stmt, (_func_name(stmt, kw),), extern)
+    if head in _VAR_SPACES:
+        decl = _split_top(stmt.rstrip().rstrip(";"), "=")[0]
+        decl = re.sub(r"\[[^\]]*\]", " ", decl)
+        names = tuple(w for w in _WORD_RE.findall(decl) if not w.startswith(".") and not w[0].isdigit() and not w.startswith('"'))
+        return _Stmt("var", stmt, names, extern)
+    return _Stmt("other", stmt, (), extern)
+
+
+def _clean(ptx: str) -> str:
+    """Remove comments and line debug directives (.loc, .file, @@DWARF)."""
+    text = _strip_comments(ptx)
+    text = _DEBUG_LINE_RE.sub("", text)
+    return text
+
+
+@functools.lru_cache(maxsize=128)
+def _parse_module(ptx: str) -> _Module:
+    if not isinstance(ptx, str):
+        raise PtxError(f"PTX must be text, got {type(ptx).__name__}")
+    text = _clean(ptx)
+
+    def header(regex: re.Pattern, what: str) -> str | None:
+        nonlocal text
+        found = regex.findall(text)
+        if len(found) > 1:
+            raise PtxError(f"PTX module has {len(found)} {what} directives")
+        text = regex.sub("", text)
+        return found[0].strip() if found else None
+
+    version = header(_VERSION_RE, ".version")
+    target_s = header(_TARGET_RE, ".target")
+    address_size = header(_ADDRESS_SIZE_RE, ".address_size")
+    target = None
+    if target_s is not None:
+        items = [t.strip() for t in target_s.split(",") if t.strip()]
+        target = tuple([items[0]] + [t for t in items[1:] if t != "debug"]) if items else None
+
+    stmts: list[_Stmt] = []
+    entries: list[_EntryInfo] = []
+    for raw in _split_statements(text):
+        s = _classify(raw.strip())
+        if s.kind == "other" and s.text.startswith(".section"):
+            continue  # DWARF: .section .debug_* { ... }
+        if s.kind == "entry":
+            entries.append(_parse_entry_stmt(len(stmts), s.text))
+        stmts.append(s)
+    return _Module(version, target, address_size, tuple(stmts), tuple(entries))
+
+
+def _single_entry(ptx: str) -> tuple[_Module, _EntryInfo]:
+    mod = _parse_module(ptx)
+    if len(mod.entries) != 1:
+        names = ", ".join(e.name for e in mod.entries) or "none"
+        raise PtxError(f"expected exactly one .entry in the PTX module, found {len(mod.entries)} ({names})")
+    return mod, mod.entries[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Entry inspection
+
+
+def parse_entry(ptx: str) -> PtxEntry:
+    """Parse the one kernel entry of a Triton PTX module.
+
+    Returns the entry's name, its parameters in declaration order (Triton: the non-constexpr
+    arguments, then the hidden ``global_scratch`` and ``profile_scratch`` pointers), ``.reqntid``
+    (threads per block), and the module's ``.version`` and ``.target`` architecture.
+
+    Raises :class:`PtxError` if the module does not have exactly one ``.entry`` or lacks
+    ``.version`` / ``.target``.
+    """
+    mod, e = _single_entry(ptx)
+    if mod.version is None:
+        raise PtxError(f"PTX module of {e.name} has no .version")
+    if mod.target is None:
+        raise PtxError(f"PTX module of {e.name} has no .target")
+    reqntid = None
+    m = re.search(r"\.reqntid\s+(\d+(?:\s*,\s*\d+)*)", e.directives)
+    if m:
+        reqntid = tuple(int(x) for x in m.group(1).split(","))
+    return PtxEntry(e.name, e.params, reqntid, mod.version, mod.target[0])
+
+
+@functools.lru_cache(maxsize=128)
+def _entry_body_words(ptx: str) -> frozenset[str]:
+    _, e = _single_entry(ptx)
+    return frozenset(_words(e.body) | _words(e.directives))
+
+
+def param_is_used(ptx: str, index: int) -> bool:
+    """Whether the entry's body refers to parameter ``index`` (0-based, declaration order).
+
+    A parameter is used when its name appears as a whole identifier in the body, e.g. in
+    ``ld.param.b64 %rd1, [k_param_3]`` or ``mov.b64 %rd2, k_param_3``. Triton's hidden
+    ``global_scratch`` / ``profile_scratch`` pointers are unused unless the kernel needs scratch
+    memory, which an IREE dispatch cannot provide.
+
+    Raises :class:`PtxError` if the module does not have exactly one entry or ``index`` is out of
+    range.
+    """
+    _, e = _single_entry(ptx)
+    if not 0 <= index < len(e.params):
+        raise PtxError(f"entry {e.name} has {len(e.params)} parameters; index {index} is out of range")
+    return e.params[index].name in _entry_body_words(ptx)
+
+
+# --------------------------------------------------------------------------------------------
+# Written-pointer analysis
+
+_SPACES = ("global", "shared", "local", "param", "const")
+_ALL_DATA_SPACES = ("global", "shared", "local", "param")
+# Opcode heads whose memory operands are only read or only synchronised on (never data-written).
+_NO_WRITE_HEADS = {
+    "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "pmevent", "nanosleep", "bar",
+    "barrier", "membar", "fence", "prefetch", "prefetchu", "applypriority", "griddepcontrol",
+    "setmaxnreg", "isspacep", "ldmatrix", "tex", "tld4", "txq", "suq", "suld",
+}
+
+
+def _spaces_of(parts: Sequence[str]) -> list[str]:
+    out = []
+    for p in parts:
+        base = p.split("::", 1)[0]
+        if base in _SPACES:
+            out.append(base)
+    return out
+
+
+@dataclass
+class _Op:
+    dsts: tuple[int, ...] = ()  # register ids that receive the source taint
+    srcs: tuple[int, ...] = ()  # register ids whose taint flows into dsts / written memory
+    seed: int = 0  # parameter bits named directly in sources
+    reads: tuple[str, ...] = ()  # memory spaces read into dsts
+    writes: tuple[str, ...] = ()  # memory spaces that receive the source taint
+    addr: tuple[int, ...] = ()  # registers forming a global (or generic) address that is written
+    addr_seed: int = 0
+    wild: bool = False  # writes global memory somewhere we cannot tell (tensor maps): all taints
+
+
+class _TaintProgram:
+    """Instructions of every function in a module, lowered to taint transfer records."""
+
+    def __init__(self, mod: _Module, entry: _EntryInfo):
+        self.ids: dict[tuple[int, str], int] = {}
+        self.ops: list[_Op] = []
+        self.param_bits: dict[str, int] = {}
+        self.entry_params = frozenset(p.name for p in entry.params)
+        for p in entry.params:
+            if p.is_pointer or "[" in p.ptx_type:
+                self.param_bits[p.name] = 1 << p.index
+        # Registers are per function; values cross functions through .param memory (call
+        # arguments and return values), which is one shared taint bucket.
+        self._function(0, entry.body, is_entry=True)
+        fi = 1
+        for s in mod.stmts:
+            if s.kind == "func" and s.text.rstrip().endswith("}"):
+                self._function(fi, s.text[s.text.index("{", _func_header_end(s.text)):], is_entry=False)
+                fi += 1
+
+    def _reg(self, fi: int, name: str) -> int:
+        key = (fi, name)
+        rid = self.ids.get(key)
+        if rid is None:
+            rid = self.ids[key] = len(self.ids)
+        return rid
+
+    def _names(self, fi: int, text: str, is_entry: bool) -> tuple[tuple[int, ...], int]:
+        regs, seed = [], 0
+        for nm in _NAME_RE.findall(text):
+            if is_entry and nm in self.param_bits:
+                seed |= self.param_bits[nm]
+            else:
+                regs.append(self._reg(fi, nm))
+        return tuple(regs), seed
+
+    def _function(self, fi: int, body: str, is_entry: bool) -> None:
+        for ins in _body_instructions(body[1:-1]):
+            op = self._lower(fi, ins, is_entry)
+            if op is not None:
+                self.ops.append(op)
+
+    def _lower(self, fi: int, ins: str, is_entry: bool) -> _Op | None:
+        m = re.match(r"(?:@!?\S+\s+)?([A-Za-z][\w.:]*)\s*(.*)$", ins, re.S)
+        if not m:
+            return None
+        opcode, rest = m.group(1), m.group(2).strip()
+        parts = opcode.split(".")
+        head = parts[0]
+        operands = [o.strip() for o in _split_top(rest)] if rest else []
+        mem = [i for i, o in enumerate(operands) if o.startswith("[")]
+        spaces = _spaces_of(parts[1:])
+
+        def names(txt: str) -> tuple[tuple[int, ...], int]:
+            return self._names(fi, txt, is_entry)
+
+        def many(idxs) -> tuple[tuple[int, ...], int]:
+            regs, seed = [], 0
+            for i in idxs:
+                r, s = names(operands[i])
+                regs.extend(r)
+                seed |= s
+            return tuple(regs), seed
+
+        def expand(space_list: list[str]) -> tuple[str, ...]:
+            if not space_list:  # generic address: may be any data space
+                return _ALL_DATA_SPACES
+            return tuple(space_list)
+
+        def store(space: list[str], addr_i: int, val_idx) -> _Op:
+            a_regs, a_seed = names(operands[addr_i]) if addr_i < len(operands) else ((), 0)
+            v_regs, v_seed = many(val_idx)
+            writes_global = not space or "global" in space
+            return _Op(
+                srcs=v_regs, seed=v_seed, writes=expand(space),
+                addr=a_regs if writes_global else (), addr_seed=a_seed if writes_global else 0,
+            )
+
+        if head in _NO_WRITE_HEADS:
+            if head in ("ldmatrix", "tex", "tld4", "suld", "txq", "suq") and operands:
+                # loads into registers: the result carries the memory's taint, not the address's
+                return _Op(dsts=names(operands[0])[0], reads=expand(spaces))
+            return None
+        if head in ("ld", "ldu"):
+            if not operands:
+                return None
+            d_regs, _ = names(operands[0])
+            a_regs, a_seed = many(range(1, len(operands)))
+            if spaces == ["param"] and is_entry and self.entry_params & set(_NAME_RE.findall(rest)):
+                return _Op(dsts=d_regs, seed=a_seed)  # ld.param of an entry parameter (seed 0: scalar)
+            if not spaces or "param" in spaces:
+                # Generic or through a register: the address may point into a by-value parameter
+                # (mov.b64 %rd1, k_param_0; ld.param.b64 %rd2, [%rd1+8]), whose contents are
+                # that parameter's value: keep the address's taint.
+                return _Op(dsts=d_regs, srcs=a_regs, seed=a_seed, reads=expand(spaces))
+            return _Op(dsts=d_regs, reads=tuple(spaces))
+        if head == "st" or (head == "tensormap" and len(parts) > 1 and parts[1] == "replace"):
+            return store(spaces, 0, range(1, len(operands)))
+        if head == "stmatrix":  # stmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 [p], {r...}
+            return store(spaces or ["shared"], 0, range(1, len(operands)))
+        if head == "atom":  # atom d, [a], b[, c]: returns the old value and writes [a]
+            if len(operands) < 2:
+                return None
+            op = store(spaces, 1, range(2, len(operands)))
+            op.dsts = names(operands[0])[0]
+            op.reads = expand(spaces)
+            return op
+        if head == "multimem" and len(parts) > 1 and parts[1] == "ld_reduce":
+            return _Op(dsts=names(operands[0])[0], reads=("global",)) if operands else None
+        if head in ("red", "multimem"):  # red [a], b; multimem.st / multimem.red [a], b
+            return store(spaces or (["global"] if head == "multimem" else []), 0, range(1, len(operands)))
+        if head == "discard":
+            return store(spaces, 0, ())
+        if head == "tensormap" and len(parts) > 1 and parts[1] == "cp_fenceproxy":
+            # copy a tensor map from shared (operand 1) to global (operand 0)
+            op = store(["global"], 0, ())
+            op.reads = ("shared",)
+            return op
+        if head in ("cp", "cp_async"):
+            return self._lower_cp(parts, operands, mem, names, many, expand)
+        if head == "tcgen05" and mem:
+            # Blackwell tensor memory (alloc / ld / st / cp / mma): shared and tensor memory only,
+            # never global. Tensor memory is folded into the shared bucket.
+            regs, seed = many(range(len(operands)))
+            d_regs = names(operands[0])[0] if not operands[0].startswith("[") else ()
+            return _Op(dsts=d_regs, srcs=regs, seed=seed, reads=("shared",), writes=("shared",))
+        if head in ("sust", "sured") and mem:  # surfaces: cannot tell which buffer
+            regs, seed = many(range(len(operands)))
+            return _Op(srcs=regs, seed=seed, wild=True)
+        if not operands:
+            return None
+        if mem and mem[0] == 0:
+            # Unknown op whose first operand is an address (mbarrier.*, st-like): a store there.
+            return store(spaces, 0, range(1, len(operands)))
+        d_regs, _ = names(operands[0])
+        s_regs, s_seed = many(i for i in range(1, len(operands)) if i not in mem)
+        op = _Op(dsts=d_regs, srcs=s_regs, seed=s_seed)
+        if mem:
+            # Unknown op that reads memory: its result carries that memory's taint. It might
+            # also write there (an atomic-like op we do not know): treat the address as written.
+            a_regs, a_seed = many(mem)
+            op.reads = expand(spaces)
+            if not spaces or "global" in spaces:
+                op.addr, op.addr_seed = a_regs, a_seed
+        if head == "wgmma" or head == "mma" or head == "wmma":
+            op.reads = op.reads or ("shared",)
+        return op
+
+    @staticmethod
+    def _lower_cp(parts, operands, mem, names, many, expand) -> _Op | None:
+        # cp.async.{ca,cg}.shared.global [dst], [src], ...; cp.async.bulk.DST.SRC ...;
+        # cp.async.bulk.tensor.Nd.DST.SRC ...; cp.reduce.async.bulk[.tensor].DST.SRC ...
+        if not mem or "prefetch" in parts:
+            return None  # commit_group, wait_group, mbarrier.arrive-less forms, prefetch
+        if "mbarrier" in parts and "arrive" in parts:
+            return None
+        spaces = _spaces_of(parts[1:])
+        dst = spaces[0:1]
+        src = spaces[1:2]
+        if "tensor" in parts:
+            regs, seed = many(range(len(operands)))
+            if dst == ["global"] or not dst:
+                # The destination is named by a tensor map whose contents (base pointers) we
+                # cannot see: every pointer that reached any memory may be the target.
+                return _Op(srcs=regs, seed=seed, reads=_ALL_DATA_SPACES, writes=("global",), wild=True)
+            return _Op(srcs=regs, seed=seed, reads=_ALL_DATA_SPACES, writes=expand(dst))
+        a_regs, a_seed = names(operands[mem[0]])
+        writes_global = not dst or dst == ["global"]
+        reads = expand(src)
+        if len(mem) < 2:  # unknown form: conservative
+            s_regs, s_seed = many(range(len(operands)))
+            return _Op(srcs=s_regs, seed=s_seed, reads=_ALL_DATA_SPACES, writes=expand(dst),
+                       addr=a_regs, addr_seed=a_seed, wild=not dst)
+        return _Op(reads=reads, writes=expand(dst), addr=a_regs if writes_global else (),
+                   addr_seed=a_seed if writes_global else 0)
+
+    def run(self) -> int:
+        taint = [0] * len(self.ids)
+        memory = {s: 0 for s in _SPACES}
+        written = 0
+        changed = True
+        while changed:
+            changed = False
+            for op in self.ops:
+                t = op.seed
+                for r in op.srcs:
+                    t |= taint[r]
+                for sp in op.reads:
+                    t |= memory[sp]
+                if t:
+                    for d in op.dsts:
+                        if taint[d] | t != taint[d]:
+                            taint[d] |= t
+                            changed = True
+                    for sp in op.writes:
+                        if memory[sp] | t != memory[sp]:
+                            memory[sp] |= t
+                            changed = True
+                w = op.addr_seed
+                for r in op.addr:
+                    w |= taint[r]
+                if op.wild:
+                    w |= t
+                    for v in memory.values():
+                        w |= v
+                if written | w != written:
+                    written |= w
+                    changed = True
+        return written
+
+
+def _func_header_end(stmt: str) -> int:
+    """Offset after the parameter list(s) of a .func definition (before its body)."""
+    kw = stmt.index(".func") + len(".func")
+    i = kw
+    n = len(stmt)
+    while i < n and stmt[i].isspace():
+        i += 1
+    if stmt[i] == "(":
+        i = _match_close(stmt, i)
+    m = re.compile(r"\s*[A-Za-z_$%][A-Za-z0-9_$]*\s*").match(stmt, i)
+    i = m.end() if m else i
+    if i < n and stmt[i] == "(":
+        i = _match_close(stmt, i)
+    return i
+
+
+def _body_instructions(body: str) -> list[str]:
+    """Instructions and directives of a function body (scope braces and labels removed)."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        while i < n and (body[i].isspace() or body[i] in "{}"):
+            i += 1
+        if i >= n:
+            break
+        m = _LABEL_RE.match(body, i)
+        if m:
+            i = m.end()
+            continue
+        depth = 0
+        j = i
+        end = n
+        while j < n:
+            m = _SCAN_RE.search(body, j)
+            if m is None:
+                break
+            c = m.group(0)
+            j = m.end()
+            if c == '"':
+                j = _skip_string(body, m.start())
+            elif c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+            elif c == ";" and depth == 0:
+                end = m.start()
+                break
+        stmt = body[i:end].strip()
+        i = end + 1
+        if stmt and not stmt.startswith("."):
+            out.append(stmt)
+    return out
+
+
+def written_params(ptx: str) -> set[int]:
+    """Indices of pointer parameters whose memory the kernel may write.
+
+    A conservative, flow-insensitive taint analysis over every function in the module (the
+    entry and the ``.func`` helpers it calls). Each pointer parameter (declared ``.ptr``, or a
+    by-value array such as a TMA descriptor) seeds a taint bit at its ``ld.param``; taint flows
+    through every instruction from sources to destinations (mov, add, mad, cvta, selp, inline
+    asm blocks, ...), iterated to a fixpoint, so loops that reassign registers are covered. A
+    parameter is written if a tainted value forms the address of ``st.global`` / generic ``st``,
+    ``atom``, ``red``, ``multimem.st/red``, ``cp.async.bulk`` with a global destination, or any
+    unrecognised instruction that takes a global or generic address. Values stored to memory
+    taint that memory space (``.shared``, ``.local``, ``.param`` for call arguments, and also
+    ``.global``), so a pointer spilled or exchanged through shared memory and loaded back stays
+    tracked. Bulk tensor stores (``cp.async.bulk.tensor`` to global) address memory through a
+    tensor map: every pointer that reached any memory counts as written.
+
+    Errs towards "written": a pointer reported written may in fact only be read (e.g. the source
+    of a device-side tensor descriptor whose contents went through shared memory); a written
+    pointer is never reported unwritten. Triton's hidden scratch pointers may appear in the
+    result when the kernel uses scratch memory.
+
+    Raises :class:`PtxError` if the module does not have exactly one entry.
+    """
+    mod, e = _single_entry(ptx)
+    bits = _TaintProgram(mod, e).run()
+    return {p.index for p in e.params if bits >> p.index & 1}
+
+
+# --------------------------------------------------------------------------------------------
+# Linking
+
+
+def _version_key(v: str) -> tuple[int, int]:
+    a, b = v.split(".")
+    return int(a), int(b)
+
+
+def _tidy(text: str) -> str:
+    """Strip trailing blanks and collapse runs of empty lines (deterministic layout)."""
+    lines = [ln.rstrip() for ln in text.strip("\n").split("\n")]
+    out: list[str] = []
+    for ln in lines:
+        if not ln and out and not out[-1]:
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+def _normalize(text: str) -> str:
+    return " ".join(text.split())
+
+
+def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
+    """Link Triton PTX modules (one ``.entry`` each) into one PTX module with one entry per part.
+
+    The result is what IREE's CUDA HAL loads as the single object of a ``hal.executable.source``
+    (export symbol = entry name). For each part:
+
+    * the entry is renamed to ``part.entry`` and its parameters are reordered per
+      ``part.param_order`` (IREE: one pointer per binding, then one 32-bit value per constant)
+      and renamed ``<entry>_param_<new position>``, references in the body included;
+    * parameters in ``part.drop`` (Triton's hidden ``global_scratch`` / ``profile_scratch``)
+      are removed; a dropped parameter that the body uses is an error;
+    * every other module-scope symbol (``.global`` / ``.const`` / ``.shared`` variables,
+      ``.extern .shared global_smem[]``, ``.func`` definitions and prototypes) gets the prefix
+      ``<entry>__`` so that parts never collide; ``.extern .func`` declarations (``vprintf``,
+      ``__assertfail``) keep their names and are emitted once;
+    * debug information is dropped (``.loc``, ``.file``, ``@@DWARF``, ``.section .debug_*``,
+      and ``, debug`` in ``.target``); function-local labels are kept.
+
+    All parts must have the same ``.target`` and ``.address_size``. The header's ``.version`` is
+    ``ptx_version`` (``"8.6"``) if given, else the highest version among the parts. The output
+    is deterministic: the same parts give byte-identical text.
+
+    Raises :class:`PtxError` on: no parts, a part without exactly one entry, mismatched targets or
+    address sizes, invalid or duplicate entry names, a ``param_order``/``drop`` that is not a
+    partition of the parameter indices, a dropped parameter used by the kernel, or symbol
+    collisions.
+    """
+    if not parts:
+        raise PtxError("link() needs at least one part")
+    if ptx_version is not None and not _VERSION_FMT.match(str(ptx_version)):
+        raise PtxError(f"ptx_version must look like '8.6', got {ptx_version!r}")
+
+    parsed = []
+    for k, part in enumerate(parts):
+        mod, e = _single_entry(part.ptx)
+        if mod.version is None or not _VERSION_FMT.match(mod.version):
+            raise PtxError(f"part {k} ({e.name}): missing or malformed .version")
+        if mod.target is None:
+            raise PtxError(f"part {k} ({e.name}): missing .target")
+        parsed.append((mod, e))
+
+    target = parsed[0][0].target
+    address_size = parsed[0][0].address_size
+    for k, (mod, e) in enumerate(parsed):
+        if mod.target != target:
+            raise PtxError(
+                f"cannot link PTX for different targets: part 0 is {', '.join(target)}, "
+                f"part {k} ({e.name}) is {', '.join(mod.target)}"
+            )
+        if mod.address_size != address_size:
+            raise PtxError(
+                f"cannot link PTX with different .address_size: part 0 has {address_size}, "
+                f"part {k} ({e.name}) has {mod.address_size}"
+            )
+    version = ptx_version or max((m.version for m, _ in parsed), key=_version_key)
+
+    # Entry names.
+    seen_entries: dict[str, int] = {}
+    for k, part in enumerate(parts):
+        if not isinstance(part.entry, str) or not _IDENT_RE.match(part.entry) or part.entry.startswith("%"):
+            raise PtxError(f"part {k}: {part.entry!r} is not a valid PTX entry name")
+        if part.entry in seen_entries:
+            raise PtxError(f"entry name {part.entry!r} is used by parts {seen_entries[part.entry]} and {k}")
+        seen_entries[part.entry] = k
+
+    externs: dict[str, str] = {}  # name -> normalized declaration
+    extern_texts: list[str] = []
+    owners: dict[str, str] = {}  # every module-scope name in the output -> who defines it
+    for name in seen_entries:
+        owners[name] = f"entry {name}"
+    bodies: list[str] = []
+
+    for k, (part, (mod, e)) in enumerate(zip(parts, parsed)):
+        n = len(e.params)
+        order = [int(i) for i in part.param_order]
+        drop = [int(i) for i in part.drop]
+        every = order + drop
+        bad = [i for i in every if not 0 <= i < n]
+        if bad:
+            raise PtxError(f"part {part.entry}: parameter index {bad[0]} out of range (entry {e.name} has {n} parameters)")
+        if len(set(every)) != len(every):
+            dup = next(i for i in every if every.count(i) > 1)
+            raise PtxError(f"part {part.entry}: parameter {dup} appears more than once in param_order/drop")
+        if len(every) != n:
+            missing = sorted(set(range(n)) - set(every))
+            raise PtxError(
+                f"part {part.entry}: parameters {missing} of {e.name} are neither in param_order nor in drop"
+            )
+        for i in drop:
+            if param_is_used(part.ptx, i):
+                raise PtxError(
+                    f"kernel {e.name} (entry {part.entry}) uses hidden parameter {e.params[i].name} "
+                    f"(global scratch); not supported"
+                )
+
+        mapping: dict[str, str] = {e.name: part.entry}
+        for new_pos, old in enumerate(order):
+            mapping[e.params[old].name] = f"{part.entry}_param_{new_pos}"
+        prefix = f"{part.entry}__"
+        local_stmts: list[tuple[_Stmt, bool]] = []  # (stmt, hoisted extern)
+        for s in mod.stmts:
+            keep_name = _keeps_name(s)
+            if s.kind in ("func", "var"):
+                for nm in s.names:
+                    if keep_name:
+                        continue
+                    mapping.setdefault(nm, prefix + nm)
+            local_stmts.append((s, keep_name))
+
+        # Register names and detect collisions.
+        part_defined: set[str] = set()
+        for s, keep in local_stmts:
+            if s.kind not in ("func", "var"):
+                continue
+            for nm in s.names:
+                out = nm if keep else mapping[nm]
+                if keep:
+                    norm = _normalize(s.text)
+                    if nm in externs:
+                        if externs[nm] != norm:
+                            raise PtxError(f"parts declare external symbol {nm} differently")
+                        continue
+                    if nm in owners:
+                        raise PtxError(f"external symbol {nm} collides with {owners[nm]}")
+                    externs[nm] = norm
+                    owners[nm] = f"extern {nm}"
+                    extern_texts.append(_tidy(s.text))
+                    continue
+                if out in part_defined:
+                    continue  # prototype then definition of one .func
+                if out in owners:
+                    raise PtxError(f"symbol {out} of part {part.entry} collides with {owners[out]}")
+                owners[out] = f"symbol {out} of part {part.entry}"
+                part_defined.add(out)
+
+        chunk = [f"// {part.entry}: entry {e.name} of Triton PTX part {k}"]
+        for s, keep in local_stmts:
+            if keep:
+                continue
+            if s.kind == "entry":
+                chunk.append(_relink_entry(e, order, mapping))
+            else:
+                chunk.append(_tidy(_rename(s.text, mapping)))
+        bodies.append("\n\n".join(chunk))
+
+    header = [
+        "//",
+        f"// Linked by autotune_export.ptx: {len(parts)} Triton kernel(s), one .entry each",
+        "//",
+        "",
+        f".version {version}",
+        f".target {', '.join(target)}",
+    ]
+    if address_size is not None:
+        header.append(f".address_size {address_size}")
+    out = "\n".join(header) + "\n\n"
+    if extern_texts:
+        out += "\n\n".join(extern_texts) + "\n\n"
+    out += "\n\n".join(bodies) + "\n"
+    return out
+
+
+def _keeps_name(s: _Stmt) -> bool:
+    """External functions and variables (vprintf, __assertfail) are resolved by name: keep it.
+
+    ``.extern .shared`` arrays (Triton's dynamic ``global_smem[]``) are not external symbols but
+    views of the launch's dynamic shared memory; they are renamed per part like any variable.
+    """
+    if not s.extern or s.kind not in ("func", "var"):
+        return False
+    return s.kind == "func" or ".shared" not in s.text.split()[:4]
+
+
+def _relink_entry(e: _EntryInfo, order: list[int], mapping: dict[str, str]) -> str:
+    decls = []
+    for old in order:
+        decl = e.param_decls[old]
+        decls.append("\t" + _rename(decl, {e.params[old].name: mapping[e.params[old].name]}))
+    head = f"{e.prefix.strip()} .entry {mapping[e.name]}(" if e.prefix.strip() else f".entry {mapping[e.name]}("
+    text = head + ("\n" + ",\n".join(decls) + "\n)" if decls else ")")
+    if e.directives:
+        text += "\n" + _tidy(e.directives)
+    text += "\n" + _tidy(_rename(e.body, mapping))
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# ptxas
+
+
+def _triton_bin(tool: str) -> str:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        raise PtxError(f"triton is not installed; set TRITON_{tool.upper().replace('-', '_')}_PATH to a {tool} binary")
+    return os.path.join(list(spec.submodule_search_locations)[0], "backends", "nvidia", "bin", tool)
+
+
+def ptxas_path() -> str:
+    """Path of the ptxas used by :func:`assemble`.
+
+    ``$TRITON_PTXAS_PATH`` if set (Triton's own override), else the ptxas bundled with Triton,
+    ``triton/backends/nvidia/bin/ptxas`` (CUDA 12.9 in Triton 3.9, PTX ISA up to 8.8). Triton is
+    located without being imported.
+    """
+    env = os.environ.get("TRITON_PTXAS_PATH")
+    if env:
+        return env
+    return _triton_bin("ptxas")
+
+
+def _normalize_arch(arch: str) -> str:
+    a = str(arch).strip()
+    if re.fullmatch(r"\d+[af]?", a):
+        a = "sm_" + a
+    if not re.fullmatch(r"sm_\d+[af]?", a):
+        raise PtxError(f"unsupported GPU architecture {arch!r} (expected e.g. 'sm_80' or 'sm_90a')")
+    return a
+
+
+def assemble(ptx: str, arch: str, *, output: str = "cubin") -> bytes:
+    """Assemble PTX text with Triton's bundled ptxas for ``arch`` (``"sm_80"``, ``"sm_90a"``).
+
+    ``output="cubin"`` returns the ELF cubin bytes (loadable by ``cuModuleLoadData``, e.g. as a
+    ``dense<...> : vector<Nxi8>`` HAL executable object); ``output="sass"`` returns the SASS
+    listing of that cubin (bundled ``nvdisasm``) as UTF-8 bytes. Runs with no GPU and no driver.
+
+    Raises :class:`PtxError` if ptxas is missing or rejects the PTX; the message carries the
+    first lines of ptxas's stderr (the temporary file name replaced by ``input.ptx``).
+    """
+    if output not in ("cubin", "sass"):
+        raise PtxError(f"unknown assemble output {output!r} (expected 'cubin' or 'sass')")
+    gpu = _normalize_arch(arch)
+    exe = ptxas_path()
+    if not os.path.isfile(exe):
+        raise PtxError(f"ptxas not found at {exe}")
+    with tempfile.TemporaryDirectory(prefix="autotune-ptxas-") as tmp:
+        src = os.path.join(tmp, "input.ptx")
+        dst = os.path.join(tmp, "output.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        proc = subprocess.run([exe, f"--gpu-name={gpu}", src, "-o", dst], capture_output=True, text=True)
+        if proc.returncode != 0:
+            log = (proc.stderr or proc.stdout or "").replace(src, "input.ptx")
+            lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+            detail = " | ".join(lines[:3]) or f"exit status {proc.returncode}"
+            if len(lines) > 3:
+                detail += f" | ... ({len(lines) - 3} more lines)"
+            err = PtxError(f"ptxas --gpu-name={gpu} failed: {detail}")
+            err.stderr = log  # type: ignore[attr-defined]
+            raise err
+        with open(dst, "rb") as f:
+            cubin = f.read()
+        if output == "cubin":
+            return cubin
+        nvdisasm = os.environ.get("TRITON_NVDISASM_PATH") or os.path.join(os.path.dirname(exe), "nvdisasm")
+        proc = subprocess.run([nvdisasm, "-c", dst], capture_output=True)
+        if proc.returncode != 0:
+            first = proc.stderr.decode(errors="replace").strip().splitlines()[:1]
+            raise PtxError(f"nvdisasm failed: {first[0] if first else proc.returncode}")
+        return proc.stdout
+
+
+def check(ptx: str, arch: str) -> None:
+    """Assemble ``ptx`` for ``arch`` and discard the result: a validity check that needs no GPU.
+
+    Raises :class:`PtxError` with ptxas's first error lines if the PTX does not assemble.
+    """
+    assemble(ptx, arch)

@@ -91,11 +91,19 @@ def _write_atomic(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        _chmod_default(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _chmod_default(path: str) -> None:
+    """Give a temporary file the mode a plain ``open()`` would (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 def _read_input(path: str) -> SourceFile:
@@ -169,6 +177,7 @@ def _run(args) -> int:
         os.close(fd)
         try:
             iree_compile(text, args.target, tmp, args.iree_compile_arg)
+            _chmod_default(tmp)
             os.replace(tmp, args.output)
         finally:
             if os.path.exists(tmp):

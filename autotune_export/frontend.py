@@ -96,15 +96,19 @@ def _skip_string(text: str, i: int) -> int:
     return i
 
 
-def _skip_balanced(text: str, i: int) -> int:
-    """``text[i]`` is ``(``: return the index after its matching ``)`` (or end of text)."""
+def _skip_balanced(text: str, i: int, floor_division: bool = False) -> int:
+    """``text[i]`` is ``(``: return the index after its matching ``)`` (or end of text).
+
+    ``//`` starts a comment, except with ``floor_division`` (inside ``grid(...)``, where it is
+    Python's floor division, as in Triton grid lambdas).
+    """
     depth = 0
     while i < len(text):
         c = text[i]
         if c == '"':
             i = _skip_string(text, i)
             continue
-        if text.startswith("//", i):
+        if not floor_division and text.startswith("//", i):
             j = text.find("\n", i)
             i = len(text) if j < 0 else j
             continue
@@ -138,7 +142,7 @@ def _op_extent(text: str, start: int) -> int:
         k = _skip_trivia(text, m.end())
         if k >= len(text) or text[k] != "(":
             return end
-        end = _skip_balanced(text, k)
+        end = _skip_balanced(text, k, floor_division=m.group(0) == "grid")
 
 
 def _occurrences(text: str):
@@ -406,7 +410,9 @@ class _OpReader:
             in_scope |= set(group.constexpr_keys())
         for expr, tok, lead in self._grid:
             for nm in grid_mod.names(expr):
-                if nm.name not in in_scope:
+                # Without configs([...]) the constexprs come from the kernel's triton.autotune
+                # configs; materialize-triton-variants checks the names then.
+                if nm.name not in in_scope and group.configs is not None:
                     if nm.name in scalars:
                         hint = f"; add it to workload(...) to use it in the grid"
                     elif group.configs is not None and any(nm.name == k for cfg in group.configs for k, _ in cfg):

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 # Bump when the layout of a cache entry or the recipe of VariantSpec.key changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 # Maximum dynamic shared memory per thread block with the opt-in attribute, in bytes.
 # NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
@@ -391,7 +391,13 @@ def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: 
                 "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
     metadata = {name: getattr(md, name) for name in _METADATA_FIELDS}
     metadata["arch"] = md.target.arch
-    return {"kind": "compiled", "ptx": compiled.asm["ptx"], "metadata": metadata}
+    ptx_text = compiled.asm["ptx"]
+    # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
+    # computed once here so that cache hits skip the analysis.
+    from . import ptx as ptx_mod
+
+    metadata["written_params"] = sorted(ptx_mod.written_params(ptx_text))
+    return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,6 +439,43 @@ def _write_entry(path: pathlib.Path, key: str, payload: dict) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material: bytes,
+                    compute: Callable[[], bytes]) -> bytes:
+    """Content-addressed memo for derived artifacts (ptxas checks, assembled cubins).
+
+    ``key_material`` is hashed (sha256) into ``<cache_dir>/<kind>/<hash[:2]>/<hash>``; the file
+    holds ``compute()``'s bytes followed by their sha256 (32 bytes), so a truncated or altered
+    entry is recomputed. Written atomically under a file lock. ``cache_dir=None`` computes
+    without caching. Exceptions of ``compute`` propagate and nothing is stored.
+    """
+    if cache_dir is None:
+        return compute()
+    digest = hashlib.sha256(key_material).hexdigest()
+    path = pathlib.Path(cache_dir) / kind / digest[:2] / digest
+    try:
+        blob = path.read_bytes()
+        if len(blob) >= 32 and hashlib.sha256(blob[:-32]).digest() == blob[-32:]:
+            return blob[:-32]
+    except OSError:
+        pass
+    data = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(f"{path}.lock"):
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data + hashlib.sha256(data).digest())
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+    except OSError as e:
+        warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
+    return data
 
 
 def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant | PrunedVariant:

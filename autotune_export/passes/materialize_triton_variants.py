@@ -180,7 +180,7 @@ class MaterializeTritonVariants(Pass):
         ctx.emit_remark(
             Diagnostic(
                 "remark",
-                f"@{group.name}: {len(survivors)} variants for {ctx.target} "
+                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''} for {ctx.target} "
                 f"({compiled} compiled, {len(survivors) - compiled} from cache), {len(pruned_notes)} pruned",
                 loc,
             )
@@ -197,20 +197,26 @@ class MaterializeTritonVariants(Pass):
             entry = ptx_mod.parse_entry(result.ptx)
             if len(entry.params) < nsig:
                 raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
-            written |= {i for i in ptx_mod.written_params(result.ptx) if i < nsig}
+            written_list = result.metadata.get("written_params")
+            if written_list is None:
+                written_list = ptx_mod.written_params(result.ptx)
+            written |= {i for i in written_list if i < nsig}
             name = variant_name(group.name, index, cfg)
             if name in existing:
                 raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
             names.append(name)
             parts.append(ptx_mod.LinkPart(result.ptx, name, plan.order, tuple(range(nsig, len(entry.params)))))
+        cache_dir = None
+        if ctx.use_cache:
+            cache_dir = str(ctx.cache_dir or tc.default_cache_dir())
         try:
             linked = ptx_mod.link(parts)
             arch = ptx_mod.parse_entry(result.ptx).target
-            if ctx.object_format == "cubin":
-                obj = ptx_mod.assemble(linked, arch)
-            else:
-                ptx_mod.check(linked, arch)
-                obj = linked
+            key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
+            # ptxas validates the linked module (and makes the cubin); both are memoized by
+            # content, so an unchanged rerun does not assemble again.
+            cubin = tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch))
+            obj = cubin if ctx.object_format == "cubin" else linked
         except ptx_mod.PtxError as err:
             raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
         layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
@@ -223,7 +229,8 @@ class MaterializeTritonVariants(Pass):
             try:
                 x, y, z = emitter.emit_grid([grid_mod.parse(g) for g in group.grid])
             except grid_mod.GridError as err:
-                raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+                text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
+                raise DiagnosticError.at(loc, f"{err} for config {index} {text}") from None
             args = ", ".join(["%device: !hal.device"] + [f"%{w}: index" for w in group.workload])
             body = "\n".join(emitter.lines)
             props = f"workgroup_size = [{int(result.metadata['num_warps']) * 32} : index, 1 : index, 1 : index]"

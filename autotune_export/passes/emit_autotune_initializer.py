@@ -65,7 +65,10 @@ def _fake_value(type_text: str, index: int, lines: list[str]) -> str:
         else:
             value = "5.000000e-01"
         lines.append(f"  %cst{index} = arith.constant {value} : {elem}")
-        lines.append(f"  {name} = flow.tensor.splat %cst{index} : {t}")
+        lines.append(f"  %splat{index} = flow.tensor.splat %cst{index} : {t}")
+        # The barrier keeps the fake data opaque: otherwise IREE would fold the whole benchmark
+        # into a constant expression and try to evaluate it at compile time.
+        lines.append(f"  {name} = util.optimization_barrier %splat{index} : {t}")
         return name
     raise ValueError(type_text)
 
@@ -111,7 +114,7 @@ class EmitAutotuneInitializer(Pass):
                     bench = f"{names['bench']}.{k}"
                     bench_names.append(bench)
                     lines = [
-                        f"util.func public @{bench}() -> ({result_types}) attributes {{inlining_policy = #util.inline.never}} {{",
+                        f"util.func public @{bench}() -> ({result_types}) {{",
                         f"  %saved = util.global.load @{names['choice']} : i32",
                         f"  %variant = arith.constant {k} : i32",
                         f"  util.global.store %variant, @{names['choice']} : i32",
@@ -126,7 +129,17 @@ class EmitAutotuneInitializer(Pass):
                     lines.append(f"  util.return {', '.join(ret)} : {result_types}" if results else "  util.return")
                     lines.append("}")
                     body.append("\n".join(lines))
-                    autotune_calls.append(f"  {'%b' + str(len(autotune_calls)) + ' = ' if results else ''}util.call @{bench}() : () -> ({result_types})")
+                    # The barrier keeps the benchmark's dispatches alive after inlining.
+                    n = len(autotune_calls)
+                    if results:
+                        outs = ", ".join(f"%b{n}#{j}" for j in range(len(results))) if len(results) > 1 else f"%b{n}"
+                        count = f":{len(results)}" if len(results) > 1 else ""
+                        autotune_calls.append(
+                            f"  %b{n}{count} = util.call @{bench}() : () -> ({result_types})\n"
+                            f"  %k{n}{count} = util.optimization_barrier {outs} : {result_types}"
+                        )
+                    else:
+                        autotune_calls.append(f"  util.call @{bench}() : () -> ()")
                 reflection.append(
                     {
                         "executable": exe,

@@ -1,0 +1,25 @@
+// Every example's --emit iree output is accepted by the installed iree-compile (for CUDA), and
+// --emit vmfb produces a module; both for sm_80 and sm_90.
+// RUN: autotune-export %examples/matmul/matmul.mlir --emit iree --target sm_80 -o %t.matmul.mlir 2> %t.matmul.err
+// RUN: FileCheck %s --check-prefix=PRUNE < %t.matmul.err
+// RUN: iree-compile %t.matmul.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.matmul.vmfb
+// RUN: autotune-export %examples/vector_add/vector_add.mlir --emit iree --target sm_80 -o %t.vector_add.mlir
+// RUN: iree-compile %t.vector_add.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.vector_add.vmfb
+// RUN: autotune-export %examples/softmax/softmax.mlir --emit iree --target sm_80 -o %t.softmax.mlir
+// RUN: iree-compile %t.softmax.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.softmax.vmfb
+// RUN: autotune-export %examples/vector_add/vector_add.mlir --emit vmfb --target sm_90 -o %t.vector_add.sm90.vmfb
+// RUN: iree-dump-module %t.vector_add.sm90.vmfb | FileCheck %s --check-prefix=VMFB
+// RUN: FileCheck %s --check-prefix=IREE < %t.softmax.mlir
+
+// PRUNE: matmul.mlir:{{[0-9]+}}:3: remark: @matmul: {{[0-9]+}} variants for sm_80
+
+// The module exports the host function and the tuning entry points.
+// VMFB-DAG: add
+// VMFB-DAG: __autotune
+// VMFB-DAG: __autotune.vector_add_ex.add.select
+// VMFB-DAG: __autotune.vector_add_ex.add.bench.2
+
+// Plain IREE input: no extension op left, one export per config.
+// IREE-NOT: autotuning
+// IREE: hal.executable.export public @softmax_0_1024_w1_s3 ordinal(0)
+// IREE: hal.executable.export public @softmax_3_2048_w8_s3 ordinal(3)

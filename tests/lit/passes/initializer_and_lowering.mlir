@@ -1,0 +1,75 @@
+// emit-autotune-initializer and lower-autotuning-dispatch on the RFC's explicit form.
+// RUN: autotune-export %s -p verify-autotuning-groups,emit-autotune-initializer | FileCheck %s --check-prefix=INIT
+// RUN: autotune-export %s -p verify-autotuning-groups,emit-autotune-initializer,lower-autotuning-dispatch | FileCheck %s --check-prefix=LOWER
+// The lowered module is plain IREE input: iree-compile accepts it.
+// RUN: autotune-export %s --emit iree -o %t.mlir
+// RUN: iree-compile %t.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.vmfb
+
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "ex.ptx", data = ".version 8.6\0A.target sm_80\0A.address_size 64\0A.visible .entry k_a(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A.visible .entry k_b(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A.visible .entry k_c(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A"}>]}>}> {
+  hal.executable.autotuning.export @k variants([@k_a, @k_b, @k_c]) default(@k_b)
+  hal.executable.export public @k_a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+  hal.executable.export public @k_b ordinal(1) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [64 : index, 1 : index, 1 : index]}>
+  hal.executable.export public @k_c ordinal(2) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [32 : index, 1 : index, 1 : index]}>
+}
+
+util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %n = arith.constant 1024 : index
+  %n_i32 = arith.constant 1024 : i32
+  %y = flow.dispatch @ex::@k[%n](%x, %n_i32) : (tensor<1024xf32>, i32) -> tensor<1024xf32>
+  util.return %y : tensor<1024xf32>
+}
+
+// The choice global starts at the default variant (@k_b is variant 1).
+// INIT:       util.global private mutable @__autotune.ex.k.choice = 1 : i32
+// INIT-LABEL: util.func public @__autotune.ex.k.select(
+// INIT-SAME:      %[[V:.+]]: i32)
+// INIT-NEXT:    util.global.store %[[V]], @__autotune.ex.k.choice : i32
+// A benchmark entry per variant: select it, replay the host on fake data, restore.
+// INIT-LABEL: util.func public @__autotune.ex.k.bench.0() -> tensor<1024xf32>
+// INIT:         %[[SAVED:.+]] = util.global.load @__autotune.ex.k.choice : i32
+// INIT:         %[[C0:.+]] = arith.constant 0 : i32
+// INIT-NEXT:    util.global.store %[[C0]], @__autotune.ex.k.choice : i32
+// INIT:         %[[SPLAT:.+]] = flow.tensor.splat %{{.+}} : tensor<1024xf32>
+// INIT-NEXT:    util.optimization_barrier %[[SPLAT]] : tensor<1024xf32>
+// INIT:         %[[R:.+]] = util.call @host(
+// INIT-NEXT:    util.global.store %[[SAVED]], @__autotune.ex.k.choice : i32
+// INIT-NEXT:    util.return %[[R]] : tensor<1024xf32>
+// INIT:       util.func public @__autotune.ex.k.bench.1()
+// INIT:       util.func public @__autotune.ex.k.bench.2()
+// INIT-LABEL: util.func public @__autotune()
+// INIT-SAME:      iree.reflection = {autotune.groups = "[{{.*}}\22group\22:\22k\22{{.*}}\22variants\22:[\22k_a\22,\22k_b\22,\22k_c\22]{{.*}}"}
+// INIT-NEXT:    %[[B0:.+]] = util.call @__autotune.ex.k.bench.0()
+// INIT-NEXT:    util.optimization_barrier %[[B0]] : tensor<1024xf32>
+// INIT-NEXT:    %[[B1:.+]] = util.call @__autotune.ex.k.bench.1()
+// INIT-NEXT:    util.optimization_barrier %[[B1]] : tensor<1024xf32>
+// INIT-NEXT:    %[[B2:.+]] = util.call @__autotune.ex.k.bench.2()
+// INIT-NEXT:    util.optimization_barrier %[[B2]] : tensor<1024xf32>
+// INIT-NEXT:    util.return
+
+// Lowered: the group op is gone; each variant but the last has a condition on the extra
+// workload value (the choice) and falls back to the next one.
+// LOWER-NOT:  hal.executable.autotuning.export
+// LOWER:      hal.executable.export public @k_a ordinal(0) layout(#{{.+}}) condition(%{{.+}}: !hal.device, %{{.+}}: index, %[[CH:.+]]: index) -> i1 {
+// LOWER-NEXT:   %[[K:.+]] = arith.constant 0 : index
+// LOWER-NEXT:   %[[EQ:.+]] = arith.cmpi eq, %[[CH]], %[[K]] : index
+// LOWER-NEXT:   hal.return %[[EQ]] : i1
+// LOWER-NEXT: } fallback(@k_b) count(%{{.+}}: !hal.device, %{{.+}}: index, %{{.+}}: index) -> (index, index, index) {
+// LOWER:      hal.executable.export public @k_b ordinal(1) layout(#{{.+}}) condition(
+// LOWER:        arith.constant 1 : index
+// LOWER:      } fallback(@k_c) count(
+// LOWER:      hal.executable.export public @k_c ordinal(2) layout(#{{.+}}) count(%{{.+}}: !hal.device, %{{.+}}: index, %{{.+}}: index) -> (index, index, index) {
+// The host dispatch names the head of the chain and passes the choice as a workload value.
+// LOWER-LABEL: util.func public @host(
+// LOWER:        %[[G:.+]] = util.global.load @__autotune.ex.k.choice : i32
+// LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[G]] : i32 to index
+// LOWER-NEXT:   flow.dispatch @ex::@k_a[%{{.+}}, %[[GI]]](

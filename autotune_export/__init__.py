@@ -4,4 +4,15 @@ See README.md for the pipeline, the extension syntax (``hal.executable.autotunin
 and the three ways to call the toolkit (CLI, library, lit tests).
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+# The grammars live in the repository's top-level dialects/ folder, installed as the
+# subpackage autotune_export.dialects (pyproject's package-dir mapping). When this package is
+# imported straight from a source checkout (e.g. `python -c` in the repository root), let the
+# subpackage resolve to that folder too.
+_here = _os.path.dirname(__file__)
+_checkout_dialects = _os.path.join(_os.path.dirname(_here), "dialects", "__init__.py")
+if not _os.path.isdir(_os.path.join(_here, "dialects")) and _os.path.isfile(_checkout_dialects):
+    __path__.append(_os.path.dirname(_here))  # noqa: F821  (package __path__)

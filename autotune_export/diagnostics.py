@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 __all__ = [
     "Location",
@@ -89,16 +89,21 @@ def location_of(mlir_location, filename: str | None = None) -> Location | None:
     return Location(file, int(m.group("line")), int(m.group("col")))
 
 
-def from_mlir_error(err, filename: str | None = None, line_offset: int = 0) -> DiagnosticError:
+def from_mlir_error(err, filename: str | None = None, line_offset: int = 0, remap: Callable[[Location], Location] | None = None) -> DiagnosticError:
     """Convert ``iree.compiler.ir.MLIRError`` (parse or verify failure) into a DiagnosticError.
 
     ``line_offset`` is added to every line (used with ``--split-input-file`` chunks).
+    ``remap`` converts positions in ``filename`` (e.g. the front end's column map, as the
+    generic ops it parses are longer than the sugared text they replace).
     """
 
     def convert(diag, severity=None) -> Diagnostic:
         loc = location_of(diag.location, filename)
-        if loc is not None and line_offset and loc.file == filename:
-            loc = Location(loc.file, loc.line + line_offset, loc.col)
+        if loc is not None and loc.file == filename:
+            if remap is not None:
+                loc = remap(loc)
+            if line_offset:
+                loc = Location(loc.file, loc.line + line_offset, loc.col)
         sev = severity or str(diag.severity).rsplit(".", 1)[-1].lower()
         return Diagnostic(sev, diag.message, loc, [convert(n, "note") for n in diag.notes])
 

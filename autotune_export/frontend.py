@@ -26,11 +26,11 @@ import lark
 from . import grid as grid_mod
 from .dialects import grammar
 from .diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
-from .group import GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param
+from .group import GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param, _format_value
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
 
-_CLAUSES = ("variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default")
+_CLAUSES = ("variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default", "specialized")
 _POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
 _SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
 
@@ -97,12 +97,16 @@ def _skip_string(text: str, i: int) -> int:
 
 
 def _skip_balanced(text: str, i: int, floor_division: bool = False) -> int:
-    """``text[i]`` is ``(``: return the index after its matching ``)`` (or end of text).
+    """``text[i]`` is ``(``: return the index after its matching ``)``.
 
+    Brackets must nest: at a closing bracket that does not match the innermost open one (the
+    ``}`` ending the enclosing region, when a ``)`` is missing) the group ends before it, and
+    so does it at the end of the text; the parser then reports what is missing.
     ``//`` starts a comment, except with ``floor_division`` (inside ``grid(...)``, where it is
     Python's floor division, as in Triton grid lambdas).
     """
-    depth = 0
+    closers = {"(": ")", "[": "]", "{": "}"}
+    stack: list[str] = []
     while i < len(text):
         c = text[i]
         if c == '"':
@@ -112,11 +116,13 @@ def _skip_balanced(text: str, i: int, floor_division: bool = False) -> int:
             j = text.find("\n", i)
             i = len(text) if j < 0 else j
             continue
-        if c in "([{":
-            depth += 1
+        if c in closers:
+            stack.append(closers[c])
         elif c in ")]}":
-            depth -= 1
-            if depth == 0:
+            if not stack or c != stack[-1]:
+                return i
+            stack.pop()
+            if not stack:
                 return i + 1
         i += 1
     return i
@@ -127,7 +133,13 @@ _SYMBOL = re.compile(r'@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*")')
 
 
 def _op_extent(text: str, start: int) -> int:
-    """End index of the extension op starting at ``start``."""
+    """End index of the extension op starting at ``start``.
+
+    The op is its name, the ``@symbol`` and every following ``name(...)`` group (a clause,
+    known or not: unknown ones are reported by the parser). A clause keyword that is not
+    followed by ``(`` belongs to the op too, so that the parser reports the missing ``(``
+    instead of IREE reading the keyword as an op. Without a symbol the op is its name alone.
+    """
     i = start + len(SUGARED_OP_NAME)
     j = _skip_trivia(text, i)
     m = _SYMBOL.match(text, j)
@@ -137,12 +149,33 @@ def _op_extent(text: str, start: int) -> int:
     while True:
         j = _skip_trivia(text, end)
         m = _IDENT.match(text, j)
-        if not m:
+        if not m or (m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] in "._$")):
             return end
         k = _skip_trivia(text, m.end())
         if k >= len(text) or text[k] != "(":
-            return end
+            return m.end() if m.group(0) in _CLAUSES else end
         end = _skip_balanced(text, k, floor_division=m.group(0) == "grid")
+
+
+def _clause_spans(text: str) -> list[tuple[str, int, int]]:
+    """``(name, start, end)`` of every ``name(...)`` group at the top level of one op's text."""
+    spans = []
+    i = _skip_trivia(text, len(SUGARED_OP_NAME))
+    m = _SYMBOL.match(text, i)
+    i = m.end() if m else i
+    while i < len(text):
+        i = _skip_trivia(text, i)
+        m = _IDENT.match(text, i)
+        if not m:
+            break
+        k = _skip_trivia(text, m.end())
+        if k >= len(text) or text[k] != "(":
+            spans.append((m.group(0), m.start(), m.end()))
+            break
+        end = _skip_balanced(text, k, floor_division=m.group(0) == "grid")
+        spans.append((m.group(0), m.start(), end))
+        i = end
+    return spans
 
 
 def _occurrences(text: str):
@@ -175,50 +208,112 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 # --------------------------------------------------------------------------------------------
 
 _TOKEN_NAMES = {
+    "COMMA": "','",
+    "COLON": "':'",
+    "EQUAL": "'='",
     "LPAR": "'('",
     "RPAR": "')'",
     "LSQB": "'['",
     "RSQB": "']'",
     "LBRACE": "'{'",
     "RBRACE": "'}'",
-    "COMMA": "','",
-    "COLON": "':'",
-    "EQUAL": "'='",
     "SYMBOL": "a symbol (@name)",
     "NAME": "a name",
-    "TYPE": "a Triton type",
+    "TYPE": "a Triton type (e.g. *fp16, i32)",
     "STRING": "a string",
     "GRID_EXPR": "a grid expression",
     "TENSOR_TYPE": "a tensor type",
     "SIGNED_INT": "an integer",
     "SIGNED_FLOAT": "a number",
     "SIGNED_NUMBER": "a number",
-    "SCALAR_TYPE": "a scalar type",
+    "SCALAR_TYPE": "a scalar type (e.g. i32)",
+    "TRUE": "'true'",
+    "FALSE": "'false'",
     "$END": "end of op",
 }
+_VALUE_TERMINALS = {"SIGNED_INT", "SIGNED_FLOAT", "TRUE", "FALSE", "STRING"}
 
 
 def _expected(expected) -> str:
-    names = sorted({_TOKEN_NAMES.get(e, e.lower().strip('"').join("''") if e.startswith('"') else _TOKEN_NAMES.get(e, e)) for e in expected})
-    keywords = [n for n in names if n.startswith("'") and n.strip("'").isalpha()]
-    if len(names) > 6 and keywords:
-        return "a clause (" + ", ".join(c for c in _CLAUSES) + ")"
-    return ", ".join(names[:8])
+    """Describe the set of lark terminals the parser accepted, e.g. ``',' or ']'``."""
+    expected = set(expected)
+    parts: list[str] = []
+    clauses = {e for e in expected if e.lower() in _CLAUSES}
+    if clauses:
+        parts.append("a clause (" + ", ".join(_CLAUSES) + ")")
+        expected -= clauses
+    if len(expected & _VALUE_TERMINALS) > 2:
+        parts.append("a value (integer, number, true, false or string)")
+        expected -= _VALUE_TERMINALS
+    if "SIGNED_NUMBER" in expected:
+        expected.discard("SIGNED_INT")
+        expected.discard("SIGNED_FLOAT")
+    order = list(_TOKEN_NAMES)
+
+    def rank(e: str):  # kinds of tokens first ("a name"), then punctuation in a fixed order
+        punct = _TOKEN_NAMES.get(e, "").startswith("'")
+        return (punct, order.index(e) if e in order else len(order), e)
+
+    parts += [_TOKEN_NAMES.get(e, repr(e.lower())) for e in sorted(expected, key=rank)]
+    parts = list(dict.fromkeys(parts))
+    if len(parts) <= 1:
+        return parts[0] if parts else "nothing"
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+_TOKEN_START = re.compile(
+    r'@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*")|"(?:[^"\\\n]|\\.)*"?|[A-Za-z_][A-Za-z0-9_.]*|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\S'
+)
+
+
+def _describe(text: str, pos: int) -> str:
+    """The offending token at ``pos`` as users see it: one word, symbol, string or character.
+
+    (lark's fallback lexer may match a long stretch as one grid-expression token.)"""
+    if pos >= len(text):
+        return "end of op"
+    m = _TOKEN_START.match(text, pos)
+    word = m.group(0) if m else text[pos]
+    return f"'{word}'"
+
+
+def _backed_up(text: str, pos: int) -> int:
+    """MLIR's rule for "expected X" errors (``Parser::emitWrongTokenError``): when the
+    offending token starts a line, report at the end of the previous code instead (past
+    blank lines and ``//`` comments), where the missing token belongs. Otherwise ``pos``."""
+    i = pos
+    while True:
+        j = i
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        if j == 0:
+            return pos
+        if text[j - 1] not in "\r\n":
+            return pos if i == pos else j
+        j -= 1  # drop the newline; look at the previous line, without its comment
+        line_start = text.rfind("\n", 0, j) + 1
+        comment = text.find("//", line_start, j)
+        i = comment if comment >= 0 else j
 
 
 class _OpReader:
     """Turns the lark tree of one op into an AutotuneGroup, checking as it goes."""
 
-    def __init__(self, text: str, filename: str, start_line: int, start_col: int):
+    def __init__(self, text: str, filename: str, start_line: int, start_col: int, following: str = "end of file"):
         self.text = text
         self.filename = filename
         self.start_line = start_line
         self.start_col = start_col
+        self.following = following  # what comes after the op in the file, for messages
 
     def loc(self, line: int, col: int) -> Location:
         if line == 1:
             col += self.start_col - 1
         return Location(self.filename, line + self.start_line - 1, col)
+
+    def loc_at(self, pos: int) -> Location:
+        """Location of offset ``pos`` of the op text."""
+        return self.loc(*_line_col(self.text, pos))
 
     def loc_of(self, node) -> Location:
         meta = node if isinstance(node, lark.Token) else node.meta
@@ -227,33 +322,69 @@ class _OpReader:
     def error(self, node, message: str) -> DiagnosticError:
         return DiagnosticError.at(self.loc_of(node), message)
 
+    def _context(self, pos: int) -> str:
+        """`` in name(...)`` for the clause around offset ``pos`` (empty between clauses)."""
+        for name, start, end in _clause_spans(self.text):
+            paren = self.text.find("(", start, end)
+            if 0 <= paren < pos < end or (0 <= paren < pos == end and end == len(self.text)):
+                return f" in {name}(...)"
+        return ""
+
     def parse(self) -> tuple[AutotuneGroup, dict[str, Location]]:
-        try:
-            tree = _parser().parse(self.text)
-        except lark.exceptions.UnexpectedCharacters as err:
-            ch = self.text[err.pos_in_stream] if err.pos_in_stream < len(self.text) else "end of input"
-            raise DiagnosticError.at(self.loc(err.line, err.column), f"unexpected '{ch}' in {SUGARED_OP_NAME}") from None
-        except lark.exceptions.UnexpectedToken as err:
-            if err.token.type == "$END":
-                line, col = self.text.count("\n") + 1, len(self.text) - self.text.rfind("\n")
-                raise DiagnosticError.at(
-                    self.loc(line, col), f"{SUGARED_OP_NAME} ends early; expected {_expected(err.expected)}"
-                ) from None
-            if err.token.type == "NAME" and str(err.token) not in _CLAUSES and err.token.column and "LPAR" not in err.expected:
-                nxt = self.text[err.token.end_pos :].lstrip()[:1]
-                if nxt == "(":
-                    raise DiagnosticError.at(
-                        self.loc(err.line, err.column),
-                        f"unknown clause '{err.token}' in {SUGARED_OP_NAME}; expected one of: {', '.join(_CLAUSES)}",
-                    ) from None
+        text = self.text
+        rest = _skip_trivia(text, len(SUGARED_OP_NAME))
+        if not _SYMBOL.match(text, rest):
+            # _op_extent stops after the name: look at what follows it in the file.
             raise DiagnosticError.at(
-                self.loc(err.line, err.column), f"unexpected '{err.token}'; expected {_expected(err.expected)}"
-            ) from None
-        except lark.exceptions.UnexpectedEOF as err:  # pragma: no cover - LALR reports UnexpectedToken
-            raise DiagnosticError.at(self.loc(1, 1), f"{SUGARED_OP_NAME} ends early") from None
+                self.loc_at(len(SUGARED_OP_NAME)),
+                f"expected the group's symbol (@name) after '{SUGARED_OP_NAME}'",
+            )
+        try:
+            tree = _parser().parse(text)
+        except lark.exceptions.UnexpectedCharacters as err:
+            pos = err.pos_in_stream
+            raise DiagnosticError.at(self.loc_at(pos), f"unexpected character {_describe(text, pos)}{self._context(pos)}") from None
+        except lark.exceptions.UnexpectedToken as err:
+            raise self._wrong_token(err) from None
+        except lark.exceptions.UnexpectedEOF:  # pragma: no cover - LALR reports UnexpectedToken
+            raise DiagnosticError.at(self.loc_at(len(text)), f"{SUGARED_OP_NAME} ends early") from None
         return self.build(tree)
 
+    def _wrong_token(self, err) -> DiagnosticError:
+        text = self.text
+        tok = err.token
+        expected = set(err.expected)
+        if tok.type == "$END":
+            pos = len(text)
+            found = self.following
+        else:
+            pos = tok.start_pos
+            found = _describe(text, pos)
+        m = _IDENT.match(text, pos) if tok.type != "$END" else None
+        if m and any(e.lower() in _CLAUSES for e in expected):
+            word = m.group(0)
+            after = _skip_trivia(text, m.end())
+            if word not in _CLAUSES and after < len(text) and text[after] == "(":
+                return DiagnosticError.at(
+                    self.loc_at(pos), f"unknown clause '{word}' in {SUGARED_OP_NAME}; expected one of: {', '.join(_CLAUSES)}"
+                )
+        context = self._context(pos)
+        if expected == {"LPAR"}:
+            before = text[: _backed_up(text, pos)].rstrip()
+            clause = re.search(r"([a-z_]+)$", before)
+            if clause and clause.group(1) in _CLAUSES:
+                return DiagnosticError.at(self.loc_at(_backed_up(text, pos)), f"expected '(' after '{clause.group(1)}'")
+        return DiagnosticError.at(self.loc_at(_backed_up(text, pos)), f"expected {_expected(expected)}{context}, found {found}")
+
     def build(self, tree) -> tuple[AutotuneGroup, dict[str, Location]]:
+        try:
+            return self._build(tree)
+        except _StringError as err:
+            if isinstance(err.token, lark.Token):
+                raise DiagnosticError.at(self._offset(err.token, err.offset), str(err)) from None
+            raise DiagnosticError.at(self.loc(1, 1), str(err)) from None
+
+    def _build(self, tree) -> tuple[AutotuneGroup, dict[str, Location]]:
         name_tok = tree.children[0]
         group = AutotuneGroup(name=_symbol_name(name_tok), location=self.loc(1, 1))
         clause_locs: dict[str, Location] = {}
@@ -298,6 +429,8 @@ class _OpReader:
         for p in node.children:
             name_tok, type_tok = p.children[0], p.children[1]
             name, typ = str(name_tok), str(type_tok)
+            typ, _, hint_text = typ.partition(":")
+            hint = int(hint_text) if hint_text else 0
             if name in seen:
                 raise DiagnosticError.at(
                     self.loc_of(name_tok), f"parameter '{name}' is declared twice", [Diagnostic("note", "first declared here", self.loc_of(seen[name]))]
@@ -315,7 +448,11 @@ class _OpReader:
                     output = True
                 if output and not typ.startswith("*"):
                     raise self.error(p.children[2], f"'{name}' is marked {{output}} but is not a pointer")
-            params.append(Param(name, typ, output))
+            if hint == 16 and typ not in ("i32", "u32") and not typ.startswith("*"):
+                raise self.error(type_tok, f"'{name}: {typ}:16': only pointers and i32/u32 scalars take the divisibility hint ':16'")
+            if hint == 1 and typ not in ("i32", "u32"):
+                raise self.error(type_tok, f"'{name}: {typ}:1': only i32/u32 scalars take the hint ':1' (equal to 1)")
+            params.append(Param(name, typ, output, hint))
         group.signature = params
 
     def clause_configs(self, group, node):
@@ -368,11 +505,36 @@ class _OpReader:
         args = []
         for arg in node.children:
             if arg.data == "tune_tensor":
-                args.append(str(arg.children[0]))
+                tok = arg.children[0]
+                if "?" in str(tok) or "*" in str(tok):
+                    raise self.error(tok, f"tune_workload values need a static shape (fake data is made of them), got {tok}")
+                self._check_mlir(tok, str(tok), "type")
+                args.append(str(tok))
             else:
                 num, typ = arg.children
+                self._check_mlir(num, f"{num} : {typ}", "attribute")
                 args.append(f"{num} : {typ}")
         group.tune_workload = args
+
+    def _check_mlir(self, node, text: str, kind: str) -> None:
+        """Check that ``text`` parses as an MLIR type/attribute (reported at ``node``)."""
+        problem = _mlir_problem(text, kind)
+        if problem:
+            raise self.error(node, f"invalid {'type' if kind == 'type' else 'value'} '{text}' in tune_workload(...): {problem}")
+
+    def clause_specialized(self, group, node):
+        symbols = [c for c in node.children if isinstance(c, lark.Token) and c.type == "SYMBOL"]
+        group.specialized = [_symbol_name(t) for t in symbols]
+        guards = {"divisible_by_16": [], "equal_to_1": []}
+        for guard in (c for c in node.children if not isinstance(c, lark.Token)):
+            kind = str(guard.children[0])
+            if guards[kind]:
+                raise self.error(guard, f"'{kind}' is given twice in specialized(...)")
+            guards[kind] = [int(t) for t in guard.children[1:]]
+        group.divisible = guards["divisible_by_16"]
+        group.equal_one = guards["equal_to_1"]
+        if not group.divisible and not group.equal_one:
+            raise self.error(node, "specialized([...]) needs divisible_by_16 = [...] or equal_to_1 = [...] naming the constants it assumes")
 
     def clause_default(self, group, node):
         group.default = _symbol_name(node.children[0])
@@ -396,7 +558,14 @@ class _OpReader:
             for clause in ("signature", "configs", "workload", "grid"):
                 if clause in locs:
                     raise DiagnosticError.at(locs[clause], f"'{clause}' only applies to the triton(...) form; the variants([...]) form takes its layout and workload from the exports")
+            if group.specialized is not None and len(group.specialized) != len(group.variants):
+                raise DiagnosticError.at(
+                    locs["specialized"],
+                    f"specialized([...]) lists {len(group.specialized)} exports for {len(group.variants)} variants; give one per variant, in order",
+                )
             return
+        if "specialized" in locs:
+            raise DiagnosticError.at(locs["specialized"], "'specialized' only applies to the variants([...]) form; in the triton(...) form write ':16' hints in the signature")
         for clause in ("signature", "workload", "grid"):
             if clause not in locs:
                 raise DiagnosticError.at(group.location, f"@{group.name}: the triton(...) form needs a {clause}(...) clause")
@@ -410,43 +579,105 @@ class _OpReader:
             in_scope |= set(group.constexpr_keys())
         for expr, tok, lead in self._grid:
             for nm in grid_mod.names(expr):
+                if nm.name in in_scope:
+                    continue
+                where = self._offset(tok, nm.column - 1)
+                if nm.name in scalars:
+                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid")
+                if nm.name in pointers:
+                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is a pointer; grids are computed from the workload and config constants")
                 # Without configs([...]) the constexprs come from the kernel's triton.autotune
                 # configs; materialize-triton-variants checks the names then.
-                if nm.name not in in_scope and group.configs is not None:
-                    if nm.name in scalars:
-                        hint = f"; add it to workload(...) to use it in the grid"
-                    elif group.configs is not None and any(nm.name == k for cfg in group.configs for k, _ in cfg):
+                if group.configs is not None:
+                    if any(nm.name == k for cfg in group.configs for k, _ in cfg):
                         hint = "; it is missing from some configs"
                     else:
-                        hint = ""
-                    raise DiagnosticError.at(self._offset(tok, nm.column - 1), f"grid uses unknown name '{nm.name}'{hint}")
-            if group.configs is not None:
-                for cfg in group.configs:
-                    env = {k: v for k, v in cfg if isinstance(v, int)}
-                    env.setdefault("num_warps", 4)
-                    env.setdefault("num_stages", 3)
-                    env.setdefault("num_ctas", 1)
-                    try:
-                        grid_mod.CountEmitter({**env, **{w: f"%{w}" for w in group.workload}}).emit(expr)
-                    except grid_mod.GridError as err:
-                        raise DiagnosticError.at(self._offset(tok, lead), f"{err} for config {{{', '.join(f'{k} = {v}' for k, v in cfg)}}}") from None
+                        hint = "; names in a grid are workload values, config constants and " + ", ".join(OPTION_NAMES)
+                    raise DiagnosticError.at(where, f"grid uses unknown name '{nm.name}'{hint}")
+            if group.configs is None:
+                # Only constant subexpressions can be checked: every name stays symbolic.
+                try:
+                    grid_mod.CountEmitter({n.name: f"%{n.name}" for n in grid_mod.names(expr)}).emit(expr)
+                except grid_mod.GridError as err:
+                    raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), str(err)) from None
+                continue
+            for cfg in group.configs:
+                env = {k: v for k, v in cfg if isinstance(v, int) and not isinstance(v, bool)}
+                env.setdefault("num_warps", 4)
+                env.setdefault("num_stages", 3)
+                env.setdefault("num_ctas", 1)
+                try:
+                    grid_mod.CountEmitter({**env, **{w: f"%{w}" for w in group.workload}}).emit(expr)
+                except grid_mod.GridError as err:
+                    raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), f"{err} for config {{{', '.join(f'{k} = {_format_value(v)}' for k, v in cfg)}}}") from None
+
+
+@functools.lru_cache(maxsize=1)
+def _scratch_context():
+    return new_context()
+
+
+def _mlir_problem(text: str, kind: str) -> str | None:
+    """None when ``text`` parses as an MLIR type (``kind == "type"``) or attribute, else
+    MLIR's message (with its notes)."""
+    from iree.compiler import ir
+
+    ctx = _scratch_context()
+    try:
+        with ctx, ir.Location.unknown():
+            (ir.Type if kind == "type" else ir.Attribute).parse(text)
+    except ir.MLIRError as err:
+        diags = getattr(err, "error_diagnostics", [])
+        if not diags:
+            return str(err).splitlines()[0] if str(err) else "not valid MLIR"
+        msgs = [diags[0].message] + [n.message for n in diags[0].notes]
+        return "; ".join(msgs)
+    except ValueError as err:
+        return str(err).splitlines()[0]
+    return None
+
+
+class _StringError(ValueError):
+    """A malformed MLIR string literal: ``offset`` is where in ``token`` the problem is."""
+
+    def __init__(self, message: str, token, offset: int):
+        super().__init__(message)
+        self.token = token
+        self.offset = offset
 
 
 def _symbol_name(tok) -> str:
     text = str(tok)[1:]
     if text.startswith('"'):
-        return _string(text)
+        return _string(tok, 1)
     return text
 
 
-def _string(tok) -> str:
-    import ast
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
+
+def _string(tok, start: int = 0) -> str:
+    """Decode the MLIR string literal at ``str(tok)[start:]`` (escapes ``\\"``, ``\\\\``,
+    ``\\n``, ``\\t`` and ``\\XX`` with two hex digits, as MLIR's lexer). Raises _StringError."""
     text = str(tok)
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text[1:-1]
+    out: list[str] = []
+    i, end = start + 1, len(text) - 1
+    while i < end:
+        c = text[i]
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1 : i + 2]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif re.fullmatch(r"[0-9A-Fa-f]{2}", text[i + 1 : i + 3]) and i + 3 <= end:
+            out.append(chr(int(text[i + 1 : i + 3], 16)))
+            i += 3
+        else:
+            raise _StringError(f"unknown escape '\\{nxt}' in string literal; MLIR strings take \\\", \\\\, \\n, \\t and \\XX (two hex digits)", tok, i)
+    return "".join(out)
 
 
 def _value(node) -> Any:
@@ -468,57 +699,142 @@ def _value(node) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+class ColumnMap:
+    """Maps columns of the rewritten text (generic ops) back to the input's columns.
+
+    A generic op is longer than the sugared text it replaces, so on the line where an op
+    ends, what follows it moves right. Lines never move. ``segments[line]`` lists
+    ``(new_col, orig_col, inside_op)`` starts of stretches, in order.
+    """
+
+    def __init__(self):
+        self.segments: dict[int, list[tuple[int, int, bool]]] = {}
+
+    def add(self, line: int, new_col: int, orig_col: int, inside_op: bool) -> None:
+        self.segments.setdefault(line, [(1, 1, False)]).append((new_col, orig_col, inside_op))
+
+    def column(self, line: int, col: int) -> int:
+        """The input's column of column ``col`` of ``line`` in the rewritten text."""
+        best = (1, 1, False)
+        for seg in self.segments.get(line, ()):
+            if seg[0] <= col:
+                best = seg
+        new_col, orig_col, inside = best
+        return orig_col if inside else orig_col + (col - new_col)
+
+    def __call__(self, loc: Location) -> Location:
+        return Location(loc.file, loc.line, self.column(loc.line, loc.col))
+
+
+def _lower(source: SourceFile) -> tuple[str, list[tuple[AutotuneGroup, dict[str, Location]]], ColumnMap]:
+    text = source.text
+    out: list[str] = []
+    out_len = 0
+    last_nl = -1  # offset of the last newline written to ``out``
+    groups = []
+    colmap = ColumnMap()
+    pos = 0
+
+    def emit(piece: str) -> None:
+        nonlocal out_len, last_nl
+        nl = piece.rfind("\n")
+        if nl >= 0:
+            last_nl = out_len + nl
+        out.append(piece)
+        out_len += len(piece)
+
+    for start in _occurrences(text):
+        if start < pos:
+            continue
+        end = _op_extent(text, start)
+        line, col = _line_col(text, start)
+        after = _skip_trivia(text, end)
+        following = _describe(text, after) if after < len(text) else "end of file"
+        reader = _OpReader(text[start:end], source.name, line, col, following)
+        group, locs = reader.parse()
+        groups.append((group, locs))
+        generic = group.to_generic() + f' loc("-":{line}:{col})'
+        emit(text[pos:start])
+        new_col = out_len - last_nl
+        colmap.add(line, new_col, col, True)
+        emit(generic)
+        newlines = text.count("\n", start, end)
+        emit("\n" * newlines)
+        end_line, end_col = _line_col(text, end)
+        colmap.add(end_line, out_len - last_nl, end_col, False)
+        pos = end
+    emit(text[pos:])
+    return "".join(out), groups, colmap
+
+
 def lower_extension_syntax(source: SourceFile) -> tuple[str, list[tuple[AutotuneGroup, dict[str, Location]]]]:
     """Replace every sugared op by its generic form, keeping every line where it was.
 
     Returns the rewritten text and the parsed groups (with clause locations).
     Raises DiagnosticError for malformed ops.
     """
-    text = source.text
-    out: list[str] = []
-    groups = []
-    pos = 0
-    for start in _occurrences(text):
-        if start < pos:
-            continue
-        end = _op_extent(text, start)
-        line, col = _line_col(text, start)
-        reader = _OpReader(text[start:end], source.name, line, col)
-        group, locs = reader.parse()
-        groups.append((group, locs))
-        generic = group.to_generic() + f' loc("-":{line}:{col})'
-        out.append(text[pos:start])
-        out.append(generic)
-        out.append("\n" * text.count("\n", start, end))
-        pos = end
-    out.append(text[pos:])
-    return "".join(out), groups
+    text, groups, _ = _lower(source)
+    return text, groups
 
 
 def parse_source(source: SourceFile, context=None):
     """Parse ``source`` into an ``iree.compiler.ir.Module``.
 
-    Also checks that every extension op sits directly inside a ``hal.executable.source``.
+    Also checks that every extension op sits directly inside a ``hal.executable.source`` and
+    that symbols of groups are unique there (among groups and exports).
     Raises DiagnosticError (locations name ``source.name``) for any syntax or verifier error.
     """
     from iree.compiler import ir
 
-    generic_text, _ = lower_extension_syntax(source)
+    generic_text, groups, colmap = _lower(source)
     ctx = context or new_context()
     try:
         module = ir.Module.parse(generic_text, ctx)
     except ir.MLIRError as err:
-        raise from_mlir_error(err, source.name) from None
+        raise from_mlir_error(err, source.name, remap=colmap) from None
     try:
         module.operation.verify()
     except ir.MLIRError as err:
-        raise from_mlir_error(err, source.name) from None
+        raise from_mlir_error(err, source.name, remap=colmap) from None
+    seen: dict[tuple[int, str], Location | None] = {}
     for op, parent in find_groups(module, with_parent=True):
+        grp = AutotuneGroup.from_op(op, source.name)
         if parent is None or parent.name != "hal.executable.source":
-            grp = AutotuneGroup.from_op(op, source.name)
             where = parent.name if parent is not None else "the module"
             raise DiagnosticError.at(grp.location, f"{SUGARED_OP_NAME} must be directly inside a hal.executable.source, not {where}")
+        key = (id(parent), grp.name)
+        if key not in seen:
+            exports = _export_locations(parent, source.name, colmap)
+            for name, loc in exports.items():
+                seen.setdefault((id(parent), name), loc)
+        if key in seen:
+            first = seen[key]
+            notes = [Diagnostic("note", f"@{grp.name} is first defined here", first)] if first else []
+            raise DiagnosticError.at(grp.location, f"redefinition of symbol @{grp.name} in {_source_name(parent)}", notes)
+        seen[key] = grp.location
     return module
+
+
+def _source_name(source) -> str:
+    if "sym_name" in source.attributes:
+        from .group import symbol
+
+        return symbol(source.attributes["sym_name"].value)
+    return "the executable"
+
+
+def _export_locations(source, filename: str, colmap: ColumnMap) -> dict[str, Location | None]:
+    """Symbol -> location of the ``hal.executable.export`` ops of a source."""
+    from .diagnostics import location_of
+
+    out = {}
+    for block in source.regions[0].blocks:
+        for child in block.operations:
+            child = child.operation
+            if child.name == "hal.executable.export" and "sym_name" in child.attributes:
+                loc = location_of(child.location, filename)
+                out[child.attributes["sym_name"].value] = colmap(loc) if loc and loc.file == filename else loc
+    return out
 
 
 def find_groups(module, with_parent: bool = False):

@@ -8,13 +8,17 @@ one workgroup-count dimension (Triton launches ``grid[0] * num_ctas`` blocks in 
 ``num_ctas == 1`` that is IREE's workgroup count x).
 
 Semantics follow Python/Triton integer arithmetic: ``//`` floors, ``%`` takes the sign of the
-divisor, ``cdiv(a, b) == (a + b - 1) // b`` (``triton.cdiv``).
+divisor, ``cdiv(a, b)`` is the ceiling of ``a / b`` (``arith.ceildivsi``), which is
+``triton.cdiv``'s ``(a + b - 1) // b`` for every positive ``b`` (the only divisors a launch
+grid uses). ``names``/``Name.column`` and ``BinOp.column`` are 1-based positions in the text
+(``//``, ``%`` and ``cdiv`` keep theirs, so that a division by zero can be pointed at).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence, Union
 
 import lark
@@ -27,7 +31,8 @@ __all__ = ["GridError", "Expr", "parse", "format_expr", "names", "evaluate", "Co
 class GridError(ValueError):
     """A malformed grid expression, an unknown name, or a division by zero.
 
-    ``column`` is the 1-based column of the problem inside the expression text, when known.
+    ``column`` is the 1-based position of the problem inside the expression text (its
+    offset + 1; the column when the text is one line), when known.
     """
 
     def __init__(self, message: str, column: int | None = None):
@@ -43,13 +48,7 @@ class Num:
 @dataclass(frozen=True)
 class Name:
     name: str
-    column: int = 0
-
-    def __eq__(self, other):  # positions do not take part in equality
-        return isinstance(other, Name) and other.name == self.name
-
-    def __hash__(self):
-        return hash(("Name", self.name))
+    column: int = field(default=0, compare=False)  # positions do not take part in equality
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,7 @@ class BinOp:
     op: str  # "+", "-", "*", "//", "%", "cdiv", "min", "max"
     lhs: "Expr"
     rhs: "Expr"
+    column: int = field(default=0, compare=False)  # of the operator or callee (1-based; 0: unknown)
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,18 @@ def _build(tree) -> Expr:
         return Num(int(tree.children[0]))
     if kind == "name":
         tok = tree.children[0]
-        return Name(str(tok), tok.column)
+        return Name(str(tok), tok.start_pos + 1)
     if kind in _BINOPS:
-        return BinOp(_BINOPS[kind], _build(tree.children[0]), _build(tree.children[1]))
+        operands = [c for c in tree.children if not isinstance(c, lark.Token)]
+        op_tok = next((c for c in tree.children if isinstance(c, lark.Token)), None)
+        column = op_tok.start_pos + 1 if op_tok is not None else 0
+        return BinOp(_BINOPS[kind], _build(operands[0]), _build(operands[1]), column)
     if kind == "neg":
         return Neg(_build(tree.children[0]))
     if kind == "call":
-        callee = str(tree.children[0]).removeprefix("triton.")
-        return BinOp(callee, _build(tree.children[1]), _build(tree.children[2]))
+        callee_tok = tree.children[0]
+        callee = str(callee_tok).removeprefix("triton.")
+        return BinOp(callee, _build(tree.children[1]), _build(tree.children[2]), callee_tok.start_pos + 1)
     raise AssertionError(f"unexpected grid node {kind}")
 
 
@@ -99,11 +103,25 @@ def parse(text: str) -> Expr:
     try:
         return _build(_parser().parse(text))
     except lark.exceptions.UnexpectedInput as err:
-        col = getattr(err, "column", None)
-        if isinstance(err, lark.exceptions.UnexpectedEOF) or col in (None, -1):
-            raise GridError(f"incomplete grid expression '{text.strip()}'", len(text) + 1) from None
-        bad = text[col - 1 : col + 7].split()[0] if text[col - 1 :].strip() else "end"
-        raise GridError(f"unexpected '{bad}' in grid expression", col) from None
+        pos = getattr(err, "pos_in_stream", None)
+        token = getattr(err, "token", None)
+        if not text.strip():
+            raise GridError("empty grid expression", 1) from None
+        if isinstance(err, lark.exceptions.UnexpectedEOF) or pos is None or pos < 0 or getattr(token, "type", None) == "$END":
+            end = len(text.rstrip())
+            raise GridError(f"incomplete grid expression '{text.strip()}'", end + 1) from None
+        m = _TOKEN.match(text, pos)
+        bad = m.group(0) if m else text[pos : pos + 1]
+        callee = re.search(r"([A-Za-z_][A-Za-z0-9_.]*)\s*$", text[:pos])
+        if bad == "(" and callee:
+            raise GridError(
+                f"unknown function '{callee.group(1)}' in grid expression; the functions are cdiv, min and max",
+                callee.start(1) + 1,
+            ) from None
+        raise GridError(f"unexpected '{bad}' in grid expression", pos + 1) from None
+
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*|\d+|//|\S")
 
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
@@ -135,9 +153,9 @@ def names(expr: Expr) -> list[Name]:
     return []
 
 
-def _apply(op: str, a: int, b: int) -> int:
+def _apply(op: str, a: int, b: int, column: int | None = None) -> int:
     if op in ("//", "%", "cdiv") and b == 0:
-        raise GridError("division by zero in grid expression")
+        raise GridError(_division_by_zero(op), column or None)
     return {
         "+": lambda: a + b,
         "-": lambda: a - b,
@@ -160,7 +178,12 @@ def evaluate(expr: Expr, env: Mapping[str, int]) -> int:
         return int(env[expr.name])
     if isinstance(expr, Neg):
         return -evaluate(expr.operand, env)
-    return _apply(expr.op, evaluate(expr.lhs, env), evaluate(expr.rhs, env))
+    return _apply(expr.op, evaluate(expr.lhs, env), evaluate(expr.rhs, env), expr.column)
+
+
+def _division_by_zero(op: str) -> str:
+    what = f"{op}(..., 0)" if op == "cdiv" else f"'{op} 0'"
+    return f"division by zero in grid expression ({what})"
 
 
 _ARITH = {
@@ -168,7 +191,7 @@ _ARITH = {
     "-": "arith.subi",
     "*": "arith.muli",
     "//": "arith.floordivsi",
-    "%": "arith.remsi",  # only emitted for non-negative operands' semantics; see _emit
+    "%": "arith.remsi",  # not emitted: Python's % is lowered through floordivsi (see _binary)
     "cdiv": "arith.ceildivsi",
     "min": "arith.minsi",
     "max": "arith.maxsi",
@@ -216,10 +239,10 @@ class CountEmitter:
                 return -inner
             return self._binary("-", 0, inner)
         lhs, rhs = self._fold(expr.lhs), self._fold(expr.rhs)
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return _apply(expr.op, lhs, rhs)
         if expr.op in ("//", "%", "cdiv") and rhs == 0:
-            raise GridError("division by zero in grid expression")
+            raise GridError(_division_by_zero(expr.op), expr.column or None)
+        if isinstance(lhs, int) and isinstance(rhs, int):
+            return _apply(expr.op, lhs, rhs, expr.column)
         return self._binary(expr.op, lhs, rhs)
 
     def _binary(self, op: str, lhs, rhs) -> str:

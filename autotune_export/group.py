@@ -19,6 +19,9 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``grid``            ``["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"]`` (canonical text)
 ``tune_workload``   ``[tensor<4096x4096xf16>, 64 : i32]``
 ``default``         ``@v1``
+``specialized``     ``[@v0_s, @v1_s]`` (one per variant, same order)
+``divisible``       ``[2, 4]`` (constant ordinals a specialization assumes % 16 == 0)
+``equal_one``       ``[3]`` (constant ordinals a specialization assumes == 1)
 ==================  =============================================================
 """
 
@@ -112,13 +115,19 @@ class Param:
     name: str
     type: str
     output: bool = False
+    hint: int = 0  # Triton AOT signature hint: 16 (divisible by 16), 1 (equal to 1), 0 (none)
+
+    @property
+    def divisible(self) -> bool:
+        return self.hint == 16
 
     @property
     def is_pointer(self) -> bool:
         return self.type.startswith("*")
 
     def sugar(self) -> str:
-        return f"{self.name}: {self.type}" + (" {output}" if self.output else "")
+        hint = f":{self.hint}" if self.hint else ""
+        return f"{self.name}: {self.type}{hint}" + (" {output}" if self.output else "")
 
 
 def _format_value(value: Any) -> str:
@@ -164,6 +173,9 @@ class AutotuneGroup:
     grid: list[str] | None = None
     tune_workload: list[str] | None = None
     default: str | None = None
+    specialized: list[str] | None = None
+    divisible: list[int] | None = None
+    equal_one: list[int] | None = None
     location: Location | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -178,7 +190,8 @@ class AutotuneGroup:
         if self.signature is not None:
             items = []
             for p in self.signature:
-                parts = [mlir_string(p.name), mlir_string(p.type)] + (['"output"'] if p.output else [])
+                flags = (['"output"'] if p.output else []) + ([f'"hint{p.hint}"'] if p.hint else [])
+                parts = [mlir_string(p.name), mlir_string(p.type)] + flags
                 items.append("[" + ", ".join(parts) + "]")
             attrs.append("signature = [" + ", ".join(items) + "]")
         if self.configs is not None:
@@ -194,6 +207,10 @@ class AutotuneGroup:
             attrs.append("tune_workload = [" + ", ".join(self.tune_workload) + "]")
         if self.default is not None:
             attrs.append(f"default = {symbol(self.default)}")
+        if self.specialized is not None:
+            attrs.append("specialized = [" + ", ".join(symbol(v) for v in self.specialized) + "]")
+            attrs.append("divisible = [" + ", ".join(f"{i} : i64" for i in self.divisible or []) + "]")
+            attrs.append("equal_one = [" + ", ".join(f"{i} : i64" for i in self.equal_one or []) + "]")
         for key, value in sorted(self.extra.items()):
             attrs.append(f"{key} = {value}")
         return f'"{GENERIC_OP_NAME}"() {{{", ".join(attrs)}}} : () -> ()'
@@ -213,7 +230,10 @@ class AutotuneGroup:
         if "triton" in attrs:
             group.triton = (attrs["triton"][0], attrs["triton"][1])
         if "signature" in attrs:
-            group.signature = [Param(p[0], p[1], len(p) > 2 and p[2] == "output") for p in attrs["signature"]]
+            group.signature = [
+                Param(p[0], p[1], "output" in p[2:], next((int(f[4:]) for f in p[2:] if f.startswith("hint")), 0))
+                for p in attrs["signature"]
+            ]
         if "configs" in attrs:
             group.configs = [[(k, v) for k, v in cfg] for cfg in attrs["configs"]]
         if "workload" in attrs:
@@ -226,7 +246,12 @@ class AutotuneGroup:
             group.tune_workload = [_attr_text(a) for a in raw["tune_workload"]]
         if "default" in attrs:
             group.default = attrs["default"].removeprefix("@")
-        known = {"sym_name", "variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default"}
+        if "specialized" in attrs:
+            group.specialized = [v.removeprefix("@") for v in attrs["specialized"]]
+            group.divisible = [int(i) for i in attrs.get("divisible", [])]
+            group.equal_one = [int(i) for i in attrs.get("equal_one", [])]
+        known = {"sym_name", "variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default",
+                 "specialized", "divisible", "equal_one"}
         group.extra = {k: str(raw[k]) for k in raw if k not in known}
         return group
 
@@ -257,6 +282,13 @@ class AutotuneGroup:
             clauses.append("tune_workload(" + ", ".join(self.tune_workload) + ")")
         if self.default is not None:
             clauses.append(f"default({symbol(self.default)})")
+        if self.specialized is not None:
+            guards = [("divisible_by_16", self.divisible), ("equal_to_1", self.equal_one)]
+            clauses.append(
+                "specialized([" + ", ".join(symbol(v) for v in self.specialized) + "]"
+                + "".join(f", {kind} = [{', '.join(str(i) for i in ids)}]" for kind, ids in guards if ids)
+                + ")"
+            )
         if self.extra:
             raise ValueError(f"group @{self.name} carries attributes with no sugared spelling: {sorted(self.extra)}")
         if len(clauses) == 1 and self.variants is not None:

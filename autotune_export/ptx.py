@@ -1080,3 +1080,37 @@ def check(ptx: str, arch: str) -> None:
     Raises :class:`PtxError` with ptxas's first error lines if the PTX does not assemble.
     """
     assemble(ptx, arch)
+
+
+def insert_param(ptx: str, position: int, ptx_type: str = ".u32") -> str:
+    """Insert an unused parameter at ``position`` (0-based) of the module's single entry.
+
+    Used for a variant specialized on an integer equal to 1: Triton's JIT makes such an
+    argument a constexpr, so it leaves the PTX parameter list, while IREE still passes every
+    dispatch constant; the placeholder keeps the specialized entry's parameters aligned with
+    its unspecialized sibling (identical layouts). The placeholder is named
+    ``<entry>_unused_<position>``. Raises :class:`PtxError` when the module has no single entry
+    or ``position`` is past the end of the list.
+    """
+    _, e = _single_entry(ptx)
+    if not 0 <= position <= len(e.params):
+        raise PtxError(f"entry {e.name} has {len(e.params)} parameters; cannot insert at {position}")
+    m = re.search(r"\.entry\s+" + re.escape(e.name) + r"\s*\(", ptx)
+    if m is None:
+        raise PtxError(f"cannot find the parameter list of entry {e.name}")
+    start = m.end()
+    depth, end = 1, start
+    while depth and end < len(ptx):
+        depth += {"(": 1, ")": -1}.get(ptx[end], 0)
+        end += 1
+    inner = ptx[start : end - 1]
+    decls = [d for d in inner.split(",")] if inner.strip() else []
+    placeholder = f"\n\t.param {ptx_type} {e.name}_unused_{position}"
+    if position == len(decls):
+        decls.append(placeholder + ("\n" if not decls else ""))
+        if len(decls) > 1:
+            decls[-2] = decls[-2].rstrip()
+            decls[-1] = placeholder + "\n"
+    else:
+        decls.insert(position, placeholder)
+    return ptx[:start] + ",".join(decls) + ptx[end - 1 :]

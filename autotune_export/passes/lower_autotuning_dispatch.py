@@ -13,6 +13,10 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
   a dispatch naming variant ``K`` directly passes the constant ``K``;
 * ``f32`` operands of such dispatches are bitcast to ``i32`` (IREE constants are 32-bit
   integers);
+* a group with ``specialized([...], divisible_by_16 = [...])`` passes a second extra workload
+  value, ``%ok`` (1 when every listed dispatch constant is a multiple of 16, computed on the
+  host at the dispatch site); the chain tries variant K's specialization (``%choice == K and
+  %ok``) before variant K itself;
 * the group ops are removed: the output is plain IREE input.
 """
 
@@ -47,10 +51,19 @@ class LowerAutotuningDispatch(Pass):
                 if group.variants is None:
                     raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
                 choice = names_for(exe, group.name)["choice"]
-                chains[(exe, group.name)] = (group.variants, choice if choice in globals_present else None)
+                chain = []  # (export name, choice value, needs %ok)
                 for k, v in enumerate(group.variants):
-                    member_of[(exe, v)] = (group.name, k)
-                    self._add_condition(exports[v], k, group.variants[k + 1] if k + 1 < len(group.variants) else None, group)
+                    spec = group.specialized[k] if group.specialized else None
+                    if spec is not None and spec != v:
+                        chain.append((spec, k, True))
+                    chain.append((v, k, False))
+                guarded = group.specialized is not None
+                chains[(exe, group.name)] = (chain[0][0], choice if choice in globals_present else None, (group.divisible or [], group.equal_one or []) if guarded else None, group.variants.index(group.default) if group.default else 0)
+                for k, v in enumerate(group.variants):
+                    member_of[(exe, v)] = (chain[0][0], k, (group.divisible or [], group.equal_one or []) if guarded else None)
+                for pos, (name, k, needs_ok) in enumerate(chain):
+                    nxt = chain[pos + 1][0] if pos + 1 < len(chain) else None
+                    self._add_condition(exports[name], k, needs_ok, guarded, nxt, group)
                 group_ops.append(op)
 
         for dispatch in dispatch_sites(module):
@@ -59,15 +72,17 @@ class LowerAutotuningDispatch(Pass):
                 continue
             exe, name = refs[0]
             if (exe, name) in chains:
-                variants, choice_global = chains[(exe, name)]
-                self._rewrite(dispatch, exe, variants[0], choice_global, None)
+                head, choice_global, divisible, default = chains[(exe, name)]
+                self._rewrite(dispatch, exe, head, choice_global, default, divisible)
             elif (exe, name) in member_of:
-                _, k = member_of[(exe, name)]
-                self._rewrite(dispatch, exe, name, None, k)
+                head, k, divisible = member_of[(exe, name)]
+                self._rewrite(dispatch, exe, head, None, k, divisible)
         for op in group_ops:
             op.erase()
 
-    def _add_condition(self, export, k: int, next_variant: str | None, group: AutotuneGroup) -> None:
+    def _add_condition(self, export, k: int, needs_ok: bool, guarded: bool, next_export: str | None, group: AutotuneGroup) -> None:
+        """Append ``%choice`` (and ``%ok`` for guarded groups) to the count arguments and, unless
+        ``export`` ends the chain, add ``condition(...) { choice == k [and ok] } fallback(next)``."""
         from iree.compiler import ir
         from iree.compiler.dialects import arith, hal
 
@@ -81,16 +96,24 @@ class LowerAutotuningDispatch(Pass):
             index = ir.IndexType.get()
             block = count.blocks[0]
             block.add_argument(index, export.location)
-            if next_variant is None:
+            if guarded:
+                block.add_argument(index, export.location)
+            if next_export is None:
                 return
             cond_block = export.regions[1].blocks.append(*[a.type for a in block.arguments])
+            choice_arg = cond_block.arguments[-2] if guarded else cond_block.arguments[-1]
             with ir.InsertionPoint(cond_block):
                 const = arith.ConstantOp(index, k)
-                eq = arith.CmpIOp(arith.CmpIPredicate.eq, cond_block.arguments[-1], const.result)
-                hal.ReturnOp([eq.result])
-            export.attributes["condition_fallback"] = ir.FlatSymbolRefAttr.get(next_variant)
+                cond = arith.CmpIOp(arith.CmpIPredicate.eq, choice_arg, const.result).result
+                if needs_ok:
+                    zero = arith.ConstantOp(index, 0)
+                    ok = arith.CmpIOp(arith.CmpIPredicate.ne, cond_block.arguments[-1], zero.result).result
+                    cond = arith.AndIOp(cond, ok).result
+                hal.ReturnOp([cond])
+            export.attributes["condition_fallback"] = ir.FlatSymbolRefAttr.get(next_export)
 
-    def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None) -> None:
+    def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None,
+                 divisible: list[int] | None = None) -> None:
         from iree.compiler import ir
         from iree.compiler.dialects import arith, util
 
@@ -115,8 +138,11 @@ class LowerAutotuningDispatch(Pass):
                     with point:
                         a = arith.BitcastOp(i32, a).result
                 new_args.append(a)
-            new_operands = operands[:nwork] + [choice] + new_args + operands[nwork + segments[1] :]
-            segments[0] += 1
+            extra = [choice]
+            if divisible is not None:
+                extra.append(self._divisible_flag(point, new_args, divisible, dispatch))
+            new_operands = operands[:nwork] + extra + new_args + operands[nwork + segments[1] :]
+            segments[0] += len(extra)
             attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
             attrs["entry_points"] = ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, first])])
@@ -131,3 +157,34 @@ class LowerAutotuningDispatch(Pass):
             for old, repl in zip(dispatch.results, new.results):
                 old.replace_all_uses_with(repl)
             dispatch.erase()
+
+    def _divisible_flag(self, point, args, guards: tuple[list[int], list[int]], dispatch):
+        """``index`` 1 when every constant operand of ``guards[0]`` is a multiple of 16 and every
+        one of ``guards[1]`` equals 1, else 0."""
+        from iree.compiler import ir
+        from iree.compiler.dialects import arith
+
+        scalars = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
+        index = ir.IndexType.get()
+        with point:
+            ok = None
+            checks = [(i, 16) for i in guards[0]] + [(i, 1) for i in guards[1]]
+            for i, kind in checks:
+                if i >= len(scalars):
+                    raise DiagnosticError.at(
+                        location_of(dispatch.location),
+                        f"the dispatch passes {len(scalars)} constants, but the specialization guard names constant {i}",
+                    )
+                x = scalars[i]
+                if kind == 16:
+                    mask = arith.ConstantOp(x.type, 15).result
+                    zero = arith.ConstantOp(x.type, 0).result
+                    low = arith.AndIOp(x, mask).result
+                    test = arith.CmpIOp(arith.CmpIPredicate.eq, low, zero).result
+                else:
+                    one_x = arith.ConstantOp(x.type, 1).result
+                    test = arith.CmpIOp(arith.CmpIPredicate.eq, x, one_x).result
+                ok = test if ok is None else arith.AndIOp(ok, test).result
+            one = arith.ConstantOp(index, 1).result
+            nil = arith.ConstantOp(index, 0).result
+            return arith.SelectOp(ok, one, nil).result

@@ -17,6 +17,7 @@ For every ``hal.executable.autotuning.export`` in the Triton form:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -146,42 +147,66 @@ class MaterializeTritonVariants(Pass):
             if missing:
                 raise DiagnosticError.at(loc, f"config {index} does not give constexpr parameter '{missing[0]}' of '{kernel_name}'")
             options = {k: v for k, v in cfg if k in OPTION_NAMES}
-            specs.append(
-                tc.VariantSpec(
-                    kernel=tc.KernelSource(full, kernel_name),
-                    signature=tuple((p.name, p.type) for p in group.signature),
-                    constexprs=tuple((c, values[c]) for c in kernel.constexpr_names),
-                    num_warps=options.get("num_warps", 4),
-                    num_stages=options.get("num_stages", 3),
-                    num_ctas=options.get("num_ctas", 1),
-                    maxnreg=options.get("maxnreg"),
-                    arch=ctx.arch,
-                    ptx_version=ctx.ptx_version,
+            # Triton's JIT specialization (tt.divisibility 16): pointers marked ':16' are
+            # assumed aligned in every variant (IREE bindings are; jax-triton assumes the same);
+            # scalars marked ':16' only in a second, specialized variant that the dispatch
+            # takes when the run-time values are multiples of 16.
+            # Integers marked ':1' become constexprs equal to 1 in the specialized variant,
+            # as Triton's JIT does; they leave its PTX parameter list (see _materialize).
+            pointer_hints = tuple(i for i, p in enumerate(group.signature) if p.divisible and p.is_pointer)
+            ones = {p.name for p in group.signature if p.hint == 1}
+            kept = [p for p in group.signature if p.name not in ones]
+            all_hints = tuple(i for i, p in enumerate(kept) if p.divisible)
+            variants = [(group.signature, pointer_hints, {})]
+            if all_hints != pointer_hints or ones:
+                variants.append((kept, all_hints, {n: 1 for n in ones}))
+            for signature, hints, fixed in variants:
+                consts = {**values, **fixed}
+                specs.append(
+                    tc.VariantSpec(
+                        kernel=tc.KernelSource(full, kernel_name),
+                        signature=tuple((p.name, p.type) for p in signature),
+                        constexprs=tuple((c, consts[c]) for c in kernel.arg_names if c in consts),
+                        num_warps=options.get("num_warps", 4),
+                        num_stages=options.get("num_stages", 3),
+                        num_ctas=options.get("num_ctas", 1),
+                        maxnreg=options.get("maxnreg"),
+                        arch=ctx.arch,
+                        ptx_version=ctx.ptx_version,
+                        divisibility=hints,
+                    )
                 )
-            )
             constexpr_sets.append(values)
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0)
 
     # ---------------------------------------------------------------------------------------
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
+        per_config = len(item.specs) // len(item.configs)  # 2 with scalar ':16' hints, else 1
         survivors = []
         pruned_notes = []
-        for index, (cfg, result) in enumerate(zip(item.configs, results)):
+        for index, cfg in enumerate(item.configs):
+            mine = results[index * per_config : (index + 1) * per_config]
             text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-            if isinstance(result, tc.PrunedVariant):
-                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned: {result.reason}", loc))
-                pruned_notes.append(Diagnostic("note", f"config {index} {text}: {result.reason}", loc))
+            pruned = next((r for r in reversed(mine) if isinstance(r, tc.PrunedVariant)), None)
+            if pruned is not None:
+                # A config whose specialized (fast-path) variant cannot run is dropped whole, as
+                # Triton's autotuner drops a config that fails on aligned inputs.
+                which = " (specialized variant)" if per_config == 2 and pruned is mine[1] else ""
+                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}: {pruned.reason}", loc))
+                pruned_notes.append(Diagnostic("note", f"config {index} {text}: {pruned.reason}", loc))
             else:
-                survivors.append((index, cfg, item.constexprs[index], result))
+                survivors.append((index, cfg, item.constexprs[index], mine))
         if not survivors:
             raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {ctx.target}", pruned_notes)
-        compiled = sum(1 for *_, r in survivors if not r.cached)
+        compiled = sum(1 for *_, rs in survivors for r in rs if not r.cached)
+        total = sum(len(rs) for *_, rs in survivors)
+        specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""
         ctx.emit_remark(
             Diagnostic(
                 "remark",
-                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''} for {ctx.target} "
-                f"({compiled} compiled, {len(survivors) - compiled} from cache), {len(pruned_notes)} pruned",
+                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {ctx.target} "
+                f"({compiled} compiled, {total - compiled} from cache), {len(pruned_notes)} pruned",
                 loc,
             )
         )
@@ -192,20 +217,33 @@ class MaterializeTritonVariants(Pass):
         parts, exports = [], []
         existing = exports_of(item.source)
         next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
-        names = []
-        for index, cfg, consts, result in survivors:
-            entry = ptx_mod.parse_entry(result.ptx)
-            if len(entry.params) < nsig:
-                raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
-            written_list = result.metadata.get("written_params")
-            if written_list is None:
-                written_list = ptx_mod.written_params(result.ptx)
-            written |= {i for i in written_list if i < nsig}
-            name = variant_name(group.name, index, cfg)
-            if name in existing:
-                raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
-            names.append(name)
-            parts.append(ptx_mod.LinkPart(result.ptx, name, plan.order, tuple(range(nsig, len(entry.params)))))
+        names, spec_names, units = [], [], []
+        for index, cfg, consts, rs in survivors:
+            base = variant_name(group.name, index, cfg)
+            for r, name in zip(rs, (base, base + "_spec")):
+                text = r.ptx
+                if name.endswith("_spec"):
+                    # Parameters specialized to 1 left the entry: put unused placeholders back so
+                    # the specialized entry takes the same parameters as its sibling.
+                    for i, p in enumerate(group.signature):
+                        if p.hint == 1:
+                            text = ptx_mod.insert_param(text, i, ".u32")
+                r = dataclasses.replace(r, ptx=text)
+                entry = ptx_mod.parse_entry(r.ptx)
+                if len(entry.params) < nsig:
+                    raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
+                written_list = r.metadata.get("written_params")
+                if written_list is None:
+                    written_list = ptx_mod.written_params(r.ptx)
+                written |= {i for i in written_list if i < nsig}
+                if name in existing:
+                    raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
+                parts.append(ptx_mod.LinkPart(r.ptx, name, plan.order, tuple(range(nsig, len(entry.params)))))
+                units.append((index, cfg, consts, r, name))
+            names.append(base)
+            if per_config == 2:
+                spec_names.append(base + "_spec")
+        result = units[-1][3]
         cache_dir = None
         if ctx.use_cache:
             cache_dir = str(ctx.cache_dir or tc.default_cache_dir())
@@ -221,9 +259,9 @@ class MaterializeTritonVariants(Pass):
             raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
         layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
 
-        for ordinal, ((index, cfg, consts, result), name) in enumerate(zip(survivors, names), start=next_ordinal):
+        for ordinal, (index, cfg, consts, result, name) in enumerate(units, start=next_ordinal):
             env: dict[str, Any] = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
-            env.update({"num_warps": result.metadata["num_warps"], "num_stages": item.specs[index].num_stages, "num_ctas": 1})
+            env.update({"num_warps": result.metadata["num_warps"], "num_stages": dict(cfg).get("num_stages", 3), "num_ctas": 1})
             env.update({w: f"%{w}" for w in group.workload})
             emitter = grid_mod.CountEmitter(env, indent="  ")
             try:
@@ -241,9 +279,15 @@ class MaterializeTritonVariants(Pass):
                 f"hal.executable.export public @{name} ordinal({ordinal}) layout({layout}) "
                 f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>"
             )
-        self._insert(ctx, item, exports, obj, names)
+        divisible = equal_one = None
+        if spec_names:
+            scalars = [group.signature[i] for i in plan.scalars]
+            divisible = [k for k, p in enumerate(scalars) if p.hint == 16]
+            equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
+        self._insert(ctx, item, exports, obj, names, spec_names or None, divisible, equal_one)
 
-    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], obj, names: list[str]) -> None:
+    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], obj, names: list[str],
+                specialized: list[str] | None, divisible: list[int] | None, equal_one: list[int] | None) -> None:
         from iree.compiler import ir
 
         source, op, group = item.source, item.op, item.group
@@ -272,7 +316,15 @@ class MaterializeTritonVariants(Pass):
                 continue
             point.insert(export.detach_from_parent())
         tmp.erase()
-        new_group = AutotuneGroup(name=group.name, variants=names, tune_workload=group.tune_workload, location=group.location)
+        new_group = AutotuneGroup(
+            name=group.name,
+            variants=names,
+            tune_workload=group.tune_workload,
+            specialized=specialized,
+            divisible=divisible,
+            equal_one=equal_one,
+            location=group.location,
+        )
         if group.default is not None:
             new_group.default = group.default if group.default in names else None
         replace_group(op, new_group)

@@ -93,7 +93,8 @@ class VerifyAutotuningGroups(Pass):
                     raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
                 loc = group.location
                 first = None
-                for v in group.variants:
+                members = list(group.variants) + [v for v in group.specialized or [] if v not in group.variants]
+                for v in members:
                     if v not in exports:
                         where = export_home.get(v)
                         hint = f"; it is an export of @{where}" if where else ""
@@ -116,6 +117,13 @@ class VerifyAutotuningGroups(Pass):
                             f"variant @{v} of @{group.name} takes {_workload(count_args)} workload values, but @{first[0]} takes {_workload(first[2])}",
                             [Diagnostic("note", f"@{first[0]} is defined here", location_of(first[3].location, ctx.source.name))],
                         )
+                if group.specialized is not None:
+                    constants = _constants(first[1])
+                    bad = [i for i in (group.divisible or []) + (group.equal_one or []) if not 0 <= i < constants]
+                    if bad:
+                        raise DiagnosticError.at(
+                            loc, f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants"
+                        )
                 if group.default is not None and group.default not in group.variants:
                     raise DiagnosticError.at(loc, f"default(@{group.default}) is not one of the variants of @{group.name}")
                 if payloads is None:
@@ -125,12 +133,19 @@ class VerifyAutotuningGroups(Pass):
                             raise DiagnosticError.at(location_of(source.location, ctx.source.name), error)
                 if not payloads:
                     raise DiagnosticError.at(loc, f"@{sym_name(source)} has no objects, so the variants of @{group.name} have no code")
-                for v in group.variants:
+                for v in members:
                     if not any(_has_entry(data, v) for _, data, _ in payloads):
                         raise DiagnosticError.at(
                             location_of(exports[v].location, ctx.source.name),
                             f"variant @{v} has no entry '{v}' in the objects of @{sym_name(source)} ({', '.join(l for l, _, _ in payloads)})",
                         )
+
+
+def _constants(layout: str) -> int:
+    import re
+
+    m = re.search(r"constants\s*=\s*(\d+)", layout)
+    return int(m.group(1)) if m else 0
 
 
 def _workload(count_args: int | None) -> str:

@@ -8,9 +8,9 @@
 hal.executable.source private @matmul_ex {
   hal.executable.autotuning.export @matmul
       triton("kernel.py", "matmul_kernel")
-      signature(a_ptr: *fp16, b_ptr: *fp16, c_ptr: *fp16 {output}, M: i32, N: i32, K: i32,
-                stride_am: i32, stride_ak: i32, stride_bk: i32, stride_bn: i32,
-                stride_cm: i32, stride_cn: i32)
+      signature(a_ptr: *fp16:16, b_ptr: *fp16:16, c_ptr: *fp16:16 {output}, M: i32:16, N: i32:16, K: i32:16,
+                stride_am: i32:16, stride_ak: i32:1, stride_bk: i32:16, stride_bn: i32:1,
+                stride_cm: i32:16, stride_cn: i32:1)
       configs([{BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 3},
                {BLOCK_M = 256, BLOCK_N = 128, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 3},
                {BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 4},

@@ -11,7 +11,9 @@
 // RUN: iree-dump-module %t.vector_add.sm90.vmfb | FileCheck %s --check-prefix=VMFB
 // RUN: FileCheck %s --check-prefix=IREE < %t.softmax.mlir
 
-// PRUNE: matmul.mlir:{{[0-9]+}}:3: remark: @matmul: {{[0-9]+}} variants for sm_80
+// Config 8's specialized variant needs 196608 bytes of shared memory: pruned on sm_80.
+// PRUNE: matmul.mlir:9:3: remark: @matmul: config 8 {BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 7} pruned (specialized variant): needs 196608 bytes of shared memory, sm_80 allows at most 166912
+// PRUNE: matmul.mlir:9:3: remark: @matmul: 8 variants (+8 specialized) for sm_80 ({{[0-9]+}} compiled, {{[0-9]+}} from cache), 1 pruned
 
 // The module exports the host function and the tuning entry points.
 // VMFB-DAG: add

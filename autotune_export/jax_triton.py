@@ -1,0 +1,1221 @@
+"""jax-triton bridge: ``triton_call``-style invocations and exported JAX programs as IREE input.
+
+Two entry points:
+
+:func:`triton_call_to_mlir`
+    Takes the arguments of ``jax_triton.triton_call`` (0.3.x calling convention) and returns
+    the text of a module holding a Triton-form ``hal.executable.autotuning.export`` group and a
+    public host function that dispatches it. ``autotune-export - --emit iree`` (or ``vmfb``)
+    compiles it like any hand-written input. Works without jax, jax-triton or a GPU: array
+    arguments are anything with ``.shape`` and ``.dtype`` (``jax.ShapeDtypeStruct``, numpy
+    arrays, jax arrays).
+
+:func:`convert_stablehlo`
+    Takes what ``jax.export`` wrote for a program calling jax-triton kernels (StableHLO text, or
+    MLIR bytecode) and returns IREE input: each ``stablehlo.custom_call @triton_kernel_call``
+    (0.3.x: ``backend_config = "..."``) or ``@triton_kernel_call_ffi`` (0.4.x:
+    ``mhlo.backend_config = {opaque = "..."}``) becomes a ``flow.dispatch`` of the PTX that
+    jax-triton compiled, reused as is (no recompilation). An autotuned call becomes a group of
+    one export per config, tuned at run time by the module's ``@__autotune``.
+
+Calling conventions bridged (notes/jax-triton-facts.md, notes/iree-hal-facts.md):
+
+* jax-triton kernel parameters are the call's inputs (arrays as pointers, Python scalars in
+  place) then one pointer per output; constexpr metaparameters are baked into the code.
+  IREE's CUDA HAL passes one pointer per binding (tensor operands, then untied results) and
+  then one 32-bit value per constant: the PTX parameters are reordered by
+  :func:`autotune_export.ptx.link`, Triton's hidden scratch pointers dropped.
+* ``zeroed_outputs`` / ``bytes_to_zero``: the output is a zero-filled tensor passed as an
+  operand, and the result is tied to it (``-> %zeros``).
+* ``input_output_aliases``: jax-triton 0.3.x gives the aliased output its own kernel
+  parameter; we pass a clone of the aliased input as a tied operand (the kernel reads the input
+  through its input pointer, writes the clone, which becomes the result; IREE removes the copy
+  when the input is dead). When the descriptor has no parameter for the aliased output (0.4.x),
+  the result is tied to the input operand itself.
+* Static scalars: i32/u32/f32 become IREE constants (f32 as its bits). Scalars the IREE ABI
+  cannot carry (bool, 64-bit ints, f64: jax-triton 0.3.x types a Python ``float`` as fp64)
+  are baked into the PTX of :func:`convert_stablehlo` (each ``ld.param`` of the parameter
+  becomes a ``mov`` of the value); :func:`triton_call_to_mlir` types a Python float as fp32
+  when it is exactly representable (as jax-triton 0.4 does), and leaves other unsupported
+  types to the ABI check of materialize-triton-variants.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import re
+import struct
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from . import grid as grid_mod
+from .group import OPTION_NAMES, AutotuneGroup, Param, mlir_string
+
+__all__ = [
+    "JaxTritonError",
+    "KernelNotImportableError",
+    "triton_call_to_mlir",
+    "convert_stablehlo",
+    "locate_kernel",
+    "TRITON_CALL_TARGETS",
+]
+
+#: ``call_target_name`` values of jax-triton's custom calls (0.3.x, 0.4.x).
+TRITON_CALL_TARGETS = ("triton_kernel_call", "triton_kernel_call_ffi")
+
+
+class JaxTritonError(ValueError):
+    """A triton_call or exported program that cannot be bridged (the message says why)."""
+
+
+class KernelNotImportableError(JaxTritonError):
+    """The kernel has no importable ``file.py`` + attribute name (notebook cell, closure, ...)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+
+#: numpy dtype name -> (Triton type, MLIR element type)
+_DTYPES = {
+    "bool": ("i1", "i1"),
+    "int8": ("i8", "i8"),
+    "int16": ("i16", "i16"),
+    "int32": ("i32", "i32"),
+    "int64": ("i64", "i64"),
+    "uint8": ("u8", "i8"),
+    "uint16": ("u16", "i16"),
+    "uint32": ("u32", "i32"),
+    "uint64": ("u64", "i64"),
+    "float16": ("fp16", "f16"),
+    "bfloat16": ("bf16", "bf16"),
+    "float32": ("fp32", "f32"),
+    "float64": ("fp64", "f64"),
+    "float8_e4m3fn": ("fp8e4nv", "f8E4M3FN"),
+    "float8_e5m2": ("fp8e5", "f8E5M2"),
+}
+_ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4,
+             "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """Canonical numpy name of a dtype-like (np.dtype, jnp type, ml_dtypes type, string)."""
+    name = getattr(dtype, "name", None)
+    if not isinstance(name, str):
+        name = getattr(dtype, "__name__", None) or str(dtype)
+    name = str(name).lower()
+    aliases = {"float": "float32", "f32": "float32", "f16": "float16", "half": "float16", "bf16": "bfloat16",
+               "i32": "int32", "int": "int32", "bool_": "bool", "i1": "bool"}
+    return aliases.get(name, name)
+
+
+def _array_types(dtype: Any, what: str) -> tuple[str, str]:
+    name = _dtype_name(dtype)
+    if name not in _DTYPES:
+        raise JaxTritonError(f"{what} has dtype {name}, which has no Triton pointer type here (supported: {', '.join(_DTYPES)})")
+    return _DTYPES[name]
+
+
+def _tensor_type(shape: Sequence[int], elem: str) -> str:
+    dims = [int(d) for d in shape]
+    for d in dims:
+        if d < 0:
+            raise JaxTritonError(f"shape {tuple(shape)} is not static")
+    return "tensor<" + "".join(f"{d}x" for d in dims) + elem + ">"
+
+
+def _scalar_type(value: Any) -> str:
+    """Triton type of a static Python scalar (jax-triton's rules; floats as fp32 when exact)."""
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31:
+            return "i32"
+        if 2**31 <= value < 2**32:
+            return "u32"
+        if -(2**63) <= value < 2**63:
+            return "i64"
+        if 2**63 <= value < 2**64:
+            return "u64"
+        raise JaxTritonError(f"integer {value} does not fit 64 bits")
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value) or struct.unpack("<f", struct.pack("<f", value))[0] == value:
+            return "fp32"
+        return "fp64"
+    raise JaxTritonError(f"cannot type static argument {value!r} ({type(value).__name__})")
+
+
+def _f32_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+
+
+def _i32(value: int) -> int:
+    """A 32-bit value as a signed i32 (MLIR's arith.constant range)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+
+
+@dataclass
+class _Kernel:
+    jit: Any  # triton JITFunction (duck typed: .params, .fn)
+    autotuner: Any | None
+    heuristics: list[dict[str, Callable]]
+    arg_names: list[str]
+    runtime_names: list[str]
+    constexpr_names: list[str]
+    defaults: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.jit.fn.__name__
+
+
+def _unwrap(kernel: Any) -> _Kernel:
+    """Peel ``triton.autotune`` / ``triton.heuristics`` wrappers (duck typed) off a kernel."""
+    autotuner = None
+    heuristics: list[dict[str, Callable]] = []
+    obj = kernel
+    for _ in range(16):
+        if hasattr(obj, "configs") and hasattr(obj, "fn") and not hasattr(obj, "params"):
+            if autotuner is None:
+                autotuner = obj
+            obj = obj.fn
+        elif isinstance(getattr(obj, "values", None), dict) and hasattr(obj, "fn") and not hasattr(obj, "params"):
+            heuristics.append(dict(obj.values))
+            obj = obj.fn
+        else:
+            break
+    params = getattr(obj, "params", None)
+    if params is None or not callable(getattr(obj, "fn", None)):
+        raise JaxTritonError(f"`kernel` must be a Triton JITFunction, Heuristics or Autotuner, got {type(kernel).__name__}")
+    names = [p.name for p in params]
+    constexprs = [p.name for p in params if p.is_constexpr]
+    defaults = {p.name: p.default for p in params if getattr(p, "has_default", False)}
+    return _Kernel(obj, autotuner, heuristics, names, [n for n in names if n not in constexprs], constexprs, defaults)
+
+
+def _wraps(obj: Any, jit: Any) -> bool:
+    for _ in range(16):
+        if obj is jit:
+            return True
+        obj = getattr(obj, "fn", None)
+        if obj is None:
+            return False
+    return False
+
+
+def locate_kernel(kernel: Any) -> tuple[str, str]:
+    """``(path of the .py file, module attribute name)`` where ``kernel`` can be imported from.
+
+    materialize-triton-variants imports that file as a fresh module and takes the attribute,
+    so the kernel must be a module-level name of a real Python file. Raises
+    KernelNotImportableError otherwise (a notebook cell, a closure, an interactive session).
+    """
+    k = _unwrap(kernel)
+    fn = k.jit.fn
+    qual = getattr(fn, "__qualname__", fn.__name__)
+    if "<locals>" in qual:
+        raise KernelNotImportableError(
+            f"kernel '{k.name}' is defined inside a function ({qual}); materialize-triton-variants imports "
+            "kernels by file and module-level name: move it to module level, or pass kernel_source=(path, name)"
+        )
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        path = None
+    if not path or path.startswith("<") or not os.path.isfile(path):
+        raise KernelNotImportableError(
+            f"kernel '{k.name}' does not come from a Python file on disk (source: {path or 'unknown'}; "
+            "a notebook cell or an interactive session?): put it in a .py file, or pass kernel_source=(path, name)"
+        )
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    candidates = []
+    if module is not None:
+        for attr, value in vars(module).items():
+            if value is kernel:
+                candidates.insert(0, attr)
+            elif _wraps(value, k.jit) and attr == k.name:
+                candidates.append(attr)
+    elif _wraps(kernel, k.jit):
+        candidates.append(k.name)
+    if not candidates:
+        raise KernelNotImportableError(
+            f"kernel '{k.name}' is not a module-level name of {path}; pass kernel_source=(path, name)"
+        )
+    return os.path.abspath(path), candidates[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Grid expressions from a grid callable
+
+
+class _NotTraceable(Exception):
+    pass
+
+
+class _Sym:
+    """An integer expression over config constants, built by running the grid callable."""
+
+    def __init__(self, text: str, prec: int = 9):
+        self.text, self.prec = text, prec
+
+    @staticmethod
+    def wrap(v: Any) -> "_Sym":
+        if isinstance(v, _Sym):
+            return v
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _NotTraceable(f"non-integer {v!r}")
+        return _Sym(str(v) if v >= 0 else f"(0 - {-v})")
+
+    def _bin(self, op: str, other: Any, prec: int, swap: bool = False) -> "_Sym":
+        a, b = (self.wrap(other), self) if swap else (self, self.wrap(other))
+        lhs = a.text if a.prec >= prec else f"({a.text})"
+        rhs = b.text if b.prec > prec else f"({b.text})"
+        return _Sym(f"{lhs} {op} {rhs}", prec)
+
+    __add__ = lambda s, o: s._bin("+", o, 1)  # noqa: E731
+    __radd__ = lambda s, o: s._bin("+", o, 1, True)  # noqa: E731
+    __sub__ = lambda s, o: s._bin("-", o, 1)  # noqa: E731
+    __rsub__ = lambda s, o: s._bin("-", o, 1, True)  # noqa: E731
+    __mul__ = lambda s, o: s._bin("*", o, 2)  # noqa: E731
+    __rmul__ = lambda s, o: s._bin("*", o, 2, True)  # noqa: E731
+    __floordiv__ = lambda s, o: s._bin("//", o, 2)  # noqa: E731
+    __rfloordiv__ = lambda s, o: s._bin("//", o, 2, True)  # noqa: E731
+    __mod__ = lambda s, o: s._bin("%", o, 2)  # noqa: E731
+    __rmod__ = lambda s, o: s._bin("%", o, 2, True)  # noqa: E731
+
+    def __neg__(self):
+        return _Sym("0", 9)._bin("-", self, 1)
+
+    def __pos__(self):
+        return self
+
+    def _refuse(self, *_):
+        raise _NotTraceable("operation not expressible in a grid expression")
+
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __int__ = __index__ = __float__ = __bool__ = __round__ = __trunc__ = __floor__ = __ceil__ = _refuse
+    __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = _refuse
+
+    def __eq__(self, other):  # pragma: no cover - only reached by odd grid callables
+        self._refuse()
+
+    __hash__ = object.__hash__
+
+
+def _normalize_grid(g: Any) -> tuple:
+    if isinstance(g, (int, _Sym)) and not isinstance(g, bool):
+        g = (g,)
+    g = tuple(g)
+    if not 1 <= len(g) <= 3:
+        raise JaxTritonError(f"`grid` should have one to three dimensions, got {len(g)}")
+    return g + (1,) * (3 - len(g))
+
+
+def _grid_exprs(grid: Any, metas: list[dict[str, Any]], envs: list[dict[str, int]]) -> tuple[list[str], str]:
+    """Grid clause expressions valid for every config, and how they were found.
+
+    ``metas[i]`` is what the grid callable receives for config i (jax-triton: metaparams and
+    the config's kwargs); ``envs[i]`` the integer constants a grid expression may name for
+    config i (what materialize-triton-variants puts in scope). Strategies, first that works:
+    ``constant`` (every config has the same grid), ``traced`` (the callable, run on symbols,
+    gives integer arithmetic over the constants), ``selected`` (a sum over configs of grid
+    value times an indicator ``1 - min(1, sum((K - k_i) * (K - k_i)))`` that is 1 only for
+    config i's constants). Each result is checked by evaluating it for every config.
+    """
+    concrete = []
+    for meta in metas:
+        g = grid(dict(meta)) if callable(grid) else grid
+        g = _normalize_grid(g)
+        for d in g:
+            if isinstance(d, bool) or not isinstance(d, int):
+                try:
+                    d2 = int(d)
+                except Exception:
+                    raise JaxTritonError(f"grid dimension {d!r} is not an integer") from None
+                if d2 != d:
+                    raise JaxTritonError(f"grid dimension {d!r} is not an integer")
+        concrete.append(tuple(int(d) for d in g))
+
+    def trim(dims):
+        dims = list(dims)
+        while len(dims) > 1 and dims[-1] == "1":
+            dims.pop()
+        return dims
+
+    if all(c == concrete[0] for c in concrete):
+        return trim(str(d) for d in concrete[0]), "constant"
+
+    def check(exprs: list[str]) -> bool:
+        try:
+            parsed = [grid_mod.parse(e) for e in exprs]
+            return all(
+                tuple(grid_mod.evaluate(p, env) for p in parsed) == c for env, c in zip(envs, concrete)
+            )
+        except grid_mod.GridError:
+            return False
+
+    if callable(grid):
+        try:
+            sym_meta = {k: (_Sym(k) if k in envs[0] and all(k in e for e in envs) else v) for k, v in metas[0].items()}
+            traced = _normalize_grid(grid(sym_meta))
+            exprs = [_Sym.wrap(d).text if not isinstance(d, int) else str(d) for d in traced]
+            exprs = [grid_mod.format_expr(grid_mod.parse(e)) for e in exprs]
+            if check(exprs):
+                return trim(exprs), "traced"
+        except (_NotTraceable, grid_mod.GridError, KeyError, TypeError, ValueError, ArithmeticError):
+            pass
+
+    keys = [k for k in envs[0] if all(k in e for e in envs)]
+    seen: dict[tuple, tuple] = {}
+    for env, c in zip(envs, concrete):
+        key = tuple(env[k] for k in keys)
+        if seen.setdefault(key, c) != c:
+            raise JaxTritonError(
+                "the grid differs between configs that agree on every integer constant "
+                f"({', '.join(keys) or 'none'}); a grid expression cannot tell them apart"
+            )
+    exprs = []
+    for dim in range(3):
+        if all(c[dim] == concrete[0][dim] for c in concrete):
+            exprs.append(str(concrete[0][dim]))
+            continue
+        terms = []
+        for key, c in seen.items():
+            if c[dim] == 0:
+                continue
+            dist = " + ".join(f"({k} - {v}) * ({k} - {v})" for k, v in zip(keys, key)) or "0"
+            terms.append(f"{c[dim]} * (1 - min(1, {dist}))")
+        exprs.append(" + ".join(terms) or "0")
+    exprs = [grid_mod.format_expr(grid_mod.parse(e)) for e in exprs]
+    if not check(exprs):  # pragma: no cover - the construction is exact
+        raise JaxTritonError("could not express the per-config grid as a grid expression")
+    return trim(exprs), "selected"
+
+
+# --------------------------------------------------------------------------------------------
+# triton_call -> module text
+
+
+@dataclass
+class _CallArg:
+    index: int  # position among the kernel's runtime parameters
+    name: str
+    value: Any
+    is_array: bool
+    triton_type: str
+    shape: tuple[int, ...] = ()
+    elem: str = ""
+
+    @property
+    def tensor_type(self) -> str:
+        return _tensor_type(self.shape, self.elem)
+
+
+def _flatten(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, (list, tuple)) and not hasattr(item, "shape"):
+            out.extend(_flatten(item))
+        else:
+            out.append(item)
+    return out
+
+
+def _is_static_scalar(value: Any) -> bool:
+    if isinstance(value, (bool, int, float)):
+        return True
+    return type(value).__name__ == "float32" and type(value).__module__ == "numpy"
+
+
+class _Config:
+    """A triton.Config look-alike for configs made here (no triton import needed)."""
+
+    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
+        self.kwargs, self.num_warps, self.num_stages, self.num_ctas = dict(kwargs), num_warps, num_stages, num_ctas
+        self.maxnreg, self.pre_hook = maxnreg, pre_hook
+
+    def all_kwargs(self):
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}
+
+
+def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas) -> list:
+    """The configs jax-triton would compile, heuristics applied (jax-triton 0.3.1's rules)."""
+    if k.autotuner is not None:
+        tuner = k.autotuner
+        configs = []
+        for cfg in tuner.configs:
+            if getattr(cfg, "pre_hook", None) is not None:
+                raise JaxTritonError("`pre_hook` is not supported (jax-triton raises NotImplementedError too)")
+            if all(cfg.kwargs.get(key, v) == v for key, v in metaparams.items()):
+                configs.append(cfg)
+        early = getattr(tuner, "early_config_prune", None)
+        if early is not None:
+            configs = list(early(configs, named_args))
+        perf_model = getattr(tuner, "perf_model", None)
+        if perf_model is not None:
+            top_k = getattr(tuner, "configs_top_k", 1.0)
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(configs) * top_k))
+            if len(configs) > top_k:
+                est = [(perf_model(**named_args, **metaparams, **c.all_kwargs()), i) for i, c in enumerate(configs)]
+                configs = [configs[i] for _, i in sorted(est)[:top_k]]
+        if not configs:
+            raise JaxTritonError(
+                f"no config of the triton.autotune kernel '{k.name}' is left after pruning "
+                f"(explicit metaparameters: {metaparams or 'none'})"
+            )
+    else:
+        configs = [_Config({}, num_warps=4 if num_warps is None else num_warps,
+                           num_stages=3 if num_stages is None else num_stages, num_ctas=num_ctas)]
+    out = []
+    for cfg in configs:
+        kwargs = dict(cfg.kwargs)
+        for values in k.heuristics:
+            for hname, fn in values.items():
+                kwargs[hname] = fn({**named_args, **metaparams, **kwargs})
+        out.append(_Config(kwargs, cfg.num_warps, cfg.num_stages, getattr(cfg, "num_ctas", 1), getattr(cfg, "maxnreg", None)))
+    return out
+
+
+def _config_value(v: Any, key: str) -> Any:
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    inner = getattr(v, "value", None)  # tl.constexpr
+    if isinstance(inner, (bool, int, float, str)):
+        return inner
+    if type(v).__module__.startswith("numpy") and hasattr(v, "item"):
+        return v.item()
+    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool or str")
+
+
+def triton_call_to_mlir(
+    *args: Any,
+    kernel: Any,
+    out_shape: Any,
+    grid: Any,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    num_ctas: int = 1,
+    input_output_aliases: Mapping[int, int] | None = None,
+    zeroed_outputs: Sequence[int] | Callable[[dict], Sequence[int]] = (),
+    name: str = "",
+    target: str = "sm_80",
+    kernel_source: tuple[str, str] | None = None,
+    relative_to: str | None = None,
+    custom_call_target_name: str | None = None,
+    compute_capability: int | None = None,
+    enable_fp_fusion: bool = True,
+    debug: bool = False,
+    serialized_metadata: bytes = b"",
+    **metaparams: Any,
+) -> str:
+    """The module that ``jax_triton.triton_call(*args, kernel=..., ...)`` amounts to, as text.
+
+    Arguments follow ``jax_triton.triton_call`` (0.3.x): ``args`` are arrays (anything with
+    ``.shape`` and ``.dtype``) and static Python scalars (``bool``/``int``/``float``/
+    ``np.float32``), flattened if nested in lists or tuples; ``out_shape`` one such array spec
+    or a list/tuple of them; ``grid`` an int, a tuple of up to three ints, or a callable of the
+    metaparameter dict; ``input_output_aliases`` maps an index among the ARRAY arguments to an
+    output index (0.3.x counts arrays only); ``zeroed_outputs`` output indices (or a callable
+    of the metaparameters giving them) zero-filled before the launch; ``**metaparams`` the
+    constexpr values. A ``triton.autotune`` kernel contributes every config that agrees with
+    the explicit metaparameters (then its ``prune_configs_by`` pruning), ``triton.heuristics``
+    are applied per config; a plain kernel gets one config from the metaparameters,
+    ``num_warps`` (default 4) and ``num_stages`` (default 3).
+
+    Returned text (sugared, the autotune-export CLI's input)::
+
+        hal.executable.source private @KERNEL_ex {
+          hal.executable.autotuning.export @KERNEL triton("/abs/kernel.py", "KERNEL")
+              signature(...) configs([...]) workload() grid(...)
+        }
+        util.func public @main(%arg0: tensor<...>, ...) -> (tensor<...>, ...) { ... flow.dispatch ... }
+
+    ``name`` names the host function (default ``main``). ``target`` only goes into the header
+    comment (the CLI's ``--target`` chooses what variants are compiled for); a
+    ``compute_capability`` (jax-triton's argument, e.g. 90) overrides it. ``kernel_source``
+    gives ``(path, attribute)`` when the kernel cannot be located from its Python function
+    (see :func:`locate_kernel`); ``relative_to`` writes the path relative to that directory
+    (where the .mlir file will live) instead of absolute. ``custom_call_target_name``,
+    ``enable_fp_fusion``, ``debug`` and ``serialized_metadata`` are accepted for signature
+    compatibility and ignored.
+
+    The grid clause: one expression evaluated per config by materialize-triton-variants. When
+    every config has the same grid it is that constant; otherwise the callable is re-run on
+    symbols (``lambda m: (triton.cdiv(4096, m["BLOCK"]),)`` gives ``(4096 + BLOCK - 1) // BLOCK``)
+    and, if it uses operations a grid expression lacks, a per-config selection over the config
+    constants is written (see :func:`_grid_exprs`); every form is checked against the callable's
+    value for every config. The workload is empty: shapes and scalars are static.
+
+    Raises JaxTritonError (KernelNotImportableError) with a one-line reason.
+    """
+    del custom_call_target_name, enable_fp_fusion, debug, serialized_metadata
+    if compute_capability is not None:
+        target = f"sm_{int(compute_capability)}"
+    k = _unwrap(kernel)
+    flat = _flatten(args)
+    outs = list(out_shape) if isinstance(out_shape, (list, tuple)) else [out_shape]
+    if not outs:
+        raise JaxTritonError("`out_shape` lists no output")
+    runtime = k.runtime_names
+    if len(flat) + len(outs) != len(runtime):
+        raise JaxTritonError(
+            f"kernel '{k.name}' has {len(runtime)} non-constexpr parameters ({', '.join(runtime)}), but the call passes "
+            f"{len(flat)} argument(s) and {len(outs)} output(s)"
+        )
+    unknown = [m for m in metaparams if m not in k.constexpr_names]
+    if unknown:
+        raise JaxTritonError(
+            f"'{unknown[0]}' is not a constexpr parameter of '{k.name}' (constexprs: {', '.join(k.constexpr_names) or 'none'})"
+        )
+
+    call_args: list[_CallArg] = []
+    for i, a in enumerate(flat):
+        pname = runtime[i]
+        if _is_static_scalar(a):
+            value = float(a) if not isinstance(a, (bool, int, float)) else a
+            ttype = "fp32" if not isinstance(a, (bool, int, float)) else _scalar_type(a)
+            call_args.append(_CallArg(i, pname, value, False, ttype))
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            tt, elem = _array_types(a.dtype, f"argument {i} ('{pname}')")
+            call_args.append(_CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
+        else:
+            raise JaxTritonError(f"argument {i} ('{pname}') is neither an array (.shape/.dtype) nor a static bool/int/float: {type(a).__name__}")
+    out_args: list[_CallArg] = []
+    for j, o in enumerate(outs):
+        pname = runtime[len(flat) + j]
+        if not (hasattr(o, "shape") and hasattr(o, "dtype")):
+            raise JaxTritonError(f"output {j} ('{pname}') has no .shape/.dtype")
+        tt, elem = _array_types(o.dtype, f"output {j} ('{pname}')")
+        out_args.append(_CallArg(len(flat) + j, pname, o, True, "*" + tt, tuple(int(d) for d in o.shape), elem))
+
+    arrays = [a for a in call_args if a.is_array]
+    aliases = dict(input_output_aliases or {})
+    for src, dst in aliases.items():
+        if not 0 <= int(src) < len(arrays):
+            raise JaxTritonError(f"input_output_aliases: input {src} is not an array argument (there are {len(arrays)})")
+        if not 0 <= int(dst) < len(outs):
+            raise JaxTritonError(f"input_output_aliases: output {dst} does not exist (there are {len(outs)})")
+        a, o = arrays[int(src)], out_args[int(dst)]
+        if (a.shape, a.elem) != (o.shape, o.elem):
+            raise JaxTritonError(f"input_output_aliases: input {src} is {a.tensor_type} but output {dst} is {o.tensor_type}")
+    if len(set(aliases.values())) != len(aliases):
+        raise JaxTritonError("input_output_aliases: two inputs alias the same output")
+
+    named_args = {a.name: a.value for a in call_args + out_args}
+    configs = _configs(k, dict(metaparams), named_args, num_warps, num_stages, num_ctas)
+
+    # Config entries: every constexpr the kernel needs, in declaration order, then options.
+    rows: list[list[tuple[str, Any]]] = []
+    metas: list[dict[str, Any]] = []
+    envs: list[dict[str, int]] = []
+    for cfg in configs:
+        values = {**k.defaults, **metaparams, **cfg.kwargs}
+        missing = [c for c in k.constexpr_names if c not in values]
+        if missing:
+            raise JaxTritonError(f"no value for constexpr parameter '{missing[0]}' of '{k.name}' (pass it as a keyword argument)")
+        row = [(c, _config_value(values[c], c)) for c in k.constexpr_names]
+        row.append(("num_warps", int(cfg.num_warps)))
+        row.append(("num_stages", int(cfg.num_stages)))
+        if getattr(cfg, "num_ctas", 1) not in (None, 1):
+            row.append(("num_ctas", int(cfg.num_ctas)))
+        if getattr(cfg, "maxnreg", None) is not None:
+            row.append(("maxnreg", int(cfg.maxnreg)))
+        rows.append(row)
+        metas.append({**metaparams, **cfg.kwargs})
+        envs.append({key: v for key, v in row if key not in OPTION_NAMES and isinstance(v, int) and not isinstance(v, bool)})
+    grid_exprs, _how = _grid_exprs(grid, metas, envs)
+
+    zeroed: set[int] = set()
+    for meta in metas:
+        z = zeroed_outputs(dict(meta)) if callable(zeroed_outputs) else zeroed_outputs
+        for j in z or ():
+            if not 0 <= int(j) < len(outs):
+                raise JaxTritonError(f"zeroed_outputs: output {j} does not exist (there are {len(outs)})")
+            zeroed.add(int(j))
+
+    if kernel_source is None:
+        path, attr = locate_kernel(kernel)
+    else:
+        path, attr = kernel_source
+        path = os.path.abspath(path)
+    if relative_to is not None:
+        path = os.path.relpath(path, relative_to)
+
+    kname = re.sub(r"[^A-Za-z0-9_]", "_", k.name)
+    group = AutotuneGroup(
+        name=kname,
+        triton=(path, attr),
+        signature=[Param(a.name, a.triton_type) for a in call_args] + [Param(o.name, o.triton_type, True) for o in out_args],
+        configs=rows,
+        workload=[],
+        grid=grid_exprs,
+    )
+    exe = f"{kname}_ex"
+    func = name or "main"
+    return _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how)
+
+
+def _constant_line(ssa: str, a: _CallArg) -> str:
+    t = a.triton_type
+    if t == "i1":
+        return f"  {ssa} = arith.constant {'true' if a.value else 'false'}"
+    if t in ("i32", "u32"):
+        return f"  {ssa} = arith.constant {_i32(int(a.value))} : i32"
+    if t in ("i64", "u64"):
+        v = int(a.value) & (2**64 - 1)
+        return f"  {ssa} = arith.constant {v - 2**64 if v >= 2**63 else v} : i64"
+    if t == "fp32":
+        return f"  {ssa} = arith.constant 0x{_f32_bits(a.value):08X} : f32"
+    if t == "fp64":
+        return f"  {ssa} = arith.constant 0x{struct.unpack('<Q', struct.pack('<d', float(a.value)))[0]:016X} : f64"
+    raise JaxTritonError(f"cannot pass static {t} argument '{a.name}'")
+
+
+_SCALAR_MLIR = {"i1": "i1", "i32": "i32", "u32": "i32", "i64": "i64", "u64": "i64", "fp32": "f32", "fp64": "f64"}
+
+
+def _zero_literal(elem: str) -> str:
+    if elem == "i1":
+        return "false"
+    if elem.startswith("i"):
+        return "0"
+    return "0.000000e+00"
+
+
+def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, aliases, zeroed, target, how) -> str:
+    arrays = [a for a in call_args if a.is_array]
+    arg_ssa = {id(a): f"%arg{i}" for i, a in enumerate(arrays)}
+    lines: list[str] = []
+    operands: list[str] = []
+    types: list[str] = []
+    for a in call_args:
+        if a.is_array:
+            operands.append(arg_ssa[id(a)])
+            types.append(a.tensor_type)
+        else:
+            ssa = f"%{re.sub(r'[^A-Za-z0-9_]', '_', a.name)}"
+            lines.append(_constant_line(ssa, a) + ("" if a.triton_type != "i1" else ""))
+            operands.append(ssa)
+            types.append(_SCALAR_MLIR[a.triton_type])
+    alias_of = {dst: src for src, dst in aliases.items()}
+    tie_all = bool(zeroed) or bool(aliases)
+    results: list[str] = []
+    for j, o in enumerate(out_args):
+        if not tie_all:
+            results.append(o.tensor_type)
+            continue
+        ssa = f"%out{j}"
+        if j in zeroed:
+            lines.append(f"  %zero{j} = arith.constant {_zero_literal(o.elem)} : {o.elem}")
+            lines.append(f"  {ssa} = flow.tensor.splat %zero{j} : {o.tensor_type}")
+        elif j in alias_of:
+            lines.append(f"  {ssa} = flow.tensor.clone {arg_ssa[id(arrays[alias_of[j]])]} : {o.tensor_type}")
+        else:
+            lines.append(f"  {ssa} = flow.tensor.empty : {o.tensor_type}")
+        operands.append(ssa)
+        types.append(o.tensor_type)
+        results.append(ssa)
+    res_types = [o.tensor_type for o in out_args]
+    nres = len(out_args)
+    res_name = "%result" + (f":{nres}" if nres > 1 else "")
+    results_text = results[0] if nres == 1 else "(" + ", ".join(results) + ")"
+    lines.append(
+        f"  {res_name} = flow.dispatch @{exe}::@{group.name}({', '.join(operands)}) : ({', '.join(types)}) -> {results_text}"
+    )
+    rets = ["%result"] if nres == 1 else [f"%result#{j}" for j in range(nres)]
+    lines.append(f"  util.return {', '.join(rets)} : {', '.join(res_types)}")
+    params = ", ".join(f"{arg_ssa[id(a)]}: {a.tensor_type}" for a in arrays)
+    header = [
+        f"// Generated by autotune_export.jax_triton.triton_call_to_mlir from kernel '{group.triton[1]}'.",
+        f"// Compile: autotune-export THIS.mlir --emit vmfb --target {target} -o OUT.vmfb",
+        f"// Grid: {how} ({len(group.configs)} config{'s' if len(group.configs) != 1 else ''}).",
+    ]
+    src = [f"hal.executable.source private @{exe} {{", group.to_sugar("  "), "}"]
+    fn = [f"util.func public @{func}({params}) -> ({', '.join(res_types)}) {{", *lines, "}"]
+    return "\n".join(header + [""] + src + [""] + fn) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# jax.export StableHLO -> IREE input
+
+
+@dataclass
+class _Variant:
+    """One config of a jax-triton call: its PTX entry and launch."""
+
+    call: Any  # TritonKernelCall
+    description: str
+    entry: str = ""
+    ptx: str = ""
+    skipped: str | None = None
+
+
+def _walk(op):
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = child.operation
+                yield child
+                yield from _walk(child)
+
+
+def _attrs(op) -> dict:
+    return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}
+
+
+def _backend_bytes(op) -> bytes | None:
+    from iree.compiler import ir
+
+    attrs = _attrs(op)
+    for key in ("backend_config", "mhlo.backend_config"):
+        attr = attrs.get(key)
+        if attr is None:
+            continue
+        if isinstance(attr, ir.StringAttr):
+            return attr.value_bytes
+        if isinstance(attr, ir.DictAttr):
+            d = ir.DictAttr(attr)
+            if "opaque" in d:
+                return ir.StringAttr(d["opaque"]).value_bytes
+    return None
+
+
+def _aliases_of(op) -> dict[int, int]:
+    """output index -> operand index from ``output_operand_aliases``."""
+    attrs = _attrs(op)
+    out: dict[int, int] = {}
+    if "output_operand_aliases" not in attrs:
+        return out
+    for m in re.finditer(
+        r"output_tuple_indices = \[([0-9, ]*)\], operand_index = (\d+)", str(attrs["output_operand_aliases"])
+    ):
+        idx = [int(x) for x in m.group(1).split(",") if x.strip()]
+        out[idx[0] if idx else 0] = int(m.group(2))
+    return out
+
+
+def _variant_suffix(description: str, k: int) -> str:
+    """``128_w4_s2`` from jax-triton's ``str(config)`` ("BLOCK: 128, num_warps: 4, ...")."""
+    pairs = dict(re.findall(r"(\w+): ([^,]+)", description))
+    if not pairs:
+        return str(k)
+    consts = [v.strip() for key, v in pairs.items() if key not in ("num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override", "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer")]
+    body = "x".join(re.sub(r"[^A-Za-z0-9]", "", c.replace(".", "p").replace("-", "m")) for c in consts if c not in ("None",))
+    tail = "".join(f"_{t}{pairs[key].strip()}" for key, t in (("num_warps", "w"), ("num_stages", "s")) if key in pairs)
+    return f"{k}" + (f"_{body}" if body else "") + tail
+
+
+_REG_BITS = (("%rd", 64), ("%fd", 64), ("%rs", 16), ("%rq", 128), ("%hh", 32), ("%r", 32), ("%f", 32), ("%h", 16))
+
+
+def _bake_scalar(ptx: str, param: str, bits: int, nbytes: int) -> str:
+    """Replace every ``ld.param.T %reg, [param];`` by ``mov.bN %reg, VALUE;``.
+
+    ``bits`` is the value's bit pattern (``nbytes`` wide), moved at the width of the register.
+    Raises JaxTritonError when the parameter is used in another way.
+    """
+    pat = re.compile(r"ld\.param\.([a-z]+)(\d+)\s+(%[A-Za-z0-9_$]+)\s*,\s*\[\s*" + re.escape(param) + r"\s*\]\s*;")
+
+    def repl(m):
+        reg = m.group(3)
+        width = next((w for prefix, w in _REG_BITS if reg.startswith(prefix) and reg[len(prefix):][:1].isdigit()), None)
+        if width is None:
+            raise JaxTritonError(f"cannot bake static parameter {param}: unknown register class of {reg}")
+        value = bits & ((1 << (8 * nbytes)) - 1)
+        if width < 8 * nbytes:
+            value &= (1 << width) - 1
+        return f"mov.b{width} {reg}, {value};"
+
+    out = pat.sub(repl, ptx)
+    body = out.split(")", 1)[1] if ")" in out else out
+    if re.search(r"(?<![A-Za-z0-9_$])" + re.escape(param) + r"(?![A-Za-z0-9_$])", body):
+        raise JaxTritonError(f"cannot bake static parameter {param}: the kernel uses it other than by ld.param")
+    return out
+
+
+def _scalar_param(p) -> tuple[str, Any]:
+    kind = p.WhichOneof("value")
+    return kind, getattr(p, kind)
+
+
+def _bits_of(kind: str, value: Any) -> tuple[int, int]:
+    if kind == "bool_":
+        return int(bool(value)), 1
+    if kind in ("i64", "u64"):
+        return int(value) & (2**64 - 1), 8
+    if kind == "f64":
+        return struct.unpack("<Q", struct.pack("<d", float(value)))[0], 8
+    if kind in ("i32", "u32"):
+        return int(value) & 0xFFFFFFFF, 4
+    if kind == "f32":
+        return _f32_bits(value), 4
+    raise JaxTritonError(f"unknown scalar parameter kind {kind}")
+
+
+@dataclass
+class _CallPlan:
+    op: Any
+    index: int
+    exe: str
+    group: str
+    variants: list[_Variant]
+    source_text: str
+    operands: list  # ir.Value or ("zeros"|"clone"|..., ...)
+    constants: list[int]
+    tied: list[int]  # per result: argument index or -1
+
+
+def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: str, ptx_version: str | None,
+               name_prefix: str, target_arch: str | None) -> _CallPlan:
+    from . import abi, ptx as ptx_mod
+    from .passes.materialize_triton_variants import CUDA_TARGET
+
+    kind = msg.WhichOneof("value")
+    if kind == "kernel_call":
+        raw = [(msg.kernel_call, "")]
+    else:
+        raw = [(c.kernel_call, c.description) for c in msg.autotuned_kernel_call.configs]
+    if not raw:
+        raise JaxTritonError(f"triton call {index} has no configs")
+    kname = re.sub(r"[^A-Za-z0-9_]", "_", raw[0][0].kernel.kernel_name or "triton_kernel")
+    loc = f"triton call {index} ('{raw[0][0].kernel.kernel_name}')"
+    operands = list(op.operands)
+    n_in, n_out = len(operands), len(op.results)
+    aliases = _aliases_of(op)  # output -> operand
+
+    # Parameters: identical kinds (and scalar values) across configs.
+    first = raw[0][0].parameters
+    kinds = [p.WhichOneof("value") for p in first]
+    for call, _ in raw[1:]:
+        if [p.WhichOneof("value") for p in call.parameters] != kinds:
+            raise JaxTritonError(f"{loc}: configs disagree on the kernel parameters")
+    array_params = [i for i, kd in enumerate(kinds) if kd == "array"]
+    if len(array_params) == n_in + n_out:
+        own_alias_param = True  # 0.3.x: every output has its own pointer
+    elif len(array_params) == n_in + n_out - len(aliases):
+        own_alias_param = False  # 0.4.x: an aliased output is its input's pointer
+    else:
+        raise JaxTritonError(
+            f"{loc}: the descriptor lists {len(array_params)} array parameters, but the call has {n_in} operands and {n_out} results"
+        )
+    zeroed: set[int] = set()  # output indices
+    param_of_output: dict[int, int] = {}
+    param_of_input = {i: array_params[i] for i in range(n_in)}
+    rest = array_params[n_in:]
+    j = 0
+    for o in range(n_out):
+        if o in aliases and not own_alias_param:
+            continue
+        param_of_output[o] = rest[j]
+        j += 1
+    for call, _ in raw:
+        for o, pidx in param_of_output.items():
+            if call.parameters[pidx].array.bytes_to_zero:
+                zeroed.add(o)
+        for i, pidx in param_of_input.items():
+            if call.parameters[pidx].array.bytes_to_zero:
+                raise JaxTritonError(f"{loc}: input {i} is to be zeroed; only outputs can be")
+
+    # Operands of the dispatch: call operands, then one tensor per tied output.
+    disp_operands: list = list(operands)
+    tied = [-1] * n_out
+    binding_of_param: dict[int, int] = {pidx: i for i, pidx in param_of_input.items()}
+    for o in range(n_out):
+        rtype = op.results[o].type
+        if o in zeroed:
+            disp_operands.append(("zeros", rtype))
+        elif o in aliases and own_alias_param:
+            disp_operands.append(("clone", operands[aliases[o]]))
+        elif o in aliases:
+            tied[o] = aliases[o]
+            continue
+        else:
+            continue
+        tied[o] = len(disp_operands) - 1
+        binding_of_param[param_of_output[o]] = len(disp_operands) - 1
+    n_tensor = len(disp_operands)
+    untied = [o for o in range(n_out) if tied[o] == -1]
+    for r, o in enumerate(untied):
+        binding_of_param[param_of_output[o]] = n_tensor + r
+    n_bindings = n_tensor + len(untied)
+
+    # Scalars: 32-bit ones are constants, the others are baked into the PTX.
+    constants: list[int] = []
+    const_params: list[int] = []
+    baked: list[tuple[int, int, int]] = []  # (param index, bits, nbytes)
+    for pidx, kd in enumerate(kinds):
+        if kd == "array":
+            continue
+        values = {repr(getattr(call.parameters[pidx], kd)) for call, _ in raw}
+        if len(values) != 1:
+            raise JaxTritonError(f"{loc}: configs pass different values to scalar parameter {pidx}")
+        bits, nbytes = _bits_of(kd, getattr(first[pidx], kd))
+        if kd in ("i32", "u32", "f32"):
+            constants.append(_i32(bits))
+            const_params.append(pidx)
+        else:
+            baked.append((pidx, bits, nbytes))
+    order_known = [None] * n_bindings
+    for pidx, b in binding_of_param.items():
+        order_known[b] = pidx
+    order = order_known + const_params
+    if any(o is None for o in order):  # pragma: no cover - bindings are complete by construction
+        raise JaxTritonError(f"{loc}: internal error: unmapped binding")
+
+    variants: list[_Variant] = []
+    written: set[int] = set()
+    parts = []
+    nparams = len(kinds)
+    for k, (call, desc) in enumerate(raw):
+        kern = call.kernel
+        v = _Variant(call, desc)
+        variants.append(v)
+        ptx = kern.ptx
+        if not ptx:
+            v.skipped = "the descriptor carries no PTX (a ROCm kernel?)"
+            continue
+        if kern.HasField("num_ctas") and kern.num_ctas > 1:
+            v.skipped = f"num_ctas = {kern.num_ctas} needs a cluster launch, which IREE's CUDA HAL does not do"
+            continue
+        if kern.HasField("global_scratch_size") and kern.global_scratch_size > 0:
+            v.skipped = f"needs {kern.global_scratch_size} bytes of global scratch per program, which IREE does not pass"
+            continue
+        if arch_limit is not None and kern.shared_mem_bytes > arch_limit:
+            v.skipped = f"needs {kern.shared_mem_bytes} bytes of shared memory, over the target's {arch_limit}"
+            continue
+        try:
+            entry = ptx_mod.parse_entry(ptx)
+        except ptx_mod.PtxError as err:
+            raise JaxTritonError(f"{loc}, config {k}: {err}") from None
+        if target_arch is not None and not _arch_runs_on(entry.target, target_arch):
+            raise JaxTritonError(f"{loc}, config {k}: the PTX targets {entry.target}, which does not run on {target_arch}")
+        if len(entry.params) < nparams:
+            raise JaxTritonError(f"{loc}, config {k}: the PTX entry has {len(entry.params)} parameters, the descriptor {nparams}")
+        for pidx, bits, nbytes in baked:
+            ptx = _bake_scalar(ptx, entry.params[pidx].name, bits, nbytes)
+        wr = ptx_mod.written_params(ptx)
+        written |= {p for p in wr if p < nparams}
+        v.ptx = ptx
+        v.entry = f"{name_prefix}{kname}" + (f"_{_variant_suffix(desc, k)}" if kind != "kernel_call" else "")
+        drop = [pidx for pidx, _, _ in baked] + list(range(nparams, len(entry.params)))
+        parts.append(ptx_mod.LinkPart(ptx, v.entry, order, drop))
+    live = [v for v in variants if v.skipped is None]
+    if not live:
+        reasons = "; ".join(f"config {k}: {v.skipped}" for k, v in enumerate(variants))
+        raise JaxTritonError(f"{loc}: no config can run under IREE ({reasons})")
+    try:
+        linked = ptx_mod.link(parts, ptx_version=ptx_version)
+        if object_format == "cubin":
+            obj: str | bytes = ptx_mod.assemble(linked, ptx_mod.parse_entry(live[0].ptx).target)
+        else:
+            obj = linked
+    except ptx_mod.PtxError as err:
+        raise JaxTritonError(f"{loc}: {err}") from None
+
+    written_bindings = {binding_of_param[p] for p in written if p in binding_of_param}
+    read_only = []
+    for b in range(n_bindings):
+        is_input = b < n_in and b not in [t for t in tied if t >= 0]
+        read_only.append(is_input and b not in written_bindings)
+    layout = abi.layout_attr(read_only, len(constants))
+
+    exe = f"{name_prefix}{kname}_ex{index}"
+    exports = []
+    for ordinal, v in enumerate(live):
+        call, kern = v.call, v.call.kernel
+        entry = ptx_mod.parse_entry(v.ptx)
+        threads = entry.reqntid[0] if entry.reqntid else int(kern.num_warps) * 32
+        props = f"workgroup_size = [{threads} : index, 1 : index, 1 : index]"
+        if kern.shared_mem_bytes:
+            props += f", workgroup_local_memory = {int(kern.shared_mem_bytes)} : index"
+        g = (max(int(call.grid_0), 0), max(int(call.grid_1), 1) if call.grid_1 else 1, max(int(call.grid_2), 1) if call.grid_2 else 1)
+        consts = sorted(set(g))
+        body = "\n".join(f"    %c{c} = arith.constant {c} : index" for c in consts)
+        exports.append(
+            f"  hal.executable.export public @{v.entry} ordinal({ordinal}) layout({layout}) "
+            f"count(%device: !hal.device) -> (index, index, index) {{\n{body}\n"
+            f"    hal.return %c{g[0]}, %c{g[1]}, %c{g[2]} : index, index, index\n  }} <{{{props}}}>"
+        )
+    label = mlir_string(f"{exe}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
+    if isinstance(obj, bytes):
+        data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
+    else:
+        data = mlir_string(obj)
+    objects = f"#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = {label}, data = {data}}}>]}}>"
+    group_name = f"{name_prefix}{kname}"
+    lines = [f"hal.executable.source private @{exe} <{{objects = {objects}}}> {{"]
+    if kind != "kernel_call":
+        lines.append("  " + AutotuneGroup(name=group_name, variants=[v.entry for v in live]).to_generic())
+    lines += exports
+    lines.append("}")
+    target_symbol = group_name if kind != "kernel_call" else live[0].entry
+    return _CallPlan(op, index, exe, target_symbol, variants, "\n".join(lines), disp_operands, constants, tied)
+
+
+def _arch_runs_on(ptx_target: str, device: str) -> bool:
+    """Whether PTX for ``ptx_target`` (sm_80, sm_90a) can be JIT-compiled for ``device``."""
+    def num(a):
+        m = re.search(r"(\d+)", a)
+        return int(m.group(1)) if m else 0
+
+    if ptx_target.endswith("a"):
+        return num(ptx_target) == num(device)
+    return num(ptx_target) <= num(device)
+
+
+def _rewrite_call(plan: _CallPlan) -> None:
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    op = plan.op
+    with op.context, op.location:
+        point = ir.InsertionPoint(op)
+        i32 = ir.IntegerType.get_signless(32)
+        args = []
+        for item in plan.operands:
+            if isinstance(item, tuple) and item[0] == "zeros":
+                rtype = ir.RankedTensorType(item[1])
+                elem = rtype.element_type
+                with point:
+                    if isinstance(elem, ir.IntegerType):
+                        zero = arith.ConstantOp(elem, ir.IntegerAttr.get(elem, 0)).result
+                    else:
+                        zero = arith.ConstantOp(elem, ir.FloatAttr.get(elem, 0.0)).result
+                    args.append(ir.Operation.create("flow.tensor.splat", results=[rtype], operands=[zero], ip=point).result)
+            elif isinstance(item, tuple) and item[0] == "clone":
+                value = item[1]
+                args.append(ir.Operation.create("flow.tensor.clone", results=[value.type], operands=[value], ip=point).result)
+            else:
+                args.append(item)
+        for c in plan.constants:
+            with point:
+                args.append(arith.ConstantOp(i32, ir.IntegerAttr.get(i32, c)).result)
+        attrs = {
+            "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([plan.exe, plan.group])]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(args), 0, 0]),
+        }
+        if any(t >= 0 for t in plan.tied):
+            index = ir.IndexType.get()
+            attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in plan.tied])
+        new = ir.Operation.create(
+            "flow.dispatch", results=[r.type for r in op.results], operands=args, attributes=attrs, ip=point
+        )
+        for old, repl in zip(op.results, new.results):
+            old.replace_all_uses_with(repl)
+        op.erase()
+
+
+def convert_stablehlo(
+    text_or_bytes: str | bytes,
+    *,
+    target: str | None = None,
+    lower: bool = True,
+    object_format: str = "ptx",
+    ptx_version: str | None = None,
+    call_targets: Sequence[str] = TRITON_CALL_TARGETS,
+    filename: str = "<stablehlo>",
+) -> str:
+    """Turn a ``jax.export`` module with jax-triton calls into IREE input (text).
+
+    ``text_or_bytes``: ``exported.mlir_module()`` text, or MLIR bytecode of a StableHLO module
+    (``ir.Module.parse(bytes)``; the VHLO portable artifact in ``exported.mlir_module_serialized``
+    is not readable by IREE's bindings: pass the text). Every ``stablehlo.custom_call`` whose
+    target is in ``call_targets`` is replaced by a ``flow.dispatch`` into a new
+    ``hal.executable.source`` that embeds the call's PTX (all configs linked into one module):
+
+    * one config: one export; the dispatch names it;
+    * several configs (``triton.autotune``): one export per config and a
+      ``hal.executable.autotuning.export`` group over them, lowered (``lower=True``, the
+      default) by verify-autotuning-groups, emit-autotune-initializer and
+      lower-autotuning-dispatch into IREE's condition/fallback chain with ``@__autotune``.
+
+    ``target`` (``"sm_80"``): the GPU the result will run on; configs needing more shared
+    memory than it has are dropped, and PTX built for a newer architecture is refused.
+    ``object_format="cubin"`` embeds a cubin assembled by Triton's ptxas instead of PTX;
+    ``ptx_version`` (``"8.6"``) rewrites the linked PTX's ``.version``. ``lower=False`` returns
+    the module with the groups still in the sugared form (the CLI's input).
+
+    The result is what ``iree-compile --iree-input-type=stablehlo --iree-hal-target-device=cuda
+    --iree-cuda-target=sm_80`` accepts. Raises JaxTritonError (DiagnosticError from the passes).
+    """
+    from iree.compiler import ir
+
+    from . import jax_triton_proto as proto
+    from .frontend import SourceFile, new_context, print_module
+    from .ir_utils import parse_detached
+    from .passes import PassContext, run_pipeline
+
+    if object_format not in ("ptx", "cubin"):
+        raise JaxTritonError(f"object_format must be 'ptx' or 'cubin', got {object_format!r}")
+    ctx = new_context()
+    if isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(text_or_bytes)
+        try:
+            module = ir.Module.parse(data if data.startswith(b"ML\xefR") else data.decode(), ctx)
+        except ir.MLIRError as err:
+            raise JaxTritonError(
+                f"cannot parse the module: {str(err).splitlines()[0]} (jax.export's mlir_module_serialized is a VHLO "
+                "portable artifact; pass exported.mlir_module() text instead)"
+            ) from None
+    else:
+        try:
+            module = ir.Module.parse(text_or_bytes, ctx)
+        except ir.MLIRError as err:
+            raise JaxTritonError(f"cannot parse the module: {err}") from None
+
+    arch_limit = None
+    if target is not None:
+        try:
+            from .triton_compile import max_shared_memory
+
+            arch_limit = max_shared_memory(int(re.sub(r"\D", "", target)))
+        except (ImportError, ValueError):
+            arch_limit = None
+
+    calls = []
+    for op in _walk(module.operation):
+        if op.name != "stablehlo.custom_call":
+            continue
+        tname = ir.StringAttr(op.attributes["call_target_name"]).value
+        if tname not in call_targets:
+            continue
+        payload = _backend_bytes(op)
+        if payload is None:
+            raise JaxTritonError(f"custom call @{tname} has no backend_config bytes")
+        try:
+            msg = proto.decode_backend_config(payload)
+        except proto.ProtoError as err:
+            raise JaxTritonError(f"custom call @{tname} #{len(calls)}: {err}") from None
+        calls.append((op, msg))
+
+    plans = []
+    for index, (op, msg) in enumerate(calls):
+        plans.append(
+            _plan_call(op, index, msg, arch_limit=arch_limit, object_format=object_format, ptx_version=ptx_version,
+                       name_prefix="", target_arch=target)
+        )
+    for plan in plans:
+        _rewrite_call(plan)
+    if plans:
+        with ctx:
+            new_ops = parse_detached("\n".join(p.source_text for p in plans), ctx)
+        body = module.body
+        first = next(iter(body.operations), None)
+        point = ir.InsertionPoint(first.operation) if first is not None else ir.InsertionPoint(body)
+        for new in new_ops:
+            point.insert(new)
+    with ctx, ir.Location.unknown():
+        module.operation.verify()
+    if lower and plans:
+        pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), target=target or "sm_80")
+        pctx.remark = lambda diag: None
+        run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch"], pctx, module)
+    return print_module(module, filename)

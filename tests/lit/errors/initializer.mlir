@@ -1,0 +1,100 @@
+// emit-autotune-initializer: a group must be dispatched by a host function that can be
+// called on fake data (static argument types, or a matching tune_workload(...)).
+// RUN: autotune-export %s -p verify-autotuning-groups,emit-autotune-initializer,lower-autotuning-dispatch --split-input-file --verify-diagnostics
+
+// A group that no host function dispatches cannot be tuned (nothing to measure).
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{@g is never dispatched: add a flow.dispatch @e::@g[...] in a host function}}
+  hal.executable.autotuning.export @g variants([@a])
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+
+// -----
+
+// The host takes dynamic shapes and no tune_workload(...) says which to measure.
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{cannot make fake data for @g: argument 0 of host function @host is tensor<?xf32>; give tune_workload(...) with a static type or value per argument}}
+  hal.executable.autotuning.export @g variants([@a])
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{tune_workload gives 1 values, but host function @host takes 2 arguments}}
+  hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<64xf32>)
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{tune_workload value 0 is tensor<64xf16>, which does not fit argument 0 of @host (tensor<?xf32>)}}
+  hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<64xf16>, 64 : i32)
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{tune_workload value 0 is tensor<64x2xf32>, which does not fit argument 0 of @host (tensor<?xf32>)}}
+  hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<64x2xf32>, 64 : i32)
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{tune_workload value 1 is 64 : i64, but argument 1 of @host is i32}}
+  hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<64xf32>, 64 : i64)
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}

@@ -1,0 +1,127 @@
+// materialize-triton-variants: the kernel must exist and match the signature, and every
+// config must set exactly the kernel's constexprs; a group whose configs are all pruned fails.
+// RUN: autotune-export %s -p materialize-triton-variants --target sm_80 --split-input-file --verify-diagnostics
+
+hal.executable.source private @e {
+  // expected-error @+1 {{kernel file}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/no_such_kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{kernels.py has no attribute 'sub_kernel'}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "sub_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{'NOT_A_KERNEL' in}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "NOT_A_KERNEL")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{signature does not match kernel 'add_kernel': the signature declares (x_ptr, y_ptr, out_ptr) but the kernel's non-constexpr parameters are (x_ptr, y_ptr, out_ptr, n)}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output})
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{signature does not match kernel 'add_kernel'}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(y_ptr: *fp32, x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{config 0 sets 'BLOCK_SIZE', which is not a constexpr parameter of 'add_kernel' (constexprs: BLOCK)}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128, BLOCK_SIZE = 3}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{config 1 does not give constexpr parameter 'BLOCK' of 'add_kernel'}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}, {num_warps = 8}])
+      workload(n)
+      grid(cdiv(n, 128))
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{@g gives no configs([...]) and 'add_kernel' is not a triton.autotune kernel}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+// IREE passes 32-bit constants only.
+hal.executable.source private @e {
+  // expected-error @+1 {{parameter 'n' has type i64; IREE passes 32-bit constants}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "add_kernel")
+      signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i64)
+      configs([{BLOCK = 128}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+// Every config fails to compile: one remark per pruned config, then the error, whose notes
+// give each config's reason.
+hal.executable.source private @e {
+  // expected-remark @+5 {{@g: config 0 {BLOCK = 128} pruned: compile error: arange's range must be a power of 2}}
+  // expected-remark @+4 {{@g: config 1 {BLOCK = 64, num_warps = 2} pruned: compile error}}
+  // expected-error @+3 {{every config of @g was pruned for sm_80}}
+  // expected-note @+2 {{config 0 {BLOCK = 128}: compile error: arange's range must be a power of 2}}
+  // expected-note @+1 {{config 1 {BLOCK = 64, num_warps = 2}: compile error}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/kernels.py", "broken_kernel")
+      signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}, {BLOCK = 64, num_warps = 2}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}

@@ -925,7 +925,9 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
                 raise JaxTritonError(f"{loc}: input {i} is to be zeroed; only outputs can be")
 
     # Operands of the dispatch: call operands, then one tensor per tied output.
-    disp_operands: list = list(operands)
+    # Operands are kept as indices into the call's operands: values are read when rewriting,
+    # after earlier calls (whose results this one may use) were replaced.
+    disp_operands: list = [("operand", i) for i in range(n_in)]
     tied = [-1] * n_out
     binding_of_param: dict[int, int] = {pidx: i for i, pidx in param_of_input.items()}
     for o in range(n_out):
@@ -933,7 +935,7 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         if o in zeroed:
             disp_operands.append(("zeros", rtype))
         elif o in aliases and own_alias_param:
-            disp_operands.append(("clone", operands[aliases[o]]))
+            disp_operands.append(("clone", aliases[o]))
         elif o in aliases:
             tied[o] = aliases[o]
             continue
@@ -1036,7 +1038,7 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         props = f"workgroup_size = [{threads} : index, 1 : index, 1 : index]"
         if kern.shared_mem_bytes:
             props += f", workgroup_local_memory = {int(kern.shared_mem_bytes)} : index"
-        g = (max(int(call.grid_0), 0), max(int(call.grid_1), 1) if call.grid_1 else 1, max(int(call.grid_2), 1) if call.grid_2 else 1)
+        g = (int(call.grid_0), int(call.grid_1), int(call.grid_2))
         consts = sorted(set(g))
         body = "\n".join(f"    %c{c} = arith.constant {c} : index" for c in consts)
         exports.append(
@@ -1081,7 +1083,7 @@ def _rewrite_call(plan: _CallPlan) -> None:
         i32 = ir.IntegerType.get_signless(32)
         args = []
         for item in plan.operands:
-            if isinstance(item, tuple) and item[0] == "zeros":
+            if item[0] == "zeros":
                 rtype = ir.RankedTensorType(item[1])
                 elem = rtype.element_type
                 with point:
@@ -1090,11 +1092,11 @@ def _rewrite_call(plan: _CallPlan) -> None:
                     else:
                         zero = arith.ConstantOp(elem, ir.FloatAttr.get(elem, 0.0)).result
                     args.append(ir.Operation.create("flow.tensor.splat", results=[rtype], operands=[zero], ip=point).result)
-            elif isinstance(item, tuple) and item[0] == "clone":
-                value = item[1]
+            elif item[0] == "clone":
+                value = op.operands[item[1]]
                 args.append(ir.Operation.create("flow.tensor.clone", results=[value.type], operands=[value], ip=point).result)
             else:
-                args.append(item)
+                args.append(op.operands[item[1]])
         for c in plan.constants:
             with point:
                 args.append(arith.ConstantOp(i32, ir.IntegerAttr.get(i32, c)).result)
@@ -1218,4 +1220,80 @@ def convert_stablehlo(
         pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), target=target or "sm_80")
         pctx.remark = lambda diag: None
         run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch"], pctx, module)
+        _call_func_hosts(module)
     return print_module(module, filename)
+
+
+def _call_func_hosts(module) -> None:
+    """``util.call @f`` of a ``func.func @f`` becomes ``func.call @f``.
+
+    emit-autotune-initializer calls the host function with ``util.call``, which iree-compile
+    rejects when the host is a ``func.func`` (what jax.export writes): "undefined/incompatible
+    callee". ``func.call`` from a ``util.func`` compiles (the input conversion turns both into
+    util ops).
+    """
+    from iree.compiler import ir
+
+    funcs = {
+        op.operation.attributes["sym_name"].value
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+    }
+    if not funcs:
+        return
+    for op in list(_walk(module.operation)):
+        if op.name != "util.call":
+            continue
+        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        if callee not in funcs:
+            continue
+        with op.context, op.location:
+            new = ir.Operation.create(
+                "func.call",
+                results=[r.type for r in op.results],
+                operands=list(op.operands),
+                attributes={"callee": ir.FlatSymbolRefAttr.get(callee)},
+                ip=ir.InsertionPoint(op),
+            )
+            for old, repl in zip(op.results, new.results):
+                old.replace_all_uses_with(repl)
+            op.erase()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m autotune_export.jax_triton convert IN.mlir [-o OUT] [--target sm_80] ...``"""
+    import argparse
+
+    from .diagnostics import DiagnosticError
+
+    ap = argparse.ArgumentParser(prog="python -m autotune_export.jax_triton", description="jax-triton bridge")
+    sub = ap.add_subparsers(dest="command", required=True)
+    conv = sub.add_parser("convert", help="jax.export StableHLO with jax-triton calls -> IREE input")
+    conv.add_argument("input", help="StableHLO text or MLIR bytecode ('-' for stdin)")
+    conv.add_argument("-o", "--output", default="-")
+    conv.add_argument("--target", default=None, help="GPU the result runs on (e.g. sm_80): prunes configs over its shared memory")
+    conv.add_argument("--no-lower", action="store_true", help="keep the groups in the sugared form (autotune-export's input)")
+    conv.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx")
+    conv.add_argument("--ptx-version", default=None, help="rewrite the linked PTX's .version (e.g. 8.6)")
+    args = ap.parse_args(argv)
+    data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
+    if not data.startswith(b"ML\xefR"):
+        data = data.decode()
+    try:
+        out = convert_stablehlo(
+            data, target=args.target, lower=not args.no_lower, object_format=args.object_format,
+            ptx_version=args.ptx_version, filename="<stdin>" if args.input == "-" else args.input,
+        )
+    except (JaxTritonError, DiagnosticError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(out)
+    else:
+        with open(args.output, "w") as f:
+            f.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Write the jax-triton StableHLO fixtures of tests/fixtures/jax/ (needs jax + jax-triton, no GPU).
+
+Run it with an interpreter that has jax, a CUDA jaxlib plugin and jax-triton (NOT the
+project's venv), for example::
+
+    python3 -m venv /tmp/jaxvenv
+    /tmp/jaxvenv/bin/pip install jax-triton "jax[cuda12-local]"    # jax 0.10.2, jax-triton 0.3.1
+    /tmp/jaxvenv/bin/python scripts/make_jax_fixtures.py [--out tests/fixtures/jax]
+
+No GPU is needed: every ``triton_call`` passes ``compute_capability=80`` and the export uses
+``platforms=["cuda"]`` with the jax-triton custom call's safety check disabled
+(notes/jax-triton-facts.md). jax-triton compiles every config of the autotuned kernel to PTX
+at lowering time; the exported text embeds them in each call's ``backend_config``.
+
+Outputs (``NAME`` per program below):
+
+* ``NAME.stablehlo.mlir``: ``exported.mlir_module()`` as jax-triton 0.3.x wrote it
+  (``stablehlo.custom_call @triton_kernel_call``, ``api_version = 2``, ``backend_config = "..."``);
+* ``two_kernels_ffi.stablehlo.mlir``: the same calls respelled as jax-triton 0.4.x spells them
+  (``@triton_kernel_call_ffi``, ``api_version = 4``, ``mhlo.backend_config = {opaque = "..."}``),
+  made by rewriting the attributes with jax's own MLIR bindings (jax-triton 0.4 needs
+  jax >= 0.11 and Python >= 3.12, which this machine's index does not serve); the protobuf is
+  the one jax-triton 0.3.1 wrote;
+* ``fixtures.json``: provenance (package versions, the command) and, per program, its inputs
+  and the kernels it calls, so tests and the GPU check know what each fixture computes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "jax"))
+
+N = 4096
+CC = 80  # compute capability used for lowering (no GPU here)
+
+
+def programs():
+    """name -> (function, input specs [(shape, dtype)], description)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import triton
+    import jax_triton as jt
+
+    import kernels
+
+    def two_kernels(x, y):
+        z = jt.triton_call(
+            x, y, N, kernel=kernels.add_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=(triton.cdiv(N, 256),), compute_capability=CC, BLOCK=256,
+        )
+        return jt.triton_call(
+            z, y, N, np.float32(0.5), kernel=kernels.scale_add_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=lambda meta: (triton.cdiv(N, meta["BLOCK"]),), compute_capability=CC,
+        )
+
+    def aliases_zeroed(x, y):
+        total = jt.triton_call(
+            x, N, kernel=kernels.row_sum_kernel,
+            out_shape=jax.ShapeDtypeStruct((1,), jnp.float32),
+            grid=(triton.cdiv(N, 1024),), zeroed_outputs=(0,), compute_capability=CC, BLOCK=1024,
+        )
+        updated = jt.triton_call(
+            x, y, N, kernel=kernels.add_inplace_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=(triton.cdiv(N, 512),), input_output_aliases={0: 0}, compute_capability=CC, BLOCK=512,
+        )
+        copied = jt.triton_call(
+            updated, N, kernel=kernels.masked_copy_kernel,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=(triton.cdiv(N, 128),), compute_capability=CC, BLOCK=128,
+        )
+        return total, updated, copied
+
+    f32 = [((N,), "float32"), ((N,), "float32")]
+    return {
+        "two_kernels": (two_kernels, f32, "z = add_kernel(x, y) (BLOCK=256); out = scale_add_kernel(z, y, scale=0.5) autotuned over 4 configs"),
+        "aliases_zeroed": (aliases_zeroed, f32, "total = sum(x) into a zeroed output; updated = x + y aliasing x; copied = masked_copy(updated) with a heuristic"),
+    }
+
+
+def export_text(fn, specs) -> str:
+    import jax
+
+    args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
+    exported = jax.export.export(
+        jax.jit(fn),
+        platforms=["cuda"],
+        disabled_checks=[jax.export.DisabledSafetyCheck.custom_call("triton_kernel_call")],
+    )(*args)
+    return exported.mlir_module()
+
+
+def to_ffi_spelling(text: str) -> str:
+    """Respell 0.3.x calls the way 0.4.x emits them, with jax's MLIR bindings."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import ir
+
+    with jmlir.make_ir_context() as ctx:
+        module = ir.Module.parse(text)
+
+        def walk(op):
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.operations:
+                        yield child.operation
+                        yield from walk(child.operation)
+
+        for op in walk(module.operation):
+            if op.name != "stablehlo.custom_call":
+                continue
+            if ir.StringAttr(op.attributes["call_target_name"]).value != "triton_kernel_call":
+                continue
+            opaque = ir.StringAttr(op.attributes["backend_config"]).value_bytes
+            op.attributes["call_target_name"] = ir.StringAttr.get("triton_kernel_call_ffi")
+            op.attributes["api_version"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4)
+            del op.attributes["backend_config"]
+            op.attributes["mhlo.backend_config"] = ir.DictAttr.get({"opaque": ir.StringAttr.get(opaque)})
+        return module.operation.get_asm(enable_debug_info=False)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "jax"))
+    args = parser.parse_args(argv)
+    import importlib.metadata as md
+
+    os.makedirs(args.out, exist_ok=True)
+    manifest = {
+        "generated_by": "scripts/make_jax_fixtures.py",
+        "python": platform.python_version(),
+        "packages": {p: md.version(p) for p in ("jax", "jaxlib", "jax-triton", "triton", "jax-cuda12-plugin")},
+        "compute_capability": CC,
+        "programs": {},
+    }
+    for name, (fn, specs, what) in programs().items():
+        text = export_text(fn, specs)
+        with open(os.path.join(args.out, f"{name}.stablehlo.mlir"), "w") as f:
+            f.write(text)
+        manifest["programs"][name] = {"inputs": [[list(s), d] for s, d in specs], "computes": what, "spelling": "0.3"}
+        if name == "two_kernels":
+            with open(os.path.join(args.out, f"{name}_ffi.stablehlo.mlir"), "w") as f:
+                f.write(to_ffi_spelling(text))
+            manifest["programs"][f"{name}_ffi"] = {
+                "inputs": [[list(s), d] for s, d in specs], "computes": what, "spelling": "0.4 (respelled from 0.3)"}
+        print(f"wrote {name}", file=sys.stderr)
+    with open(os.path.join(args.out, "fixtures.json"), "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

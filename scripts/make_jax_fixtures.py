@@ -40,8 +40,11 @@ N = 4096
 CC = 80  # compute capability used for lowering (no GPU here)
 
 
-def programs():
-    """name -> (function, input specs [(shape, dtype)], description)."""
+def programs(cc=CC):
+    """name -> (function, input specs [(shape, dtype)], description).
+
+    ``cc``: the compute capability jax-triton compiles for (None: the GPU's, on a GPU machine).
+    """
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -54,29 +57,29 @@ def programs():
         z = jt.triton_call(
             x, y, N, kernel=kernels.add_kernel,
             out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=(triton.cdiv(N, 256),), compute_capability=CC, BLOCK=256,
+            grid=(triton.cdiv(N, 256),), compute_capability=cc, BLOCK=256,
         )
         return jt.triton_call(
             z, y, N, np.float32(0.5), kernel=kernels.scale_add_kernel,
             out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=lambda meta: (triton.cdiv(N, meta["BLOCK"]),), compute_capability=CC,
+            grid=lambda meta: (triton.cdiv(N, meta["BLOCK"]),), compute_capability=cc,
         )
 
     def aliases_zeroed(x, y):
         total = jt.triton_call(
             x, N, kernel=kernels.row_sum_kernel,
             out_shape=jax.ShapeDtypeStruct((1,), jnp.float32),
-            grid=(triton.cdiv(N, 1024),), zeroed_outputs=(0,), compute_capability=CC, BLOCK=1024,
+            grid=(triton.cdiv(N, 1024),), zeroed_outputs=(0,), compute_capability=cc, BLOCK=1024,
         )
         updated = jt.triton_call(
             x, y, N, kernel=kernels.add_inplace_kernel,
             out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=(triton.cdiv(N, 512),), input_output_aliases={0: 0}, compute_capability=CC, BLOCK=512,
+            grid=(triton.cdiv(N, 512),), input_output_aliases={0: 0}, compute_capability=cc, BLOCK=512,
         )
         copied = jt.triton_call(
             updated, N, kernel=kernels.masked_copy_kernel,
             out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
-            grid=(triton.cdiv(N, 128),), compute_capability=CC, BLOCK=128,
+            grid=(triton.cdiv(N, 128),), compute_capability=cc, BLOCK=128,
         )
         return total, updated, copied
 
@@ -87,13 +90,13 @@ def programs():
     }
 
 
-def export_text(fn, specs) -> str:
+def export_text(fn, specs, platforms=("cuda",)) -> str:
     import jax
 
     args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
     exported = jax.export.export(
         jax.jit(fn),
-        platforms=["cuda"],
+        platforms=list(platforms),
         disabled_checks=[jax.export.DisabledSafetyCheck.custom_call("triton_kernel_call")],
     )(*args)
     return exported.mlir_module()

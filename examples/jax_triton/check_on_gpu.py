@@ -110,7 +110,7 @@ def _jax_functions():
     import jax_triton as jt
 
     fixtures = _load(os.path.join(ROOT, "scripts", "make_jax_fixtures.py"), "make_jax_fixtures")
-    progs = {name: jax.jit(fn) for name, (fn, _, _) in fixtures.programs().items()}
+    progs = {name: jax.jit(fn) for name, (fn, _, _) in fixtures.programs(cc=None).items()}
     kernels = _load(os.path.join(HERE, "kernels.py"), "jax_triton_example_kernels")
 
     def axpy(x, y):
@@ -173,6 +173,8 @@ def main(argv=None) -> int:
     ap.add_argument("--wheels", default=None, help="folder of wheels to install (--no-deps) into a temporary --target")
     ap.add_argument("--driver", default="cuda")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--export-dir", default=None,
+                    help="also write jax.export StableHLO of the fixture programs as lowered here (for convert_stablehlo)")
     args = ap.parse_args(argv)
 
     report: dict = {"checks": [], "tuning": {}, "errors": [], "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -195,6 +197,17 @@ def main(argv=None) -> int:
         jax_fns = {}
         report["errors"].append({"stage": "import jax/jax-triton", "error": f"{type(err).__name__}: {err}",
                                  "traceback": traceback.format_exc()[-4000:]})
+
+    if args.export_dir and jax_fns:
+        try:
+            os.makedirs(args.export_dir, exist_ok=True)
+            fixtures = sys.modules["make_jax_fixtures"]
+            for name, (fn, specs, _) in fixtures.programs(cc=None).items():
+                with open(os.path.join(args.export_dir, f"{name}.stablehlo.mlir"), "w") as f:
+                    f.write(fixtures.export_text(fn, specs))
+        except Exception as err:  # noqa: BLE001
+            report["errors"].append({"stage": "export", "error": f"{type(err).__name__}: {err}",
+                                     "traceback": traceback.format_exc()[-4000:]})
 
     for name, (function, make, ref_fn, tols) in programs.items():
         rng = np.random.default_rng(args.seed)

@@ -358,10 +358,16 @@ def test_convert_errors():
         jt.convert_stablehlo(_custom_call_module(_add_call()), target="sm_75")
 
 
-@pytest.mark.parametrize("name", ["two_kernels", "aliases_zeroed", "two_kernels_ffi"])
-def test_converted_fixture_compiles_with_iree(name, tmp_path):
-    out = tmp_path / f"{name}.mlir"
-    out.write_text(jt.convert_stablehlo(_fixture(name), target="sm_80"))
+@pytest.mark.parametrize("name,target", [("two_kernels", "sm_80"), ("aliases_zeroed", "sm_80"), ("two_kernels_ffi", "sm_80"),
+                                         ("h200_jax0.11.2/two_kernels", "sm_90"), ("h200_jax0.11.2/aliases_zeroed", "sm_90")])
+def test_converted_fixture_compiles_with_iree(name, target, tmp_path):
+    out = tmp_path / "converted.mlir"
+    out.write_text(jt.convert_stablehlo(_fixture(name), target=target))
     proc = subprocess.run([IREE_COMPILE, str(out), "--iree-input-type=stablehlo", "--iree-hal-target-device=cuda",
-                           "--iree-cuda-target=sm_80", "-o", str(tmp_path / f"{name}.vmfb")], capture_output=True, text=True)
+                           f"--iree-cuda-target={target}", "-o", str(tmp_path / "converted.vmfb")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_sm90a_ptx_is_refused_for_sm80():
+    with pytest.raises(jt.JaxTritonError, match="targets sm_90a, which does not run on sm_80"):
+        jt.convert_stablehlo(_fixture("h200_jax0.11.2/two_kernels"), target="sm_80")

@@ -33,6 +33,7 @@ class GroupInfo:
     bench: list[str]
     host: str
     tune_args: list[str] = field(default_factory=list)
+    unroll: int = 1
 
     @property
     def key(self) -> str:
@@ -104,24 +105,33 @@ class AutotunedModule:
             return tuple(r.to_host() if hasattr(r, "to_host") else r for r in result)
         return result.to_host() if hasattr(result, "to_host") else result
 
-    def bench(self, group: str, variant: int, warmup_ms: float = 25.0, rep_ms: float = 100.0) -> VariantTiming:
-        """Time variant ``variant`` of ``group`` on its fake workload (host clock, ms).
+    def bench(self, group: str, variant: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
+              target_ms: float = 2.0) -> VariantTiming:
+        """Time variant ``variant`` of ``group`` on its fake workload; times in ms per run.
 
-        Runs the benchmark entry for ``warmup_ms`` untimed, then times single calls for
-        ``rep_ms`` (at least 5 calls) -- Triton's ``do_bench`` budget convention.
+        The benchmark entry ``bench(n)`` replays the host function ``1 + (n - 1) * unroll`` times
+        in one synchronous call (IREE's default ABI waits for the results), several dispatches
+        per command buffer; ``n`` is chosen so that a call lasts about ``target_ms``. After
+        ``warmup_ms`` of untimed calls, calls are timed for ``rep_ms`` (at least 5); a sample is
+        (call time - time of ``bench(1)``) / extra runs, which removes the per-call cost of the
+        fake data -- the budgets of Triton's ``do_bench(warmup=25, rep=100)``.
         """
         info = self.group(group)
         fn = self.functions[info.bench[variant]]
-        fn()  # first call: module/kernel load
+        fn(2)  # first calls: kernel load, allocations
+        # A call bench(n) runs the host 1 + (n - 1) * unroll times; time the difference of two
+        # call sizes so that the fixed per-call cost (fake data, the first run) cancels.
+        runs = lambda n: 1 + (n - 1) * info.unroll  # noqa: E731
+        estimate = max(1e-3, min(_timed(fn, 2) for _ in range(3)) / runs(2))
+        iters = max(2, min(10_000, 1 + round(target_ms / estimate / info.unroll)))
         start = time.perf_counter()
         while (time.perf_counter() - start) * 1e3 < warmup_ms:
-            fn()
+            fn(iters)
+        base = min(_timed(fn, 1) for _ in range(3))
         times: list[float] = []
         start = time.perf_counter()
         while len(times) < 5 or (time.perf_counter() - start) * 1e3 < rep_ms:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
+            times.append(max(0.0, _timed(fn, iters) - base) / (runs(iters) - 1))
         return VariantTiming(info.variants[variant], times)
 
     def autotune(self, warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None) -> dict[str, list[VariantTiming]]:
@@ -132,10 +142,17 @@ class AutotunedModule:
             for k in range(len(info.variants)):
                 if do_bench is not None:
                     fn = self.functions[info.bench[k]]
-                    timings.append(VariantTiming(info.variants[k], list(do_bench(fn))))
+                    timings.append(VariantTiming(info.variants[k], list(do_bench(lambda: fn(1)))))
                 else:
                     timings.append(self.bench(key, k, warmup_ms, rep_ms))
             best = min(range(len(timings)), key=lambda i: timings[i].median_ms)
             self.select(key, best)
             out[key] = timings
         return out
+
+
+def _timed(fn, iters: int) -> float:
+    """Wall time of one synchronous call ``fn(iters)`` in ms."""
+    t0 = time.perf_counter()
+    fn(iters)
+    return (time.perf_counter() - t0) * 1e3

@@ -5,10 +5,12 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``) it ad
 * ``util.global private mutable @P.choice = D : i32`` -- the variant in use (``D`` is the
   group's ``default``, else 0); lower-autotuning-dispatch feeds it to the condition chain;
 * ``util.func public @P.select(%variant: i32)`` -- sets the choice;
-* ``util.func public @P.bench.K()`` per variant ``K`` -- selects ``K``, replays the host
-  function that dispatches the group on fake data of a representative workload (splat
-  tensors of the host's static argument types, or of the group's ``tune_workload``), restores
-  the previous choice and returns the host's results (so the work is not dead);
+* ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- selects ``K``, replays
+  the host function that dispatches the group ``iters`` times on fake data of a
+  representative workload (splat tensors of the host's static argument types, or of the
+  group's ``tune_workload``, made once per call), restores the previous choice and returns the
+  host's last results (so the work is not dead). One call of many iterations amortizes the
+  host's per-call overhead when timing;
 * ``util.func public @__autotune()`` -- runs every variant of every group once on that fake
   data and leaves the default choices in place. It carries reflection metadata
   (``iree.reflection = {autotune.groups = JSON}``) that :mod:`autotune_export.runtime` reads
@@ -38,6 +40,8 @@ from . import Pass, PassContext, register
 __all__ = ["EmitAutotuneInitializer", "names_for", "AUTOTUNE_FUNCTION", "REFLECTION_KEY"]
 
 AUTOTUNE_FUNCTION = "__autotune"
+#: Host-function calls per loop iteration of a benchmark entry (see _bench_function).
+BENCH_UNROLL = 8
 REFLECTION_KEY = "autotune.groups"
 
 
@@ -113,33 +117,18 @@ class EmitAutotuneInitializer(Pass):
                 for k, variant in enumerate(group.variants):
                     bench = f"{names['bench']}.{k}"
                     bench_names.append(bench)
-                    lines = [
-                        f"util.func public @{bench}() -> ({result_types}) {{",
-                        f"  %saved = util.global.load @{names['choice']} : i32",
-                        f"  %variant = arith.constant {k} : i32",
-                        f"  util.global.store %variant, @{names['choice']} : i32",
-                    ]
-                    values = []
-                    for i, (arg_type, given) in enumerate(zip(inputs, args)):
-                        values.append(self._arg(i, str(arg_type), given, lines))
-                    ret = [f"%r#{j}" for j in range(len(results))] if len(results) > 1 else ["%r"]
-                    call = f"util.call @{host_name}({', '.join(values)}) : ({', '.join(str(t) for t in inputs)}) -> ({result_types})"
-                    lines.append(f"  {'%r' + (':' + str(len(results)) if len(results) > 1 else '')} = {call}" if results else f"  {call}")
-                    lines.append(f"  util.global.store %saved, @{names['choice']} : i32")
-                    lines.append(f"  util.return {', '.join(ret)} : {result_types}" if results else "  util.return")
-                    lines.append("}")
-                    body.append("\n".join(lines))
+                    text, out_types = self._bench_function(bench, names["choice"], k, host_name, inputs, results, args)
+                    body.append(text)
                     # The barrier keeps the benchmark's dispatches alive after inlining.
                     n = len(autotune_calls)
-                    if results:
-                        outs = ", ".join(f"%b{n}#{j}" for j in range(len(results))) if len(results) > 1 else f"%b{n}"
-                        count = f":{len(results)}" if len(results) > 1 else ""
-                        autotune_calls.append(
-                            f"  %b{n}{count} = util.call @{bench}() : () -> ({result_types})\n"
-                            f"  %k{n}{count} = util.optimization_barrier {outs} : {result_types}"
-                        )
-                    else:
-                        autotune_calls.append(f"  util.call @{bench}() : () -> ()")
+                    nout = len(out_types)
+                    cnt = f":{nout}" if nout > 1 else ""
+                    firsts = [f"%b{n}#{j}" for j in range(len(results))] if nout > 1 else [f"%b{n}"]
+                    autotune_calls.append(
+                        f"  %b{n}{cnt} = util.call @{bench}(%one) : (index) -> ({', '.join(out_types)})"
+                    )
+                    for j, (r, t) in enumerate(zip(firsts, results)):
+                        autotune_calls.append(f"  %k{n}_{j} = util.optimization_barrier {r} : {t}")
                 reflection.append(
                     {
                         "executable": exe,
@@ -150,6 +139,7 @@ class EmitAutotuneInitializer(Pass):
                         "select": names["select"],
                         "bench": bench_names,
                         "host": host_name,
+                        "unroll": BENCH_UNROLL,
                         "tune_args": [str(a) if a is not None else str(t) for a, t in zip(args, inputs)],
                     }
                 )
@@ -158,6 +148,7 @@ class EmitAutotuneInitializer(Pass):
         meta = mlir_string(json.dumps(reflection, separators=(",", ":"), sort_keys=True))
         body.append(
             f"util.func public @{AUTOTUNE_FUNCTION}() attributes {{iree.reflection = {{{mlir_string(REFLECTION_KEY)} = {meta}}}}} {{\n"
+            + "  %one = arith.constant 1 : index\n"
             + "\n".join(autotune_calls)
             + "\n  util.return\n}"
         )
@@ -173,18 +164,118 @@ class EmitAutotuneInitializer(Pass):
                 continue
             point.insert(op)
 
-    def _arg(self, i: int, arg_type: str, given: str | None, lines: list[str]) -> str:
+    def _bench_function(self, bench: str, choice: str, k: int, host: str, inputs, results, args) -> tuple[str, list[str]]:
+        """``@bench(%iters: index)``: select variant ``k``, call ``host`` once plus
+        ``(iters - 1) * BENCH_UNROLL`` times on the same fake data, restore the choice.
+
+        Returns the function text and its result types: the first call's results, then a
+        one-element slice of every result of the last iteration's calls. Threading those small
+        static slices through the loop keeps every dispatch alive without making the host wait
+        for results inside the loop (an optimization barrier on a result would), so a loop
+        iteration's dispatches go out back to back. Each call gets its own fenced copy of the
+        static fake data (then cast to the host's type): fenced inputs keep the calls from being
+        hoisted out of the loop or merged, and tensor.dim of a cast static tensor resolves.
+        """
+        from iree.compiler import ir
+
+        in_types = ", ".join(str(t) for t in inputs)
+        res_types = ", ".join(str(t) for t in results)
+        nres = len(results)
+        lines = [
+            "",  # signature, filled in below
+            f"  %saved = util.global.load @{choice} : i32",
+            f"  %variant = arith.constant {k} : i32",
+            f"  util.global.store %variant, @{choice} : i32",
+            "  %c0 = arith.constant 0 : index",
+            "  %c1 = arith.constant 1 : index",
+        ]
+        fakes = [self._arg(i, str(t), given, lines) for i, (t, given) in enumerate(zip(inputs, args))]
+        values = []
+        for i, (value, static, cast) in enumerate(fakes):
+            if cast is not None:
+                lines.append(f"  %cast{i} = tensor.cast {value} : {static} to {cast}")
+                value = f"%cast{i}"
+            values.append(value)
+
+        def unpack(name: str) -> list[str]:
+            return [f"{name}#{j}" for j in range(nres)] if nres > 1 else [name]
+
+        count = f":{nres}" if nres > 1 else ""
+
+        def slice_of(value: str, t, prefix: str, out: list[str]) -> tuple[str, str]:
+            """A one-element static slice of ``value`` (a tensor of type ``t``)."""
+            if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape):
+                return value, str(t)
+            rank = t.rank
+            small = f"tensor<{'1x' * rank}{t.element_type}>"
+            zeros = ", ".join(["0"] * rank)
+            ones = ", ".join(["1"] * rank)
+            out.append(f"{prefix}%s_{value[1:].replace('#', '_')} = tensor.extract_slice {value}[{zeros}] [{ones}] [{ones}] : {t} to {small}")
+            return f"%s_{value[1:].replace('#', '_')}", small
+
+        lines.append(f"  %first{count} = util.call @{host}({', '.join(values)}) : ({in_types}) -> ({res_types})")
+        inits, small_types = [], []
+        for r, t in zip(unpack("%first"), results):
+            v, st = slice_of(r, t, "  ", lines)
+            inits.append(v)
+            small_types.append(st)
+        carried, carried_types = [], []
+        for u in range(BENCH_UNROLL):
+            for j in range(nres):
+                carried.append(f"%acc{u}_{j} = {inits[j]}")
+                carried_types.append(small_types[j])
+        n_carried = len(carried)
+        lines.append(
+            f"  %last:{n_carried} = scf.for %i = %c1 to %iters step %c1 iter_args({', '.join(carried)}) -> ({', '.join(carried_types)}) {{"
+            if n_carried > 1 else
+            f"  %last = scf.for %i = %c1 to %iters step %c1 iter_args({carried[0]}) -> ({carried_types[0]}) {{"
+        )
+        yields = []
+        # One barrier per input and iteration yields BENCH_UNROLL distinct copies of it (one
+        # host wait per iteration, not per call).
+        for j, (value, static, cast) in enumerate(fakes):
+            if static.startswith("tensor<"):
+                lines.append(
+                    f"    %fenced{j}:{BENCH_UNROLL} = util.optimization_barrier {', '.join([value] * BENCH_UNROLL)} : {', '.join([static] * BENCH_UNROLL)}"
+                )
+        for u in range(BENCH_UNROLL):
+            fenced_inputs = []
+            for j, (value, static, cast) in enumerate(fakes):
+                if not static.startswith("tensor<"):
+                    fenced_inputs.append(value)
+                    continue
+                if cast is not None:
+                    lines.append(f"    %fcast{u}_{j} = tensor.cast %fenced{j}#{u} : {static} to {cast}")
+                    fenced_inputs.append(f"%fcast{u}_{j}")
+                else:
+                    fenced_inputs.append(f"%fenced{j}#{u}")
+            lines.append(f"    %next{u}{count} = util.call @{host}({', '.join(fenced_inputs)}) : ({in_types}) -> ({res_types})")
+            for r, t in zip(unpack(f"%next{u}"), results):
+                yields.append(slice_of(r, t, "    ", lines)[0])
+        lines.append(f"    scf.yield {', '.join(yields)} : {', '.join(carried_types)}")
+        lines.append("  }")
+        lines.append(f"  util.global.store %saved, @{choice} : i32")
+        last = [f"%last#{i}" for i in range(n_carried)] if n_carried > 1 else ["%last"]
+        out_types = [str(t) for t in results] + carried_types
+        lines.append(f"  util.return {', '.join(unpack('%first') + last)} : {', '.join(out_types)}")
+        lines.append("}")
+        lines[0] = f"util.func public @{bench}(%iters: index) -> ({', '.join(out_types)}) {{"
+        return "\n".join(lines), out_types
+
+    def _arg(self, i: int, arg_type: str, given: str | None, lines: list[str]) -> tuple[str, str, str | None]:
+        """Emit the fake value of host argument ``i``.
+
+        Returns ``(value, static type, cast)``: ``cast`` is the host's (dynamic) argument type
+        when the value must be ``tensor.cast`` to it, else None.
+        """
         if given is None:
-            return _fake_value(arg_type, i, lines)
+            return _fake_value(arg_type, i, lines), arg_type, None
         if given.startswith("tensor<"):
             value = _fake_value(given, i, lines)
-            if given != arg_type:
-                lines.append(f"  %cast{i} = tensor.cast {value} : {given} to {arg_type}")
-                return f"%cast{i}"
-            return value
+            return value, given, (arg_type if given != arg_type else None)
         number, _, typ = given.partition(":")
         lines.append(f"  %arg{i} = arith.constant {number.strip()} : {typ.strip()}")
-        return f"%arg{i}"
+        return f"%arg{i}", typ.strip(), None
 
     def _host_call(self, ctx: PassContext, group: AutotuneGroup, exe: str, sites):
         """The host function dispatching ``group`` and, per argument, the tune value (or None)."""
@@ -199,7 +290,11 @@ class EmitAutotuneInitializer(Pass):
                 "whose call on fake data is what tuning measures",
             )
         host = enclosing_function(site)
-        inputs, _ = _func_type(host)
+        inputs, outputs = _func_type(host)
+        if not outputs:
+            raise DiagnosticError.at(
+                group.location, f"host function @{sym_name(host)} of @{group.name} returns nothing: tuning replays it and needs its results"
+            )
         floc = location_of(host.location, ctx.source.name)
         if group.tune_workload is not None:
             if len(group.tune_workload) != len(inputs):

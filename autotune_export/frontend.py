@@ -8,10 +8,19 @@ Reading works in three steps:
 2. parse each occurrence with ``dialects/autotuning.lark`` and check it (clauses, names,
    grid expressions), reporting errors at the exact line and column;
 3. replace it by the generic op ``"autotune.export"() {...} : () -> ()`` on the same line
-   (padded with the same number of newlines, so every later location is unchanged) and parse
+   (padded with the same number of newlines, so every later line is unchanged; a
+   :class:`ColumnMap` maps the columns after the op on its last line back) and parse
    the whole text with ``iree.compiler.ir`` (unregistered dialects allowed).
 
 Everything else in the file is ordinary IREE IR, parsed and verified by the installed IREE.
+Then every group must sit directly in a ``hal.executable.source`` and have a symbol unique
+there (among groups and exports); a ``"autotune.export"`` op written in the generic form by
+hand gets the same checks as the sugared op.
+
+Errors follow mlir-opt: ``FILE:LINE:COL: error: expected ',' or ']' in variants(...), found
+'@b'`` at the offending token, except that a missing token is reported right after the
+previous one when the offending token starts a new line (``Parser::emitWrongTokenError``).
+Brackets must nest, so a missing ``)`` stops at the ``}`` of the enclosing region.
 """
 
 from __future__ import annotations
@@ -797,8 +806,9 @@ def parse_source(source: SourceFile, context=None):
     except ir.MLIRError as err:
         raise from_mlir_error(err, source.name, remap=colmap) from None
     seen: dict[tuple[int, str], Location | None] = {}
+    sugared = {(g.location.line, g.location.col) for g, _ in groups if g.location is not None}
     for op, parent in find_groups(module, with_parent=True):
-        grp = AutotuneGroup.from_op(op, source.name)
+        grp = _checked_group(op, source.name, colmap, sugared)
         if parent is None or parent.name != "hal.executable.source":
             where = parent.name if parent is not None else "the module"
             raise DiagnosticError.at(grp.location, f"{SUGARED_OP_NAME} must be directly inside a hal.executable.source, not {where}")
@@ -813,6 +823,36 @@ def parse_source(source: SourceFile, context=None):
             raise DiagnosticError.at(grp.location, f"redefinition of symbol @{grp.name} in {_source_name(parent)}", notes)
         seen[key] = grp.location
     return module
+
+
+def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int, int]]) -> AutotuneGroup:
+    """The group of a generic ``autotune.export`` op. One the user wrote in the generic form
+    (not made from the sugared op here) gets the sugared op's checks: it is printed sugared
+    and read back."""
+    from .diagnostics import location_of
+
+    loc = location_of(op.location, filename)
+    if loc is not None and (loc.line, loc.col) in sugared:
+        return AutotuneGroup.from_op(op, filename)  # made here; its loc(...) is the input's
+    if loc is not None and loc.file == filename:
+        loc = colmap(loc)  # the parser's position in the rewritten text
+    what = f'generic "{GENERIC_OP_NAME}" op'
+    try:
+        group = AutotuneGroup.from_op(op, filename)
+        if not isinstance(group.name, str):
+            raise TypeError("sym_name must be a string")
+        sugar = group.to_sugar()
+    except KeyError as err:
+        raise DiagnosticError.at(loc, f"{what} without the attribute {err}; write the op as {SUGARED_OP_NAME} @name ...") from None
+    except (TypeError, ValueError, IndexError, AttributeError) as err:
+        raise DiagnosticError.at(loc, f"malformed {what}: {err}; write the op as {SUGARED_OP_NAME} @name ...") from None
+    try:
+        _OpReader(sugar, filename, 1, 1).parse()
+    except DiagnosticError as err:
+        first = err.diagnostics[0]
+        raise DiagnosticError.at(loc, f"invalid {what}: {first.message}") from None
+    group.location = loc
+    return group
 
 
 def _source_name(source) -> str:

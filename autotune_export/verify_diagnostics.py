@@ -3,15 +3,19 @@
 Chunks are separated by lines ``// -----``. Each chunk keeps its line numbers from the whole
 file (it is padded with empty lines), so diagnostics and annotations need no offsets.
 
-Annotations (MLIR's ``SourceMgrDiagnosticVerifierHandler`` syntax)::
+Annotations (MLIR's ``SourceMgrDiagnosticVerifierHandler`` syntax), one per line, the
+message running to the last ``}}`` of the line::
 
     // expected-error {{message substring}}        on the same line
     // expected-error @+1 {{...}}                  N lines below (@-N above)
     // expected-remark@below {{...}}  / @above
+    // expected-error @unknown {{...}}             a diagnostic without a location
     // expected-warning, expected-note, expected-remark
 
 Every diagnostic must match an annotation of its severity on its line (substring match), and
-every annotation must be matched.
+every annotation must be matched. Unlike mlir-opt, a note nobody expected is not an error:
+its parent diagnostic is checked, and notes (the other variant, every pruned config) are
+detail a test may pin or leave out.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ __all__ = ["split_input", "check_expected", "Expectation", "parse_expectations"]
 
 _SPLIT = re.compile(r"^// -----\s*$", re.M)
 _EXPECT = re.compile(
-    r"expected-(?P<sev>error|warning|remark|note)\s*(?:@(?P<where>[+-]\d+|above|below))?\s*\{\{(?P<msg>.*?)\}\}"
+    r"expected-(?P<sev>error|warning|remark|note)\s*(?:@(?P<where>[+-]\d+|above|below|unknown))?\s*\{\{(?P<msg>.*)\}\}\s*$"
 )
 
 
@@ -47,8 +51,11 @@ def split_input(source: SourceFile) -> list[SourceFile]:
 
 @dataclass
 class Expectation:
+    """One annotation: ``line`` is the line it expects a diagnostic on (None: ``@unknown``,
+    a diagnostic without a location); ``at`` is where the annotation itself is."""
+
     severity: str
-    line: int
+    line: int | None
     message: str
     at: Location
     matched: bool = False
@@ -59,10 +66,13 @@ def parse_expectations(source: SourceFile) -> list[Expectation]:
     out = []
     lines = source.text.split("\n")
     for i, text in enumerate(lines, start=1):
-        for m in _EXPECT.finditer(text):
+        m = _EXPECT.search(text.rstrip("\r"))
+        if m:
             where = m.group("where")
             if where is None:
                 target = i
+            elif where == "unknown":
+                target = None
             elif where == "above":
                 target = i - 1
             elif where == "below":
@@ -82,7 +92,12 @@ def check_expected(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Di
         flat.append(d)
         flat.extend(d.notes)
     for d in flat:
-        line = d.location.line if d.location and d.location.file == source.name else None
+        if d.location is None:
+            line = None
+        elif d.location.file == source.name:
+            line = d.location.line
+        else:
+            line = -1  # another file: no annotation of this one applies
         match = next(
             (e for e in expectations if not e.matched and e.severity == d.severity and e.line == line and e.message in d.message),
             None,

@@ -256,3 +256,25 @@ hal.executable.source private @e {
   // expected-error @+1 {{variants([...]) lists no variant}}
   hal.executable.autotuning.export @"hal.executable.autotuning.export" variants([])
 }
+
+// -----
+
+// The generic form of the op, written by hand, gets the same checks.
+hal.executable.source private @e {
+  // expected-error @+1 {{invalid generic "autotune.export" op: variant @a is listed twice}}
+  "autotune.export"() {sym_name = "g", variants = [@a, @a]} : () -> ()
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{generic "autotune.export" op without the attribute 'sym_name'; write the op as hal.executable.autotuning.export @name ...}}
+  "autotune.export"() {variants = [@a]} : () -> ()
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{malformed generic "autotune.export" op: group @g carries attributes with no sugared spelling: ['colour']}}
+  "autotune.export"() {sym_name = "g", variants = [@a], colour = "blue"} : () -> ()
+}

@@ -87,9 +87,9 @@ def module_functions(module) -> dict:
 def enclosing_function(op):
     """The ``util.func``/``func.func`` holding ``op`` (or None)."""
     parent = op.parent
-    while parent is not None and parent.name not in ("util.func", "func.func"):
-        parent = parent.parent
-    return parent
+    while parent is not None and parent.operation.name not in ("util.func", "func.func"):
+        parent = parent.operation.parent
+    return parent.operation if parent is not None else None
 
 
 def parse_detached(text: str, context) -> list:

@@ -1220,44 +1220,7 @@ def convert_stablehlo(
         pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), target=target or "sm_80")
         pctx.remark = lambda diag: None
         run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch"], pctx, module)
-        _call_func_hosts(module)
     return print_module(module, filename)
-
-
-def _call_func_hosts(module) -> None:
-    """``util.call @f`` of a ``func.func @f`` becomes ``func.call @f``.
-
-    emit-autotune-initializer calls the host function with ``util.call``, which iree-compile
-    rejects when the host is a ``func.func`` (what jax.export writes): "undefined/incompatible
-    callee". ``func.call`` from a ``util.func`` compiles (the input conversion turns both into
-    util ops).
-    """
-    from iree.compiler import ir
-
-    funcs = {
-        op.operation.attributes["sym_name"].value
-        for op in module.body.operations
-        if op.operation.name == "func.func"
-    }
-    if not funcs:
-        return
-    for op in list(_walk(module.operation)):
-        if op.name != "util.call":
-            continue
-        callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        if callee not in funcs:
-            continue
-        with op.context, op.location:
-            new = ir.Operation.create(
-                "func.call",
-                results=[r.type for r in op.results],
-                operands=list(op.operands),
-                attributes={"callee": ir.FlatSymbolRefAttr.get(callee)},
-                ip=ir.InsertionPoint(op),
-            )
-            for old, repl in zip(op.results, new.results):
-                old.replace_all_uses_with(repl)
-            op.erase()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -106,7 +106,7 @@ class AutotunedModule:
         return result.to_host() if hasattr(result, "to_host") else result
 
     def bench(self, group: str, variant: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-              target_ms: float = 2.0) -> VariantTiming:
+              target_ms: float = 10.0) -> VariantTiming:
         """Time variant ``variant`` of ``group`` on its fake workload; times in ms per run.
 
         The benchmark entry ``bench(n)`` replays the host function ``1 + (n - 1) * unroll`` times

@@ -104,8 +104,11 @@ class EmitAutotuneInitializer(Pass):
                 host, args = self._host_call(ctx, group, exe, sites)
                 host_name = sym_name(host)
                 inputs, results = _func_type(host)
+                # jax.export writes func.func hosts, which only func.call may call.
+                func_op = host.operation.name
+                self._call_op = "func.call" if func_op == "func.func" else "util.call"
                 decls[host_name] = (
-                    f"util.func private @{host_name}({', '.join(str(t) for t in inputs)}) -> ({', '.join(str(t) for t in results)})"
+                    f"{func_op} private @{host_name}({', '.join(str(t) for t in inputs)}) -> ({', '.join(str(t) for t in results)})"
                 )
                 result_types = ", ".join(str(t) for t in results)
                 body.append(f"util.global private mutable @{names['choice']} = {default} : i32")
@@ -159,7 +162,8 @@ class EmitAutotuneInitializer(Pass):
             new_ops = parse_detached(text, module.context)
         point = ir.InsertionPoint(module.body)
         for op in new_ops:
-            if op.name == "util.func" and sym_name(op) in decls and "function_body" not in op.attributes and len(op.regions[0].blocks) == 0:
+            # (OpView.name of a func.func is its symbol: compare the operation's name.)
+            if op.operation.name in ("util.func", "func.func") and sym_name(op) in decls and len(op.regions[0].blocks) == 0:
                 op.erase()
                 continue
             point.insert(op)
@@ -213,7 +217,8 @@ class EmitAutotuneInitializer(Pass):
             out.append(f"{prefix}%s_{value[1:].replace('#', '_')} = tensor.extract_slice {value}[{zeros}] [{ones}] [{ones}] : {t} to {small}")
             return f"%s_{value[1:].replace('#', '_')}", small
 
-        lines.append(f"  %first{count} = util.call @{host}({', '.join(values)}) : ({in_types}) -> ({res_types})")
+        call = self._call_op
+        lines.append(f"  %first{count} = {call} @{host}({', '.join(values)}) : ({in_types}) -> ({res_types})")
         inits, small_types = [], []
         for r, t in zip(unpack("%first"), results):
             v, st = slice_of(r, t, "  ", lines)
@@ -249,7 +254,7 @@ class EmitAutotuneInitializer(Pass):
                     fenced_inputs.append(f"%fcast{u}_{j}")
                 else:
                     fenced_inputs.append(f"%fenced{j}#{u}")
-            lines.append(f"    %next{u}{count} = util.call @{host}({', '.join(fenced_inputs)}) : ({in_types}) -> ({res_types})")
+            lines.append(f"    %next{u}{count} = {call} @{host}({', '.join(fenced_inputs)}) : ({in_types}) -> ({res_types})")
             for r, t in zip(unpack(f"%next{u}"), results):
                 yields.append(slice_of(r, t, "    ", lines)[0])
         lines.append(f"    scf.yield {', '.join(yields)} : {', '.join(carried_types)}")

@@ -312,7 +312,7 @@ class MaterializeTritonVariants(Pass):
         after = block_ops[index + 1] if index + 1 < len(block_ops) else None
         point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(source.regions[0].blocks[0])
         for export in [o.operation for o in tmp.regions[0].blocks[0].operations]:
-            if export.name != "hal.executable.export":
+            if export.operation.name != "hal.executable.export":
                 continue
             point.insert(export.detach_from_parent())
         tmp.erase()

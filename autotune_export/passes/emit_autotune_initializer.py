@@ -305,7 +305,7 @@ class EmitAutotuneInitializer(Pass):
             if len(group.tune_workload) != len(inputs):
                 raise DiagnosticError.at(
                     group.location,
-                    f"tune_workload gives {len(group.tune_workload)} values, but host function @{sym_name(host)} takes {len(inputs)} arguments",
+                    f"tune_workload gives {_count(len(group.tune_workload), 'value')}, but host function @{sym_name(host)} takes {_count(len(inputs), 'argument')}",
                 )
             args = []
             for i, (given, t) in enumerate(zip(group.tune_workload, inputs)):
@@ -335,6 +335,10 @@ class EmitAutotuneInitializer(Pass):
                     "give tune_workload(...) with a static type or value per argument",
                 )
         return host, [None] * len(inputs)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _compatible(given, declared) -> bool:

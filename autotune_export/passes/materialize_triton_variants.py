@@ -326,5 +326,10 @@ class MaterializeTritonVariants(Pass):
             location=group.location,
         )
         if group.default is not None:
-            new_group.default = group.default if group.default in names else None
+            if group.default not in names:
+                raise DiagnosticError.at(
+                    group.location,
+                    f"default(@{group.default}) names no variant of @{group.name}; the variants are {', '.join('@' + n for n in names)}",
+                )
+            new_group.default = group.default
         replace_group(op, new_group)

@@ -40,6 +40,9 @@ def load_results(path: str) -> list[dict]:
         raise DiagnosticError.at(Location(path, err.lineno, err.colno), f"tuning results are not JSON: {err.msg}") from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT or not isinstance(data.get("results"), list):
         raise DiagnosticError.at(loc, f"not a tuning-results file (expected \"format\": \"{RESULTS_FORMAT}\" and a \"results\" list)")
+    for i, entry in enumerate(data["results"]):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("executable", "group", "variant")):
+            raise DiagnosticError.at(loc, f"result {i} needs string fields \"executable\", \"group\" and \"variant\"")
     return data["results"]
 
 

@@ -8,7 +8,9 @@ checks, for every ``variants([...])`` group:
 * all variants have identical ``#hal.pipeline.layout`` and the same workload arity;
 * every variant's entry is present in the executable's object (PTX text or cubin bytes,
   embedded or at a path relative to the input file);
-* ``default(@v)`` names one of the variants.
+* ``default(@v)`` names one of the variants;
+* every dispatch to the group passes as many workload values as the variants take, and as
+  many bindings (tensor operands + untied results) and 32-bit constants as their layout has.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 
 from ..diagnostics import Diagnostic, DiagnosticError, location_of
 from ..group import AutotuneGroup
-from ..ir_utils import executable_sources, exports_of, groups_of, sym_name
+from ..ir_utils import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from . import Pass, PassContext, register
 
 __all__ = ["VerifyAutotuningGroups", "object_payloads"]
@@ -78,8 +80,16 @@ class VerifyAutotuningGroups(Pass):
     name = "verify-autotuning-groups"
     summary = "check variants, layouts, workload arity and object entries of every group"
 
+    def _check_dispatches(self, ctx, exe, group, first, dispatches) -> None:
+        members = {group.name, *group.variants, *(group.specialized or [])}
+        for d in dispatches:
+            refs = entry_point_refs(d)
+            if any(e == exe and n in members for e, n in refs):
+                _check_dispatch(ctx, exe, group, first, d)
+
     def apply(self, ctx: PassContext, module) -> None:
         sources = executable_sources(module)
+        dispatches = dispatch_sites(module)
         export_home = {}
         for source in sources:
             for name in exports_of(source):
@@ -101,7 +111,13 @@ class VerifyAutotuningGroups(Pass):
                         raise DiagnosticError.at(loc, f"variant @{v} is not an export of @{sym_name(source)}{hint}")
                     export = exports[v]
                     layout = str(export.attributes["layout"])
-                    count_args = len(export.regions[0].blocks[0].arguments) if len(export.regions[0].blocks) else None
+                    if not len(export.regions[0].blocks):
+                        raise DiagnosticError.at(
+                            location_of(export.location, ctx.source.name),
+                            f"variant @{v} of @{group.name} has no count(...) region; group members need one, "
+                            "since the dispatch's workload decides their workgroup counts",
+                        )
+                    count_args = len(export.regions[0].blocks[0].arguments)
                     if first is None:
                         first = (v, layout, count_args, export)
                         continue
@@ -124,6 +140,7 @@ class VerifyAutotuningGroups(Pass):
                         raise DiagnosticError.at(
                             loc, f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants"
                         )
+                self._check_dispatches(ctx, sym_name(source), group, first, dispatches)
                 if group.default is not None and group.default not in group.variants:
                     raise DiagnosticError.at(loc, f"default(@{group.default}) is not one of the variants of @{group.name}")
                 if payloads is None:
@@ -139,6 +156,50 @@ class VerifyAutotuningGroups(Pass):
                             location_of(exports[v].location, ctx.source.name),
                             f"variant @{v} has no entry '{v}' in the objects of @{sym_name(source)} ({', '.join(l for l, _, _ in payloads)})",
                         )
+
+
+def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dispatch) -> None:
+    """A dispatch to the group passes the workload, bindings and constants its layout expects."""
+    from iree.compiler import ir
+
+    name, layout, count_args, export = first
+    loc = location_of(dispatch.location, ctx.source.name)
+    note = [Diagnostic("note", f"@{group.name} is defined here", group.location)]
+    segments = list(dispatch.attributes["operandSegmentSizes"])
+    workload = segments[0]
+    if count_args is not None and workload != count_args - 1:
+        raise DiagnosticError.at(
+            loc, f"dispatch to @{exe}::@{group.name} passes {workload} workload values, but its variants take {count_args - 1}", note
+        )
+    operands = list(dispatch.operands)[workload : workload + segments[1]]
+    tensors = [o for o in operands if isinstance(o.type, ir.RankedTensorType)]
+    scalars = [o for o in operands if not isinstance(o.type, ir.RankedTensorType)]
+    tied = [int(t.value) for t in dispatch.attributes["tied_operands"]] if "tied_operands" in dispatch.attributes else []
+    untied = sum(1 for i in range(len(dispatch.results)) if i >= len(tied) or tied[i] < 0)
+    if len(tensors) + untied != _bindings(layout):
+        raise DiagnosticError.at(
+            loc,
+            f"dispatch to @{exe}::@{group.name} has {len(tensors)} tensor operands and {untied} untied results "
+            f"({len(tensors) + untied} bindings), but the layout of its variants has {_bindings(layout)} bindings",
+            note,
+        )
+    if len(scalars) != _constants(layout):
+        raise DiagnosticError.at(
+            loc,
+            f"dispatch to @{exe}::@{group.name} passes {len(scalars)} scalar operands, but the layout of its variants has "
+            f"{_constants(layout)} constants",
+            note,
+        )
+    for s in scalars:
+        width = getattr(s.type, "width", None)
+        if width != 32:
+            raise DiagnosticError.at(
+                loc, f"dispatch to @{exe}::@{group.name} passes a {s.type} operand; IREE constants are 32-bit (i32, f32)", note
+            )
+
+
+def _bindings(layout: str) -> int:
+    return layout.count("#hal.pipeline.binding<")
 
 
 def _constants(layout: str) -> int:

@@ -35,7 +35,7 @@ util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
 
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
-  // expected-error @+1 {{tune_workload gives 1 values, but host function @host takes 2 arguments}}
+  // expected-error @+1 {{tune_workload gives 1 value, but host function @host takes 2 arguments}}
   hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<64xf32>)
   hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
     %c1 = arith.constant 1 : index

@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="compile every variant, ignoring the cache")
     p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
     p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations")
+    p.add_argument("--backend", choices=("cuda", "llvm-cpu"), default="cuda", help="what --emit vmfb compiles for (default: cuda)")
     p.add_argument("--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for iree-compile (repeatable)")
     p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     p.add_argument("--version", action="version", version=f"autotune-export {__version__}")
@@ -67,15 +68,21 @@ def compile_source(source: SourceFile, passes: Sequence[str], ctx: PassContext) 
     return print_module(module, source.name)
 
 
-def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] = ()) -> None:
-    """Compile IREE input ``text`` to a .vmfb at ``output`` for CUDA ``target`` (e.g. sm_90).
+def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] = (), backend: str = "cuda") -> None:
+    """Compile IREE input ``text`` to a .vmfb at ``output``.
 
-    Runs the ``iree-compile`` of the installed iree-base-compiler. Raises DiagnosticError
-    with iree-compile's messages when it fails.
+    ``backend`` ``cuda``: for the CUDA ``target`` (e.g. sm_90); ``llvm-cpu``: for the host CPU
+    (groups whose variants IREE compiles itself from an MLIR body). Runs the ``iree-compile``
+    of the installed iree-base-compiler. Raises DiagnosticError with iree-compile's messages
+    when it fails.
     """
     from iree.compiler.tools import CompilerToolError, compile_str
 
-    args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}", *extra_args]
+    if backend == "llvm-cpu":
+        args = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                "--iree-llvmcpu-target-cpu=host", *extra_args]
+    else:
+        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}", *extra_args]
     try:
         compile_str(text, extra_args=args, output_file=output)
     except CompilerToolError as err:
@@ -176,7 +183,7 @@ def _run(args) -> int:
         fd, tmp = tempfile.mkstemp(prefix=".autotune-export-", suffix=".vmfb", dir=directory)
         os.close(fd)
         try:
-            iree_compile(text, args.target, tmp, args.iree_compile_arg)
+            iree_compile(text, args.target, tmp, args.iree_compile_arg, backend=args.backend)
             _chmod_default(tmp)
             os.replace(tmp, args.output)
         finally:

@@ -1,24 +1,61 @@
 """Run and tune autotune-export modules with ``iree.runtime``.
 
 A module built by autotune-export carries, on its ``@__autotune`` function, reflection
-metadata (``autotune.groups``, JSON) naming every group, its variants, the ``select`` entry
-that sets a group's choice and one ``bench`` entry per variant (see
-:mod:`autotune_export.passes.emit_autotune_initializer`). :class:`AutotunedModule` loads the
-module on an IREE driver (``cuda``, ``local-task``...), lists the groups, selects variants,
-calls functions with numpy arrays, and tunes: each variant's benchmark entry is timed on the
-host (one synchronous call = launch + completion; IREE's default ABI waits for results),
-and the variant with the lowest median wins.
+metadata (``autotune.groups``, JSON) naming every group, its variants, the ``select`` entry that
+sets a group's choice and one ``bench`` entry per variant (see
+:mod:`autotune_export.passes.emit_autotune_initializer`). :class:`AutotunedModule` loads such a
+module on an IREE driver (``cuda``, ``local-task``, ``local-sync``), lists the groups, selects
+variants, calls functions with numpy arrays, and tunes with one of four strategies:
+
+``"load"``
+    tune every group when the module is loaded (``@__autotune``'s job, on fake data);
+``"request"``
+    tune when asked: :meth:`AutotunedModule.autotune` or :meth:`AutotunedModule.tune_group`;
+``"round-robin"``
+    live calls of a group's host function rotate through its variants, timing each call, and
+    lock on the fastest once every variant has ``min_rounds`` timings and the winner's lead is
+    stable;
+``"fixed"``
+    no tuning: the choices of a tuning-results file (``results=``), else the module's defaults
+    (the IR's ``default(@v)``, written by ``autotune-export --tuning-results``).
+
+Timing is on the host (IREE's VM has no clock): a benchmark entry ``bench(n)`` replays the
+group's host function many times in one synchronous call, and the per-run time is the
+difference of call sizes divided by the extra runs (:func:`loop_bench`, the default
+``do_bench`` of every driver). ``warmup_ms``/``rep_ms`` are Triton's ``do_bench`` budgets.
+
+Results go to a JSON tuning cache (format ``autotune-export.tuning-results/1``, the file that
+``autotune-export --tuning-results`` reads) keyed by device name, driver version, module
+content hash, group and workload, written atomically, so a second load of the same module on
+the same device does not retune.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import pathlib
+import platform
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-__all__ = ["GroupInfo", "VariantTiming", "AutotunedModule"]
+__all__ = [
+    "GroupInfo",
+    "VariantTiming",
+    "AutotunedModule",
+    "TuningCache",
+    "loop_bench",
+    "device_identity",
+    "RESULTS_FORMAT",
+    "STRATEGIES",
+]
+
+RESULTS_FORMAT = "autotune-export.tuning-results/1"
+STRATEGIES = ("load", "request", "round-robin", "fixed")
 
 
 @dataclass
@@ -34,6 +71,7 @@ class GroupInfo:
     host: str
     tune_args: list[str] = field(default_factory=list)
     unroll: int = 1
+    choice: str = ""
 
     @property
     def key(self) -> str:
@@ -42,45 +80,216 @@ class GroupInfo:
 
 @dataclass
 class VariantTiming:
-    """Timings of one variant in milliseconds (``times_ms``: one per timed call)."""
+    """Timings of one variant: ``times_ms`` holds one sample per timed run, in milliseconds."""
 
     variant: str
     times_ms: list[float]
 
     @property
     def median_ms(self) -> float:
-        return statistics.median(self.times_ms)
+        return statistics.median(self.times_ms) if self.times_ms else float("inf")
+
+    def quantile(self, q: float) -> float:
+        """The ``q`` quantile (0..1) of the samples, by linear interpolation."""
+        xs = sorted(self.times_ms)
+        if not xs:
+            return float("inf")
+        pos = q * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+    @property
+    def spread_ms(self) -> tuple[float, float]:
+        """(20th, 80th) percentiles, Triton's ``do_bench`` quantiles."""
+        return self.quantile(0.2), self.quantile(0.8)
+
+
+def loop_bench(run: Callable[[int], object], *, unroll: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
+               target_ms: float = 10.0) -> list[float]:
+    """Time a benchmark entry; returns per-run samples in ms.
+
+    ``run(n)`` makes one synchronous call that replays the host function ``1 + (n - 1) *
+    unroll`` times (autotune-export's ``bench`` entries). ``n`` is chosen so a call lasts about
+    ``target_ms``; after ``warmup_ms`` of untimed calls, calls are timed for ``rep_ms`` (at least
+    5). A sample is (call time - time of ``run(1)``) / extra runs: the per-call cost (fake data,
+    the first run, the host round trip) cancels. This is the default ``do_bench`` of every IREE
+    driver here (Triton's autotuner takes ``do_bench`` from the active driver the same way).
+    """
+    runs = lambda n: 1 + (n - 1) * unroll  # noqa: E731
+    run(2)  # first call: executable load, allocations
+    estimate = max(1e-3, min(_timed(run, 2) for _ in range(3)) / runs(2))
+    iters = max(2, min(100_000, 1 + round(target_ms / estimate / unroll)))
+    start = time.perf_counter()
+    while (time.perf_counter() - start) * 1e3 < warmup_ms:
+        run(iters)
+    base = min(_timed(run, 1) for _ in range(3))
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start) * 1e3 < rep_ms:
+        times.append(max(0.0, _timed(run, iters) - base) / (runs(iters) - 1))
+    return times
+
+
+def _timed(fn, *args) -> float:
+    t0 = time.perf_counter()
+    result = fn(*args)
+    _wait(result)
+    return (time.perf_counter() - t0) * 1e3
+
+
+def _wait(result) -> None:
+    """Make sure a call's results are computed (IREE's default ABI already waits)."""
+    items = result if isinstance(result, (list, tuple)) else [result]
+    for r in items[:1]:
+        if hasattr(r, "to_host"):
+            r.to_host()
+
+
+def device_identity(driver: str) -> dict:
+    """``{"driver", "device", "driver_version"}`` of the first device of an IREE driver.
+
+    The device name comes from ``iree.runtime``'s driver query (e.g. "NVIDIA H200"); the
+    driver version from ``/proc/driver/nvidia/version`` for CUDA, the OS for CPU drivers.
+    """
+    import iree.runtime as rt
+
+    name = "unknown"
+    try:
+        devices = rt.get_driver(driver).query_available_devices()
+        if devices:
+            name = devices[0].get("name") or devices[0].get("path") or name
+    except Exception:  # noqa: BLE001 - identity is best effort; tuning still works
+        pass
+    version = platform.platform()
+    if driver.startswith("cuda"):
+        try:
+            text = pathlib.Path("/proc/driver/nvidia/version").read_text()
+            version = text.splitlines()[0].split("Kernel Module")[-1].split()[0] if "Kernel Module" in text else text.splitlines()[0]
+        except OSError:
+            version = "unknown"
+    if name == "unknown" and not driver.startswith("cuda"):
+        name = platform.processor() or platform.machine()
+    return {"driver": driver, "device": name, "driver_version": version}
+
+
+def default_results_path() -> pathlib.Path:
+    """``tuning.json`` in the cache folder: $AUTOTUNE_EXPORT_CACHE_DIR, else
+    $XDG_CACHE_HOME/autotune-export, else ~/.cache/autotune-export."""
+    base = os.environ.get("AUTOTUNE_EXPORT_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = os.path.join(xdg, "autotune-export") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "autotune-export")
+    return pathlib.Path(base) / "tuning.json"
+
+
+class TuningCache:
+    """A tuning-results JSON file used as a cache (format ``autotune-export.tuning-results/1``).
+
+    Entries: ``{"executable", "group", "variant", "device", "driver", "driver_version",
+    "module_sha256", "workload", "median_ms": {variant: ms}, "spread_ms": {variant: [p20, p80]},
+    "strategy", "time"}``. Writes are atomic (temporary file + ``os.replace``) under a file
+    lock; an unreadable file is treated as empty (and replaced on the next write).
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None):
+        self.path = pathlib.Path(path) if path is not None else default_results_path()
+
+    def entries(self) -> list[dict]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+            return []
+        return [e for e in data.get("results", []) if isinstance(e, dict)]
+
+    @staticmethod
+    def _key(e: dict) -> tuple:
+        return (e.get("device"), e.get("driver_version"), e.get("module_sha256"), e.get("executable"), e.get("group"), e.get("workload"))
+
+    def lookup(self, **key) -> dict | None:
+        """The entry matching device, driver_version, module_sha256, executable, group, workload."""
+        want = self._key(key)
+        return next((e for e in self.entries() if self._key(e) == want), None)
+
+    def store(self, entry: dict) -> None:
+        """Add or replace the entry with the same key."""
+        import filelock
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(self.path) + ".lock"):
+            kept = [e for e in self.entries() if self._key(e) != self._key(entry)]
+            data = {"format": RESULTS_FORMAT, "results": kept + [entry]}
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(data, f, indent=1, sort_keys=True)
+                os.replace(tmp, self.path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
 
 
 class AutotunedModule:
     """A loaded autotune-export module.
 
-    ``module``: path of a .vmfb or its bytes. ``driver``: IREE HAL driver name (``cuda``,
-    ``local-task``, ``local-sync``). Raises ``RuntimeError`` (from iree.runtime) when the
-    driver or module cannot be loaded, ``ValueError`` when the module has no autotune metadata.
+    ``module``: path of a .vmfb or its bytes. ``driver``: IREE HAL driver (``cuda``,
+    ``local-task``, ``local-sync``). ``strategy``: one of :data:`STRATEGIES`. ``cache``: a
+    :class:`TuningCache`, a path, ``True`` (the default file, see :func:`default_results_path`)
+    or ``None``/``False`` (no cache). ``results``: a tuning-results file for ``"fixed"``.
+    ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples in ms`` (default
+    :func:`loop_bench`). ``flush_l2``: run the module's L2-flush entry before each timed run
+    (then one run per sample). Raises ``RuntimeError`` (iree.runtime) when the driver or module
+    cannot be loaded, ``ValueError`` for a module without autotune metadata or a bad strategy.
     """
 
-    def __init__(self, module: str | bytes, driver: str = "cuda"):
+    def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
+                 cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
+                 warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
+                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20):
         import iree.runtime as rt
 
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy '{strategy}'; expected one of {', '.join(STRATEGIES)}")
         self._rt = rt
+        self.driver = driver
+        self.strategy = strategy
+        self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
+        self.do_bench = do_bench or loop_bench
+        self.flush_l2 = flush_l2
+        self.min_rounds, self.max_rounds = min_rounds, max_rounds
+        data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
+        self.module_sha256 = hashlib.sha256(data).hexdigest()
         self.config = rt.Config(driver)
         self.context = rt.SystemContext(config=self.config)
-        if isinstance(module, (bytes, bytearray)):
-            vm_module = rt.VmModule.copy_buffer(self.context.instance, module)
-        else:
-            vm_module = rt.VmModule.mmap(self.context.instance, str(module))
-        self.context.add_vm_module(vm_module)
-        self.vm_module = vm_module
-        self.functions = self.context.modules[vm_module.name]
-        fn = vm_module.lookup_function("__autotune")
+        self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
+        self.context.add_vm_module(self.vm_module)
+        self.functions = self.context.modules[self.vm_module.name]
+        fn = self.vm_module.lookup_function("__autotune")
         if fn is None:
             raise ValueError("the module has no @__autotune function: was it built by autotune-export?")
         meta = fn.reflection.get("autotune.groups")
         if meta is None:
             raise ValueError("@__autotune carries no autotune.groups reflection metadata")
-        self.groups = {g.key: g for g in (GroupInfo(**{k: d[k] for k in GroupInfo.__dataclass_fields__ if k in d}) for d in json.loads(meta))}
+        fields = GroupInfo.__dataclass_fields__
+        self.groups = {g.key: g for g in (GroupInfo(**{k: d[k] for k in fields if k in d}) for d in json.loads(meta))}
+        if cache is True:
+            cache = TuningCache()
+        elif isinstance(cache, (str, os.PathLike)):
+            cache = TuningCache(cache)
+        self.cache: TuningCache | None = cache or None
+        self.identity = device_identity(driver)
+        self.chosen: dict[str, str] = {g.key: g.variants[g.default] for g in self.groups.values()}
+        self.sources: dict[str, str] = {g.key: "default" for g in self.groups.values()}
+        self._rounds: dict[str, dict[str, list[float]]] = {}
+        if strategy == "fixed" and results is not None:
+            self.apply_results(results)
+        elif strategy == "load":
+            self.autotune()
 
+    # --- looking up and selecting -------------------------------------------------------
     def group(self, name: str) -> GroupInfo:
         """Look a group up by ``executable::group`` or by its bare name (if unique)."""
         if name in self.groups:
@@ -97,62 +306,147 @@ class AutotunedModule:
         if not 0 <= index < len(info.variants):
             raise IndexError(f"group {info.key} has {len(info.variants)} variants, not {index}")
         self.functions[info.select](index)
+        self.chosen[info.key] = info.variants[index]
 
+    def apply_results(self, results: str | os.PathLike) -> dict[str, str]:
+        """Select the variants a tuning-results file picks for this module's groups (entries for
+        this module's hash first, then any entry naming the group). Returns group -> variant."""
+        entries = TuningCache(results).entries()
+        picked = {}
+        for info in self.groups.values():
+            mine = [e for e in entries if e.get("executable") == info.executable and e.get("group") == info.group]
+            mine.sort(key=lambda e: e.get("module_sha256") != self.module_sha256)
+            for e in mine:
+                if e.get("variant") in info.variants:
+                    self.select(info.key, e["variant"])
+                    self.sources[info.key] = "results"
+                    picked[info.key] = e["variant"]
+                    break
+        return picked
+
+    # --- calling --------------------------------------------------------------------------
     def __call__(self, function: str, *args):
-        """Call exported ``function`` with numpy arrays/scalars; returns numpy results."""
-        result = self.functions[function](*args)
-        if isinstance(result, (list, tuple)):
-            return tuple(r.to_host() if hasattr(r, "to_host") else r for r in result)
-        return result.to_host() if hasattr(result, "to_host") else result
+        """Call exported ``function`` with numpy arrays/scalars; returns numpy results.
 
-    def bench(self, group: str, variant: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-              target_ms: float = 10.0) -> VariantTiming:
-        """Time variant ``variant`` of ``group`` on its fake workload; times in ms per run.
+        With the ``"round-robin"`` strategy, a call of a group's host function first runs on
+        the next variant in rotation and is timed, until the group locks on its fastest variant.
+        """
+        tuning = [g for g in self.groups.values() if self.strategy == "round-robin" and g.host == function and g.key not in self._locked()]
+        if not tuning:
+            return _to_host(self.functions[function](*args))
+        info = tuning[0]
+        rounds = self._rounds.setdefault(info.key, {v: [] for v in info.variants})
+        variant = min(info.variants, key=lambda v: len(rounds[v]))
+        self.select(info.key, variant)
+        t0 = time.perf_counter()
+        result = _to_host(self.functions[function](*args))
+        rounds[variant].append((time.perf_counter() - t0) * 1e3)
+        self._maybe_lock(info, rounds, _workload_of(args))
+        return result
 
-        The benchmark entry ``bench(n)`` replays the host function ``1 + (n - 1) * unroll`` times
-        in one synchronous call (IREE's default ABI waits for the results), several dispatches
-        per command buffer; ``n`` is chosen so that a call lasts about ``target_ms``. After
-        ``warmup_ms`` of untimed calls, calls are timed for ``rep_ms`` (at least 5); a sample is
-        (call time - time of ``bench(1)``) / extra runs, which removes the per-call cost of the
-        fake data -- the budgets of Triton's ``do_bench(warmup=25, rep=100)``.
+    def _locked(self) -> set[str]:
+        return {k for k, s in self.sources.items() if s in ("round-robin", "tuned", "cache", "results")}
+
+    def _maybe_lock(self, info: GroupInfo, rounds: dict[str, list[float]], workload: str) -> None:
+        counts = [len(ts) for ts in rounds.values()]
+        if min(counts) < self.min_rounds:
+            return
+        # The first timed call of a variant may include its load: drop it when we can.
+        timings = [VariantTiming(v, ts[1:] if len(ts) > 2 else ts) for v, ts in rounds.items()]
+        ranked = sorted(timings, key=lambda t: t.median_ms)
+        best, second = ranked[0], ranked[1] if len(ranked) > 1 else None
+        stable = second is None or best.quantile(0.8) < second.quantile(0.2)
+        if stable or min(counts) >= self.max_rounds:
+            self.select(info.key, best.variant)
+            self.sources[info.key] = "round-robin"
+            self._record(info, timings, workload, "round-robin")
+
+    # --- tuning ---------------------------------------------------------------------------
+    def tune_group(self, group: str) -> list[VariantTiming]:
+        """Tune one group on its fake workload (or take it from the cache); select the winner.
+
+        Returns the timings (empty when the choice came from the cache).
         """
         info = self.group(group)
+        workload = "x".join(info.tune_args) if info.tune_args else ""
+        if self.cache is not None:
+            hit = self.cache.lookup(**self._key(info, workload))
+            if hit is not None and hit.get("variant") in info.variants:
+                self.select(info.key, hit["variant"])
+                self.sources[info.key] = "cache"
+                return []
+        timings = [self.bench(info.key, k) for k in range(len(info.variants))]
+        best = min(timings, key=lambda t: t.median_ms)
+        self.select(info.key, best.variant)
+        self.sources[info.key] = "tuned"
+        self._record(info, timings, workload, self.strategy)
+        return timings
+
+    def autotune(self) -> dict[str, list[VariantTiming]]:
+        """Tune every group (``@__autotune``'s job; the cache answers when it can)."""
+        return {key: self.tune_group(key) for key in self.groups}
+
+    def bench(self, group: str, variant: int, warmup_ms: float | None = None, rep_ms: float | None = None) -> VariantTiming:
+        """Time variant ``variant`` of ``group`` on its fake workload (ms per run)."""
+        info = self.group(group)
         fn = self.functions[info.bench[variant]]
-        fn(2)  # first calls: kernel load, allocations
-        # A call bench(n) runs the host 1 + (n - 1) * unroll times; time the difference of two
-        # call sizes so that the fixed per-call cost (fake data, the first run) cancels.
-        runs = lambda n: 1 + (n - 1) * info.unroll  # noqa: E731
-        estimate = max(1e-3, min(_timed(fn, 2) for _ in range(3)) / runs(2))
-        iters = max(2, min(10_000, 1 + round(target_ms / estimate / info.unroll)))
+        warmup = self.warmup_ms if warmup_ms is None else warmup_ms
+        rep = self.rep_ms if rep_ms is None else rep_ms
+        if self.flush_l2:
+            return VariantTiming(info.variants[variant], self._flushed_samples(fn, warmup, rep))
+        return VariantTiming(info.variants[variant], list(self.do_bench(lambda n: fn(n), unroll=info.unroll, warmup_ms=warmup, rep_ms=rep)))
+
+    def _flushed_samples(self, fn, warmup_ms: float, rep_ms: float) -> list[float]:
+        flush = self.functions["__autotune.flush_l2"]
+        fn(1)
         start = time.perf_counter()
         while (time.perf_counter() - start) * 1e3 < warmup_ms:
-            fn(iters)
-        base = min(_timed(fn, 1) for _ in range(3))
-        times: list[float] = []
+            fn(1)
+        times = []
         start = time.perf_counter()
         while len(times) < 5 or (time.perf_counter() - start) * 1e3 < rep_ms:
-            times.append(max(0.0, _timed(fn, iters) - base) / (runs(iters) - 1))
-        return VariantTiming(info.variants[variant], times)
+            _wait(flush())
+            times.append(_timed(fn, 1))
+        return times
 
-    def autotune(self, warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None) -> dict[str, list[VariantTiming]]:
-        """Tune every group: time each variant, select the lowest median. Returns the timings."""
-        out = {}
-        for key, info in self.groups.items():
-            timings = []
-            for k in range(len(info.variants)):
-                if do_bench is not None:
-                    fn = self.functions[info.bench[k]]
-                    timings.append(VariantTiming(info.variants[k], list(do_bench(lambda: fn(1)))))
-                else:
-                    timings.append(self.bench(key, k, warmup_ms, rep_ms))
-            best = min(range(len(timings)), key=lambda i: timings[i].median_ms)
-            self.select(key, best)
-            out[key] = timings
-        return out
+    def _key(self, info: GroupInfo, workload: str) -> dict:
+        return {
+            "device": self.identity["device"],
+            "driver_version": self.identity["driver_version"],
+            "module_sha256": self.module_sha256,
+            "executable": info.executable,
+            "group": info.group,
+            "workload": workload,
+        }
+
+    def _record(self, info: GroupInfo, timings: Sequence[VariantTiming], workload: str, strategy: str) -> dict:
+        best = min(timings, key=lambda t: t.median_ms)
+        entry = {
+            **self._key(info, workload),
+            "driver": self.driver,
+            "variant": best.variant,
+            "median_ms": {t.variant: t.median_ms for t in timings},
+            "spread_ms": {t.variant: list(t.spread_ms) for t in timings},
+            "strategy": strategy,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+        if self.cache is not None:
+            self.cache.store(entry)
+        return entry
 
 
-def _timed(fn, iters: int) -> float:
-    """Wall time of one synchronous call ``fn(iters)`` in ms."""
-    t0 = time.perf_counter()
-    fn(iters)
-    return (time.perf_counter() - t0) * 1e3
+def _to_host(result):
+    if isinstance(result, (list, tuple)):
+        return tuple(r.to_host() if hasattr(r, "to_host") else r for r in result)
+    return result.to_host() if hasattr(result, "to_host") else result
+
+
+def _workload_of(args) -> str:
+    """A cache key for live arguments: shapes and dtypes of arrays, values of scalars."""
+    parts = []
+    for a in args:
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            parts.append("x".join(str(d) for d in a.shape) + ":" + str(a.dtype))
+        else:
+            parts.append(repr(a))
+    return ",".join(parts)

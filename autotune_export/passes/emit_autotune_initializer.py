@@ -148,6 +148,17 @@ class EmitAutotuneInitializer(Pass):
                 )
         if not reflection:
             return
+        # An L2 flush for the runtime's flush_l2 option: fill 256 MiB (more than any GPU's L2;
+        # Triton's do_bench zeroes a buffer of the same size). The fill value goes through a
+        # barrier so the fill happens at run time, not as a constant folded at compile time.
+        body.append(
+            f"util.func public @{AUTOTUNE_FUNCTION}.flush_l2() -> tensor<1xi32> {{\n"
+            "  %zero = arith.constant 0 : i32\n"
+            "  %opaque = util.optimization_barrier %zero : i32\n"
+            "  %fill = flow.tensor.splat %opaque : tensor<67108864xi32>\n"
+            "  %one = tensor.extract_slice %fill[0] [1] [1] : tensor<67108864xi32> to tensor<1xi32>\n"
+            "  util.return %one : tensor<1xi32>\n}"
+        )
         meta = mlir_string(json.dumps(reflection, separators=(",", ":"), sort_keys=True))
         body.append(
             f"util.func public @{AUTOTUNE_FUNCTION}() attributes {{iree.reflection = {{{mlir_string(REFLECTION_KEY)} = {meta}}}}} {{\n"

@@ -7,7 +7,9 @@ checks, for every ``variants([...])`` group:
 * every variant is a ``hal.executable.export`` of the same ``hal.executable.source``;
 * all variants have identical ``#hal.pipeline.layout`` and the same workload arity;
 * every variant's entry is present in the executable's object (PTX text or cubin bytes,
-  embedded or at a path relative to the input file);
+  embedded or at a path relative to the input file), or, for a source with an MLIR body that
+  IREE compiles itself (a ``builtin.module`` of ``func.func``, e.g. for llvm-cpu), a function
+  of the variant's name;
 * ``default(@v)`` names one of the variants;
 * every dispatch to the group passes as many workload values as the variants take, and as
   many bindings (tensor operands + untied results) and 32-bit constants as their layout has.
@@ -65,6 +67,19 @@ def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str 
         else:
             out.append((label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)"))
     return out
+
+
+def _inner_functions(source) -> set[str]:
+    """Names of the func.func ops in a source's builtin.module body (IREE-compiled code)."""
+    names = set()
+    for op in source.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "builtin.module":
+            for inner in op.regions[0].blocks[0].operations:
+                inner = inner.operation
+                if inner.name == "func.func" and "sym_name" in inner.attributes:
+                    names.add(inner.attributes["sym_name"].value)
+    return names
 
 
 def _has_entry(payload: bytes, name: str) -> bool:
@@ -148,6 +163,17 @@ class VerifyAutotuningGroups(Pass):
                     for label, _, error in payloads:
                         if error:
                             raise DiagnosticError.at(location_of(source.location, ctx.source.name), error)
+                inner = _inner_functions(source)
+                if not payloads and inner:
+                    # An MLIR body (builtin.module of func.func per export) that IREE compiles
+                    # itself, e.g. for llvm-cpu: each variant needs its function.
+                    for v in members:
+                        if v not in inner:
+                            raise DiagnosticError.at(
+                                location_of(exports[v].location, ctx.source.name),
+                                f"variant @{v} has no function @{v} in the builtin.module of @{sym_name(source)}",
+                            )
+                    continue
                 if not payloads:
                     raise DiagnosticError.at(loc, f"@{sym_name(source)} has no objects, so the variants of @{group.name} have no code")
                 for v in members:

@@ -1,0 +1,175 @@
+"""Run-time tuning on the CPU: real IREE execution (local-task) of a group whose variants IREE
+compiles itself (tests/unit/data/cpu_group.mlir: @slow does 64 extra square roots per element,
+@fast does not; both compute 2 * x). Every strategy must end on @fast, results must be right.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autotune_export import cli
+from autotune_export.runtime import RESULTS_FORMAT, AutotunedModule, TuningCache, loop_bench
+
+DATA = pathlib.Path(__file__).parent / "data"
+DRIVER = "local-task"
+
+
+@pytest.fixture(scope="module")
+def vmfb(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("cpu") / "cpu_group.vmfb"
+    assert cli.main([str(DATA / "cpu_group.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+    return out
+
+
+def _load(vmfb, tmp_path, **kw) -> AutotunedModule:
+    kw.setdefault("cache", tmp_path / "tuning.json")
+    kw.setdefault("warmup_ms", 5)
+    kw.setdefault("rep_ms", 20)
+    return AutotunedModule(vmfb, driver=DRIVER, **kw)
+
+
+def test_groups_from_reflection(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path)
+    (info,) = m.groups.values()
+    assert info.key == "cpu_ex::scale"
+    assert info.variants == ["slow", "fast"]
+    assert info.default == 0
+    assert info.tune_args == ["tensor<65536xf32>"]
+    assert m.chosen == {"cpu_ex::scale": "slow"}
+
+
+def test_every_variant_is_correct(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path)
+    x = np.linspace(-3, 3, 1001, dtype=np.float32)
+    for k in range(2):
+        m.select("scale", k)
+        np.testing.assert_array_equal(m("scale", x), 2 * x)
+
+
+def test_on_request_picks_fast_and_caches(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path)
+    timings = m.autotune()["cpu_ex::scale"]
+    by_name = {t.variant: t for t in timings}
+    assert by_name["fast"].median_ms < by_name["slow"].median_ms
+    assert m.chosen["cpu_ex::scale"] == "fast"
+    assert m.sources["cpu_ex::scale"] == "tuned"
+    data = json.loads((tmp_path / "tuning.json").read_text())
+    assert data["format"] == RESULTS_FORMAT
+    (entry,) = data["results"]
+    assert entry["variant"] == "fast"
+    assert entry["executable"] == "cpu_ex" and entry["group"] == "scale"
+    assert entry["workload"] == "tensor<65536xf32>"
+    assert entry["module_sha256"] == m.module_sha256
+    assert set(entry["median_ms"]) == {"slow", "fast"}
+    lo, hi = entry["spread_ms"]["fast"]
+    assert lo <= entry["median_ms"]["fast"] <= hi
+    # The module runs the tuned choice.
+    np.testing.assert_array_equal(m("scale", np.ones(7, np.float32)), np.full(7, 2, np.float32))
+
+
+def test_second_load_hits_the_cache(vmfb, tmp_path, monkeypatch):
+    _load(vmfb, tmp_path).autotune()
+    m = _load(vmfb, tmp_path)
+
+    def no_bench(*a, **k):
+        raise AssertionError("a cache hit must not retune")
+
+    monkeypatch.setattr(AutotunedModule, "bench", no_bench)
+    assert m.autotune() == {"cpu_ex::scale": []}
+    assert m.sources["cpu_ex::scale"] == "cache"
+    assert m.chosen["cpu_ex::scale"] == "fast"
+
+
+def test_cache_is_keyed_by_module(vmfb, tmp_path):
+    cache = TuningCache(tmp_path / "tuning.json")
+    m = _load(vmfb, tmp_path)
+    key = m._key(m.group("scale"), "tensor<65536xf32>")
+    cache.store({**key, "variant": "slow"})
+    assert cache.lookup(**key)["variant"] == "slow"
+    assert cache.lookup(**{**key, "module_sha256": "0" * 64}) is None
+    assert cache.lookup(**{**key, "device": "other"}) is None
+    # A corrupted file reads as empty and is replaced on the next store.
+    (tmp_path / "tuning.json").write_text("{not json")
+    assert cache.entries() == []
+    cache.store({**key, "variant": "fast"})
+    assert cache.lookup(**key)["variant"] == "fast"
+
+
+def test_at_load(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path, strategy="load", cache=None)
+    assert m.chosen["cpu_ex::scale"] == "fast"
+
+
+def test_round_robin_on_live_calls(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path, strategy="round-robin", min_rounds=5)
+    x = np.arange(65536, dtype=np.float32)
+    seen = []
+    for _ in range(60):
+        np.testing.assert_array_equal(m("scale", x), 2 * x)
+        seen.append(m.chosen["cpu_ex::scale"])
+        if m.sources["cpu_ex::scale"] == "round-robin":
+            break
+    assert {"slow", "fast"} <= set(seen)  # it rotated through both
+    assert m.sources["cpu_ex::scale"] == "round-robin"
+    assert m.chosen["cpu_ex::scale"] == "fast"
+    # Locked: later calls keep the winner; the cache holds the live workload.
+    m("scale", x)
+    assert m.chosen["cpu_ex::scale"] == "fast"
+    (entry,) = TuningCache(tmp_path / "tuning.json").entries()
+    assert entry["strategy"] == "round-robin" and entry["workload"] == "65536:float32"
+
+
+def test_fixed_from_results_file_and_defaults(vmfb, tmp_path):
+    results = tmp_path / "pinned.json"
+    results.write_text(json.dumps({"format": RESULTS_FORMAT, "results": [
+        {"executable": "cpu_ex", "group": "scale", "variant": "fast"}]}))
+    m = _load(vmfb, tmp_path, strategy="fixed", results=results)
+    assert (m.chosen["cpu_ex::scale"], m.sources["cpu_ex::scale"]) == ("fast", "results")
+    plain = _load(vmfb, tmp_path, strategy="fixed")
+    assert (plain.chosen["cpu_ex::scale"], plain.sources["cpu_ex::scale"]) == ("slow", "default")
+
+
+def test_custom_do_bench_and_flush(vmfb, tmp_path):
+    calls = []
+
+    def do_bench(run, *, unroll, warmup_ms, rep_ms):
+        calls.append(unroll)
+        return loop_bench(run, unroll=unroll, warmup_ms=1, rep_ms=5)
+
+    m = _load(vmfb, tmp_path, do_bench=do_bench, cache=None)
+    assert m.autotune()["cpu_ex::scale"]
+    assert calls == [8, 8]
+    flushed = _load(vmfb, tmp_path, flush_l2=True, cache=None)
+    t = flushed.bench("scale", 1, warmup_ms=1, rep_ms=5)
+    assert len(t.times_ms) >= 5 and all(v > 0 for v in t.times_ms)
+
+
+def test_frozen_ir_picks_the_tuned_variant(vmfb, tmp_path):
+    """Tuning results frozen into the IR: the tuned variant becomes the group default."""
+    _load(vmfb, tmp_path).autotune()
+    out = tmp_path / "frozen.mlir"
+    assert cli.main([str(DATA / "cpu_group.mlir"), "--tuning-results", str(tmp_path / "tuning.json"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "default(@fast)" in text
+    assert "util.global private mutable @__autotune.cpu_ex.scale.choice = 1 : i32" in text
+    frozen = tmp_path / "frozen.vmfb"
+    assert cli.main([str(out), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(frozen)]) == 0
+    m = AutotunedModule(frozen, driver=DRIVER, strategy="fixed", cache=None)
+    assert m.chosen["cpu_ex::scale"] == "fast"
+
+
+def test_plain_iree_run_module_runs_autotune(vmfb):
+    """Without our runtime, @__autotune still runs (default choices stay)."""
+    tool = pathlib.Path(sys.executable).parent / "iree-run-module"
+    proc = subprocess.run([str(tool), f"--module={vmfb}", f"--device={DRIVER}", "--function=__autotune"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([str(tool), f"--module={vmfb}", f"--device={DRIVER}", "--function=scale", "--input=3xf32=1,2,3"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "3xf32=2 4 6" in proc.stdout

@@ -173,3 +173,23 @@ def test_plain_iree_run_module_runs_autotune(vmfb):
     proc = subprocess.run([str(tool), f"--module={vmfb}", f"--device={DRIVER}", "--function=scale", "--input=3xf32=1,2,3"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "3xf32=2 4 6" in proc.stdout
+
+
+def test_tune_command(vmfb, tmp_path, capsys):
+    results = tmp_path / "r.json"
+    assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--warmup", "2", "--rep", "10"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["group", "variant", "median"]
+    winner = [line for line in table if line.endswith("<- winner")]
+    assert len(winner) == 1 and winner[0].split()[1] == "fast"
+    assert json.loads(results.read_text())["results"][0]["variant"] == "fast"
+    # Second run: from the cache, as JSON.
+    assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["variants"] == [{"group": "cpu_ex::scale", "variant": "fast", "median_ms": None, "p20_ms": None,
+                                "p80_ms": None, "samples": 0, "relative": None, "winner": True, "source": "cache"}]
+
+
+def test_tune_command_errors(tmp_path, capsys):
+    assert cli.main(["tune", str(tmp_path / "missing.vmfb")]) == 1
+    assert capsys.readouterr().err.strip() == f"{tmp_path / 'missing.vmfb'}: error: no such module file"

@@ -789,12 +789,18 @@ def lower_extension_syntax(source: SourceFile) -> tuple[str, list[tuple[Autotune
 def parse_source(source: SourceFile, context=None):
     """Parse ``source`` into an ``iree.compiler.ir.Module``.
 
+    Input written for older IREE releases is first rewritten into the installed IREE's
+    syntax by :func:`autotune_export.compat.normalize` (lines unchanged).
     Also checks that every extension op sits directly inside a ``hal.executable.source`` and
     that symbols of groups are unique there (among groups and exports).
     Raises DiagnosticError (locations name ``source.name``) for any syntax or verifier error.
     """
     from iree.compiler import ir
 
+    from . import compat
+
+    # Older IREE spellings -> the installed IREE's, every line kept where it was.
+    source = SourceFile(compat.normalize(source.text, source.name), source.name, source.base_dir)
     generic_text, groups, colmap = _lower(source)
     ctx = context or new_context()
     try:

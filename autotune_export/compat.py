@@ -1,0 +1,633 @@
+"""Accept input written for older IREE releases: rewrite it into the syntax of the installed
+IREE (3.13), keeping every line where it was so that diagnostics keep their line numbers.
+
+What is rewritten (see notes/iree-hal-facts.md, "Text syntax moves between releases"):
+
+* ``hal.executable.source private @ex attributes {objects = ...} {`` (before 3.13's strict
+  properties) becomes ``hal.executable.source private @ex <{objects = ...}> {``; other
+  (discardable) attributes of the dictionary stay in ``attributes {...}``.
+* ``hal.executable.export ... attributes {workgroup_size = ..., workgroup_local_memory = ...,
+  subgroup_size = ...}`` becomes ``... <{workgroup_size = ..., ...}>``, wherever the dictionary
+  is: after the ``count`` region (3.4 to 3.12) or, before 3.4, between ``layout(...)`` and the
+  count region; such a dictionary is moved after the region, onto the line of its closing ``}``.
+* the pre-3.4 count region, an unnamed region after the export,
+  ``{ ^bb0(%device: !hal.device, %w: index): ... hal.return %x, %y, %z : index, index, index }``,
+  becomes ``count(%device: !hal.device, %w: index) -> (index, index, index) { ... }``.
+* the pre-3.0 layouts with descriptor sets,
+  ``#hal.pipeline.layout<push_constants = N, sets = [#hal.descriptor_set.layout<0, bindings =
+  [#hal.descriptor_set.binding<0, storage_buffer, ReadOnly>, ...]>]>``, in any of the spellings
+  IREE used (``#hal.executable.layout`` before the pipeline rename, the set and binding
+  attributes written out or as bare ``<...>``, binding flags ``ReadOnly``, ``Indirect`` or
+  ``"ReadOnly|Indirect"``, set ``flags = Indirect``), become
+  ``#hal.pipeline.layout<constants = N, bindings = [#hal.pipeline.binding<storage_buffer,
+  ReadOnly>, ...]>``: the bindings of all sets in (set, binding) order, which is the order
+  IREE's CUDA HAL passed them in.
+* an export's ``hal.interface.bindings = [#hal.interface.binding<set, binding>, ...]`` (gone
+  from IREE 3.x, where dispatch operands bind in order) is dropped when it maps the operands
+  in that order; any other mapping is an error.
+
+How: the text is split into MLIR tokens (strings and ``//`` comments are never looked into),
+brackets are matched, and only the token patterns above are touched; a pre-3.0 layout body is
+read with a small lark grammar. Input that does not have these shapes is left as it is, so the
+installed IREE reports whatever is wrong with it. A replacement never has more lines than what
+it replaces and is padded with newlines to the same count, so only columns of the rewritten
+lines move.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import lark
+
+from .diagnostics import DiagnosticError, Location
+
+__all__ = ["normalize", "normalize_layout"]
+
+# Quick test: text without any of these is returned unchanged without being tokenized.
+_TRIGGERS = re.compile(r"\battributes\b|\^|push_constants|#hal\.executable\.layout|\bsets\b")
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<comment>//[^\n]*)
+  | (?P<string>"(?:[^"\\\n]|\\.)*"?)
+  | (?P<hash>\#[A-Za-z_][A-Za-z0-9_$.]*)
+  | (?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*"?))
+  | (?P<value>%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?)
+  | (?P<block>\^[A-Za-z0-9_$.\-]+)
+  | (?P<bang>![A-Za-z_][A-Za-z0-9_$.]*)
+  | (?P<id>[A-Za-z_][A-Za-z0-9_$.]*)
+  | (?P<number>[0-9][A-Za-z0-9_.]*)
+  | (?P<arrow>->)
+  | (?P<punct>[\s\S])
+    """,
+    re.VERBOSE,
+)
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+
+#: Inherent attributes (MLIR properties) that used to be written in ``attributes {...}``.
+_SOURCE_PROPS = frozenset({"objects"})
+_EXPORT_PROPS = frozenset({"workgroup_size", "subgroup_size", "workgroup_local_memory", "source_locs"})
+_VISIBILITY = frozenset({"public", "private", "nested"})
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def _lex(text: str) -> list[_Tok]:
+    toks = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ("ws", "comment"):
+            continue
+        toks.append(_Tok(kind, m.group(kind), m.start(), m.end()))
+    return toks
+
+
+def _match(toks: list[_Tok]) -> dict[int, int]:
+    """Index of the closing token of every ``(``, ``[`` and ``{`` that is properly closed.
+    At a closer that does not match the innermost opener the openers it skips stay unmatched."""
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for i, t in enumerate(toks):
+        if t.kind != "punct":
+            continue
+        if t.text in _OPEN:
+            stack.append(i)
+        elif t.text in ")]}":
+            # Unwind to the innermost opener of this kind (brackets of garbage stay unmatched).
+            for depth in range(len(stack) - 1, -1, -1):
+                if _OPEN[toks[stack[depth]].text] == t.text:
+                    out[stack[depth]] = i
+                    del stack[depth:]
+                    break
+    return out
+
+
+def _match_angle(toks: list[_Tok], i: int, limit: int | None = None) -> int | None:
+    """``toks[i]`` is ``<``: index of its ``>`` (nesting ``<>`` only; ``->`` is its own token)."""
+    depth = 0
+    end = len(toks) if limit is None else limit
+    for j in range(i, end):
+        t = toks[j]
+        if t.kind != "punct":
+            continue
+        if t.text == "<":
+            depth += 1
+        elif t.text == ">":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
+def _is(toks: list[_Tok], i: int, text: str, kind: str | None = None) -> bool:
+    return 0 <= i < len(toks) and toks[i].text == text and (kind is None or toks[i].kind == kind)
+
+
+def _one_line(text: str) -> str:
+    """``text`` (a span of MLIR) on one line: comments dropped, line breaks made spaces."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "comment":
+            continue
+        out.append(" " if kind == "ws" and "\n" in m.group(0) else m.group(0))
+    return re.sub(r"  +", " ", "".join(out)).strip()
+
+
+def _location(text: str, filename: str, offset: int) -> Location:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Location(filename, line, col)
+
+
+class _Edits:
+    """Non-overlapping replacements of spans of one text, each padded to its span's line count."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.items: list[tuple[int, int, str]] = []
+
+    def replace(self, start: int, end: int, new: str) -> None:
+        lines = self.text.count("\n", start, end)
+        have = new.count("\n")
+        if have > lines:  # never add lines: keep what follows where it was
+            new = new.replace("\n", " ")
+            have = 0
+        self.items.append((start, end, new + "\n" * (lines - have)))
+
+    def insert(self, at: int, new: str) -> None:
+        self.items.append((at, at, new.replace("\n", " ")))
+
+    def apply(self) -> str:
+        items = sorted(self.items, key=lambda e: (e[0], e[1]))
+        out, pos = [], 0
+        for start, end, new in items:
+            if start < pos:  # overlapping edit: a bug here, never silently garbled output
+                raise AssertionError(f"overlapping compat edits at offset {start}")
+            out.append(self.text[pos:start])
+            out.append(new)
+            pos = end
+        out.append(self.text[pos:])
+        return "".join(out)
+
+    def new_offset(self, old: int) -> int:
+        """Where offset ``old`` (not inside an edited span) lands after :meth:`apply`."""
+        delta = sum(len(new) - (end - start) for start, end, new in self.items if end <= old)
+        return old + delta
+
+
+# --------------------------------------------------------------------------------------------
+# Pre-3.0 pipeline layouts
+# --------------------------------------------------------------------------------------------
+
+_LAYOUT_GRAMMAR = r"""
+start: [item ("," item)*]
+?item: "push_constants" "=" INT          -> push_constants
+     | "sets" "=" "[" [set ("," set)*] "]" -> sets
+     | "flags" "=" flags                 -> layout_flags
+set: SET_NAME? "<" INT "," "bindings" "=" "[" [binding ("," binding)*] "]" ("," "flags" "=" flags)? ">"
+binding: BINDING_NAME? "<" INT "," NAME ("," flags)? ">"
+flags: NAME | STRING
+SET_NAME: "#hal.descriptor_set.layout"
+BINDING_NAME: "#hal.descriptor_set.binding"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+STRING: /"[^"\\\n]*"/
+%import common.INT
+%import common.WS
+%ignore WS
+COMMENT: /\/\/[^\n]*/
+%ignore COMMENT
+"""
+
+_TERMINALS = {
+    "COMMA": "','", "EQUAL": "'='", "LESSTHAN": "'<'", "MORETHAN": "'>'", "LSQB": "'['", "RSQB": "']'",
+    "INT": "an integer", "NAME": "a name", "STRING": "a string", "SET_NAME": "#hal.descriptor_set.layout",
+    "BINDING_NAME": "#hal.descriptor_set.binding", "$END": "the end of the layout",
+    "PUSH_CONSTANTS": "'push_constants'", "SETS": "'sets'", "FLAGS": "'flags'", "BINDINGS": "'bindings'",
+}
+_BINDING_FLAGS = ("ReadOnly", "Indirect")
+_DESCRIPTOR_TYPES = ("storage_buffer", "uniform_buffer")
+
+
+@functools.lru_cache(maxsize=1)
+def _layout_parser() -> lark.Lark:
+    return lark.Lark(_LAYOUT_GRAMMAR, parser="lalr", propagate_positions=True)
+
+
+class _LayoutError(ValueError):
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+
+
+def _flag_names(node, allowed: tuple[str, ...], what: str) -> list[str]:
+    tok = node.children[0]
+    text = str(tok).strip('"')
+    names = [n.strip() for n in text.split("|") if n.strip() and n.strip() != "None"]
+    for n in names:
+        if n not in allowed:
+            raise _LayoutError(f"unknown {what} flag '{n}'; expected {' or '.join(allowed)}", tok.start_pos)
+    return names
+
+
+def normalize_layout(body: str) -> tuple[str, list[tuple[int, int]]]:
+    """The 3.x spelling of a pre-3.0 layout whose text inside ``<...>`` is ``body``, e.g.
+    ``push_constants = 1, sets = [<0, bindings = [<0, storage_buffer, ReadOnly>]>]``, and the
+    ``(set, binding)`` pairs of its bindings in the order of the new ``bindings = [...]``.
+
+    Raises ValueError (with an ``offset`` into ``body`` when it has one) for a malformed layout
+    or one that names a binding twice."""
+    try:
+        tree = _layout_parser().parse(body)
+    except lark.exceptions.UnexpectedInput as err:
+        pos = getattr(err, "pos_in_stream", None)
+        token = getattr(err, "token", None)
+        if pos is None or (token is not None and getattr(token, "type", "") == "$END"):
+            pos = len(body)
+        m = re.compile(r'"[^"\n]*"?|[A-Za-z_][A-Za-z0-9_.]*|[0-9]+|\S').match(body, pos)
+        found = f"'{m.group(0)}'" if m else "the end of the layout"
+        expected = sorted({_TERMINALS.get(e, e.lower()) for e in getattr(err, "expected", ()) or ()})
+        hint = f"expected {' or '.join(expected)}, " if expected and len(expected) <= 4 else ""
+        raise _LayoutError(f"{hint}found {found}", pos) from None
+    constants = 0
+    flags: list[str] = []
+    bindings: dict[tuple[int, int], tuple[str, list[str], int]] = {}
+    seen_items: set[str] = set()
+    for item in tree.children:
+        if item is None:
+            continue
+        if item.data in seen_items:
+            raise _LayoutError(f"'{item.data.removeprefix('layout_')}' is given twice", item.meta.start_pos)
+        seen_items.add(item.data)
+        if item.data == "push_constants":
+            constants = int(item.children[0])
+        elif item.data == "layout_flags":
+            flags += _flag_names(item.children[0], ("Indirect",), "layout")
+        else:
+            for st in item.children:
+                if st is None:
+                    continue
+                parts = [c for c in st.children if not (isinstance(c, lark.Token) and c.type == "SET_NAME")]
+                set_no = int(parts[0])
+                for b in parts[1:]:
+                    if b is None:
+                        continue
+                    if isinstance(b, lark.Tree) and b.data == "flags":
+                        flags += _flag_names(b, ("Indirect",), "descriptor set")
+                        continue
+                    bparts = [c for c in b.children if not (isinstance(c, lark.Token) and c.type == "BINDING_NAME")]
+                    number, dtype = int(bparts[0]), str(bparts[1])
+                    if dtype not in _DESCRIPTOR_TYPES:
+                        raise _LayoutError(f"unknown descriptor type '{dtype}'; expected {' or '.join(_DESCRIPTOR_TYPES)}", bparts[1].start_pos)
+                    bflags = _flag_names(bparts[2], _BINDING_FLAGS, "binding") if len(bparts) > 2 and bparts[2] is not None else []
+                    key = (set_no, number)
+                    if key in bindings:
+                        raise _LayoutError(f"set {set_no} binding {number} is declared twice", b.meta.start_pos)
+                    bindings[key] = (dtype, bflags, b.meta.start_pos)
+    items = []
+    if constants:
+        items.append(f"constants = {constants}")
+    rendered = []
+    for key in sorted(bindings):
+        dtype, bflags, _ = bindings[key]
+        ordered = [f for f in _BINDING_FLAGS if f in bflags]
+        if len(ordered) > 1:
+            rendered.append(f'#hal.pipeline.binding<{dtype}, "{"|".join(ordered)}">')
+        elif ordered:
+            rendered.append(f"#hal.pipeline.binding<{dtype}, {ordered[0]}>")
+        else:
+            rendered.append(f"#hal.pipeline.binding<{dtype}>")
+    items.append("bindings = [" + ", ".join(rendered) + "]")
+    if flags:
+        items.append("flags = Indirect")
+    return "#hal.pipeline.layout<" + ", ".join(items) + ">", sorted(bindings)
+
+
+_LAYOUT_NAMES = ("#hal.pipeline.layout", "#hal.executable.layout")
+
+
+def _rewrite_layouts(text: str, filename: str) -> tuple[str, dict[str, list[tuple[int, int]]], dict[int, list[tuple[int, int]]]]:
+    """Phase 1: every pre-3.0 layout attribute in its 3.x spelling.
+
+    Returns the new text, the (set, binding) order of layouts bound to an alias
+    (``#name = #hal.pipeline.layout<...>``) and of the others by their offset in the new text."""
+    toks = _lex(text)
+    edits = _Edits(text)
+    by_alias: dict[str, list[tuple[int, int]]] = {}
+    by_offset: dict[int, list[tuple[int, int]]] = {}
+    pending: list[tuple[int, list[tuple[int, int]]]] = []
+    for i, t in enumerate(toks):
+        if t.kind != "hash" or t.text not in _LAYOUT_NAMES or not _is(toks, i + 1, "<") or toks[i + 1].start != t.end:
+            continue
+        close = _match_angle(toks, i + 1)
+        if close is None:
+            continue
+        first = toks[i + 2] if i + 2 < close else None
+        old = t.text == "#hal.executable.layout" or (first is not None and first.text in ("push_constants", "sets"))
+        if not old:
+            continue
+        body_start, body_end = toks[i + 1].end, toks[close].start
+        try:
+            new, keys = normalize_layout(text[body_start:body_end])
+        except _LayoutError as err:
+            raise DiagnosticError.at(
+                _location(text, filename, body_start + err.offset),
+                f"malformed pre-3.0 layout {t.text}<push_constants = N, sets = [...]>: {err}",
+            ) from None
+        edits.replace(t.start, toks[close].end, new)
+        if i >= 2 and toks[i - 1].text == "=" and toks[i - 2].kind == "hash":
+            by_alias[toks[i - 2].text] = keys
+        else:
+            pending.append((t.start, keys))
+    if not edits.items:
+        return text, by_alias, by_offset
+    for start, keys in pending:
+        by_offset[edits.new_offset(start)] = keys
+    return edits.apply(), by_alias, by_offset
+
+
+# --------------------------------------------------------------------------------------------
+# Ops
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    key: str
+    first: int  # token indices, inclusive
+    last: int
+
+
+def _dict_entries(toks: list[_Tok], open_i: int, close_i: int) -> list[_Entry] | None:
+    """Entries of the attribute dictionary ``toks[open_i] == '{'`` .. ``toks[close_i]``, split at
+    top-level commas (``<...>`` of dialect attributes nests too). None when it does not look
+    like one (then nothing is rewritten)."""
+    entries: list[_Entry] = []
+    depth = 0
+    start = open_i + 1
+    for j in range(open_i + 1, close_i + 1):
+        t = toks[j]
+        at_end = j == close_i
+        if not at_end and t.kind == "punct":
+            if t.text in "([{<":
+                depth += 1
+            elif t.text in ")]}>":
+                depth -= 1
+        if at_end or (depth == 0 and t.kind == "punct" and t.text == ","):
+            if j > start:
+                key = toks[start]
+                if key.kind not in ("id", "string"):
+                    return None
+                if j - start > 1 and toks[start + 1].text != "=":
+                    return None
+                entries.append(_Entry(key.text.strip('"'), start, j - 1))
+            elif not at_end:
+                return None  # ", ," or "{,"
+            start = j + 1
+    return entries
+
+
+def _entry_text(text: str, toks: list[_Tok], e: _Entry) -> str:
+    return text[toks[e.first].start : toks[e.last].end]
+
+
+def _interface_bindings(toks: list[_Tok], e: _Entry) -> list[tuple[int, int]] | None:
+    """The (set, binding) pairs of ``hal.interface.bindings = [#hal.interface.binding<S, B>, ...]``."""
+    seq = toks[e.first : e.last + 1]
+    if len(seq) < 4 or seq[1].text != "=" or seq[2].text != "[" or seq[-1].text != "]":
+        return None
+    out = []
+    k = 3
+    while k < len(seq) - 1:
+        chunk = [t.text for t in seq[k : k + 6]]
+        if len(chunk) < 6 or chunk[0] != "#hal.interface.binding" or chunk[1] != "<" or chunk[3] != "," or chunk[5] != ">":
+            return None
+        if not (chunk[2].isdigit() and chunk[4].isdigit()):
+            return None
+        out.append((int(chunk[2]), int(chunk[4])))
+        k += 6
+        if k < len(seq) - 1:
+            if seq[k].text != ",":
+                return None
+            k += 1
+    return out
+
+
+class _OpRewriter:
+    def __init__(self, text: str, filename: str, by_alias, by_offset):
+        self.text = text
+        self.filename = filename
+        self.toks = _lex(text)
+        self.match = _match(self.toks)
+        self.edits = _Edits(text)
+        self.by_alias = by_alias
+        self.by_offset = by_offset
+
+    def error(self, offset: int, message: str) -> DiagnosticError:
+        return DiagnosticError.at(_location(self.text, self.filename, offset), message)
+
+    def run(self) -> str:
+        toks = self.toks
+        for i, t in enumerate(toks):
+            if t.kind != "id":
+                continue
+            if t.text == "hal.executable.source":
+                self.source(i)
+            elif t.text == "hal.executable.export":
+                self.export(i)
+        return self.edits.apply() if self.edits.items else self.text
+
+    def _after_symbol(self, i: int) -> int | None:
+        toks = self.toks
+        j = i + 1
+        if j < len(toks) and toks[j].kind == "id" and toks[j].text in _VISIBILITY:
+            j += 1
+        if j < len(toks) and toks[j].kind == "at":
+            return j + 1
+        return None
+
+    def _dict_at(self, j: int) -> tuple[int, int] | None:
+        """``attributes {...}`` at token ``j``: indices of ``{`` and ``}``."""
+        if _is(self.toks, j, "attributes", "id") and _is(self.toks, j + 1, "{", "punct") and (j + 1) in self.match:
+            return j + 1, self.match[j + 1]
+        return None
+
+    def _split(self, open_i: int, close_i: int, props: frozenset[str], layout_keys=None, export=None):
+        """``<{properties}> attributes {others}`` for a dictionary (either part may be absent;
+        ``hal.interface.bindings`` of an export is checked and dropped), or None to leave it."""
+        entries = _dict_entries(self.toks, open_i, close_i)
+        if entries is None:
+            return None
+        inherent, rest = [], []
+        for e in entries:
+            if e.key in props:
+                inherent.append(_entry_text(self.text, self.toks, e))
+            elif e.key == "hal.interface.bindings" and export is not None:
+                self._check_interface_bindings(e, layout_keys)
+            else:
+                rest.append(_entry_text(self.text, self.toks, e))
+        parts = []
+        if inherent:
+            parts.append("<{" + ", ".join(inherent) + "}>")
+        if rest:
+            parts.append("attributes {" + ", ".join(rest) + "}")
+        return " ".join(parts)
+
+    def _check_interface_bindings(self, e: _Entry, layout_keys) -> None:
+        pairs = _interface_bindings(self.toks, e)
+        where = self.toks[e.first].start
+        if pairs is None:
+            raise self.error(where, "hal.interface.bindings is not a list of #hal.interface.binding<set, binding>")
+        expected = layout_keys if layout_keys is not None else [(0, k) for k in range(len(pairs))]
+        if pairs != list(expected)[: len(pairs)] or (layout_keys is not None and len(pairs) != len(layout_keys)):
+            order = ", ".join(f"<{s}, {b}>" for s, b in expected)
+            raise self.error(
+                where,
+                "hal.interface.bindings maps dispatch operands to bindings out of order; IREE 3.x binds "
+                f"them in the layout's order ({order or 'no bindings'}): reorder the layout's bindings instead",
+            )
+
+    def source(self, i: int) -> None:
+        j = self._after_symbol(i)
+        if j is None:
+            return
+        d = self._dict_at(j)
+        if d is None:
+            return
+        self._rewrite_dict_in_place(j, d, _SOURCE_PROPS)
+
+    def _rewrite_dict_in_place(self, attr_i: int, d: tuple[int, int], props, layout_keys=None, export=None) -> None:
+        open_i, close_i = d
+        entries = _dict_entries(self.toks, open_i, close_i)
+        if entries is None:
+            return
+        keys = [e.key for e in entries]
+        if not any(k in props for k in keys) and "hal.interface.bindings" not in keys:
+            return
+        toks = self.toks
+        if all(k in props for k in keys):
+            # Keep the dictionary's text (comments, lines) as it is: `attributes {` -> `<{`.
+            self.edits.replace(toks[attr_i].start, toks[open_i].end, "<{")
+            self.edits.replace(toks[close_i].start, toks[close_i].end, "}>")
+            return
+        split = self._split(open_i, close_i, props, layout_keys, export)
+        if split is None:
+            return
+        self.edits.replace(toks[attr_i].start, toks[close_i].end, split)
+
+    def _layout_keys(self, open_i: int, close_i: int):
+        """(set, binding) order of the layout inside ``layout(...)``, when it was rewritten."""
+        toks = self.toks
+        if close_i - open_i == 2 and toks[open_i + 1].kind == "hash":
+            return self.by_alias.get(toks[open_i + 1].text)
+        if close_i - open_i > 1:
+            return self.by_offset.get(toks[open_i + 1].start)
+        return None
+
+    def export(self, i: int) -> None:
+        toks, match = self.toks, self.match
+        j = self._after_symbol(i)
+        if j is None:
+            return
+        dict_span = None  # (index of 'attributes', '{', '}')
+        region_end = None  # index of the '}' closing the last region
+        old_region = None  # ('{' index, '}' index) of a pre-3.4 count region
+        layout_keys = None
+        has_props = False
+        n = len(toks)
+        while j < n:
+            t = toks[j]
+            if t.kind == "id" and t.text in ("ordinal", "layout", "fallback") and _is(toks, j + 1, "(", "punct"):
+                close = match.get(j + 1)
+                if close is None:
+                    return
+                if t.text == "layout":
+                    layout_keys = self._layout_keys(j + 1, close)
+                j = close + 1
+            elif t.kind == "id" and t.text in ("condition", "count") and _is(toks, j + 1, "(", "punct"):
+                close = match.get(j + 1)
+                if close is None:
+                    return
+                k = close + 1
+                while k < n and not (toks[k].kind == "punct" and toks[k].text in "{}"):
+                    k += 1
+                if k >= n or toks[k].text != "{" or k not in match:
+                    return
+                region_end = match[k]
+                j = region_end + 1
+            elif t.kind == "punct" and t.text == "<" and _is(toks, j + 1, "{", "punct") and (j + 1) in match:
+                if not _is(toks, match[j + 1] + 1, ">"):
+                    return
+                has_props = True
+                j = match[j + 1] + 2
+            elif (d := self._dict_at(j)) is not None:
+                if dict_span is not None:
+                    return
+                dict_span = (j, *d)
+                j = d[1] + 1
+            elif (
+                t.kind == "punct" and t.text == "{" and j in match and region_end is None and old_region is None
+                and j + 1 < n and toks[j + 1].kind == "block"
+            ):
+                old_region = (j, match[j])
+                region_end = match[j]
+                j = match[j] + 1
+            else:
+                break
+        if old_region is not None:
+            self._count_region(*old_region)
+        if dict_span is None:
+            return
+        attr_i, open_i, close_i = dict_span
+        if has_props:
+            return  # both spellings: let IREE report it
+        if region_end is not None and attr_i < region_end:
+            # Before the region (pre-3.4): move the dictionary after the region's '}'.
+            entries = _dict_entries(toks, open_i, close_i)
+            if entries is None:
+                return
+            split = self._split(open_i, close_i, _EXPORT_PROPS, layout_keys, export=True)
+            if split is None:
+                return
+            self.edits.replace(toks[attr_i].start, toks[close_i].end, "")
+            if split:
+                self.edits.insert(toks[region_end].end, " " + _one_line(split))
+            return
+        self._rewrite_dict_in_place(attr_i, (open_i, close_i), _EXPORT_PROPS, layout_keys, export=True)
+
+    def _count_region(self, open_i: int, close_i: int) -> None:
+        """``{ ^bb0(args): ...}`` -> ``count(args) -> (index, index, index) { ...}``."""
+        toks = self.toks
+        label = open_i + 1
+        k = label + 1
+        args = ""
+        if _is(toks, k, "(", "punct") and k in self.match:
+            args = _one_line(self.text[toks[k].end : toks[self.match[k]].start])
+            k = self.match[k] + 1
+        if not _is(toks, k, ":", "punct") or k >= close_i:
+            return
+        self.edits.replace(toks[open_i].start, toks[k].end, f"count({args}) -> (index, index, index) {{")
+
+
+def normalize(text: str, filename: str = "-") -> str:
+    """``text`` with the older IREE spellings above rewritten into IREE 3.13's.
+
+    Every line stays where it was (a rewritten span keeps its number of line breaks). Text
+    that has none of them is returned unchanged. Raises DiagnosticError (locations name
+    ``filename``) for an old spelling that has no 3.13 equivalent: a malformed pre-3.0 layout,
+    a binding declared twice, or ``hal.interface.bindings`` that reorder dispatch operands."""
+    if not _TRIGGERS.search(text):
+        return text
+    text, by_alias, by_offset = _rewrite_layouts(text, filename)
+    return _OpRewriter(text, filename, by_alias, by_offset).run()

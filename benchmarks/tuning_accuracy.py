@@ -24,7 +24,7 @@ from autotune_export.runtime import AutotunedModule  # noqa: E402
 
 
 def tune_module(path: str, runs: int) -> dict:
-    mod = AutotunedModule(path, driver="cuda")
+    mod = AutotunedModule(path, driver="cuda", cache=None)
     (group,) = mod.groups.values()
     exhaustive = {}
     for k, v in enumerate(group.variants):
@@ -37,7 +37,18 @@ def tune_module(path: str, runs: int) -> dict:
         wall = time.perf_counter() - t0
         pick = min(timings, key=lambda t: t.median_ms).variant
         picks.append({"variant": pick, "wall_s": wall, "ratio_to_best": exhaustive[pick] / exhaustive[best]})
-    return {"module": path, "tune_args": group.tune_args, "exhaustive_ms": exhaustive, "best": best, "picks": picks}
+    # The tuning cache: a first load tunes and stores, a second load of the same module is
+    # answered from the cache (no timing at all).
+    import tempfile
+
+    cache = os.path.join(tempfile.mkdtemp(), "tuning.json")
+    first = AutotunedModule(path, driver="cuda", cache=cache, strategy="load")
+    t0 = time.perf_counter()
+    second = AutotunedModule(path, driver="cuda", cache=cache, strategy="load")
+    cached = {"first_pick": first.chosen[group.key], "second_pick": second.chosen[group.key],
+              "second_source": second.sources[group.key], "second_load_s": time.perf_counter() - t0}
+    return {"module": path, "tune_args": group.tune_args, "exhaustive_ms": exhaustive, "best": best, "picks": picks,
+            "cache": cached}
 
 
 def triton_autotune(kernel_file: str, shape: tuple[int, int, int]) -> dict:
@@ -85,6 +96,7 @@ def main() -> int:
             print(f"   {v:40} {ms:.4f} ms")
         for p in r["picks"]:
             print(f"   pick {p['variant']:35} {p['ratio_to_best']:.4f} x best, tuning wall {p['wall_s']:.2f} s")
+        print(f"   cache: {r['cache']}")
         if args.triton_kernel:
             dims = [int(x) for x in re.findall(r"\d+", r["tune_args"][0])] + [int(x) for x in re.findall(r"\d+", r["tune_args"][1])]
             shape = (dims[0], dims[3], dims[1])

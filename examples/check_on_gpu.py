@@ -68,7 +68,8 @@ def main() -> int:
     report = {"checks": [], "tuning": {}}
     for name, case in CASES.items():
         t0 = time.perf_counter()
-        mod = AutotunedModule(os.path.join(args.vmfb_dir, f"{name}.vmfb"), driver=args.driver)
+        mod = AutotunedModule(os.path.join(args.vmfb_dir, f"{name}.vmfb"), driver=args.driver, cache=None,
+                              warmup_ms=10, rep_ms=50)
         load_s = time.perf_counter() - t0
         (group,) = mod.groups.values()
         print(f"== {name}: {len(group.variants)} variants, loaded in {load_s:.2f} s")
@@ -84,7 +85,7 @@ def main() -> int:
                 report["checks"].append({"example": name, "size": size, "variant": variant, "ok": bool(ok), "max_abs_err": err})
                 print(f"  {'OK  ' if ok else 'FAIL'} size={size!s:20} variant={variant:40} max|err|={err:.3g}")
         mod.functions["__autotune"]()
-        timings = mod.autotune(warmup_ms=10, rep_ms=50)
+        timings = mod.autotune()
         for key, ts in timings.items():
             best = min(ts, key=lambda t: t.median_ms)
             report["tuning"][key] = {t.variant: t.median_ms for t in ts}

@@ -8,7 +8,7 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``) it ad
 * ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- selects ``K``, replays
   the host function that dispatches the group ``iters`` times on fake data of a
   representative workload (splat tensors of the host's static argument types, or of the
-  group's ``tune_workload``, made once per call), restores the previous choice and returns the
+  group's ``tune_workload``, held in globals filled once at load), restores the previous choice and returns the
   host's last results (so the work is not dead). One call of many iterations amortizes the
   host's per-call overhead when timing;
 * ``util.func public @__autotune()`` -- runs every variant of every group once on that fake
@@ -56,25 +56,15 @@ def _func_type(func):
     return list(ftype.inputs), list(ftype.results)
 
 
-def _fake_value(type_text: str, index: int, lines: list[str]) -> str:
-    """Emit ops making a fake value of ``type_text``; return its SSA name."""
+def _splat_value(type_text: str) -> tuple[str, str]:
+    """``(element type, splat value)`` of the fake data for a static tensor type."""
     from iree.compiler import ir
 
     t = ir.Type.parse(type_text)
-    name = f"%arg{index}"
-    if isinstance(t, ir.RankedTensorType):
-        elem = t.element_type
-        if isinstance(elem, ir.IntegerType):
-            value = "1"
-        else:
-            value = "5.000000e-01"
-        lines.append(f"  %cst{index} = arith.constant {value} : {elem}")
-        lines.append(f"  %splat{index} = flow.tensor.splat %cst{index} : {t}")
-        # The barrier keeps the fake data opaque: otherwise IREE would fold the whole benchmark
-        # into a constant expression and try to evaluate it at compile time.
-        lines.append(f"  {name} = util.optimization_barrier %splat{index} : {t}")
-        return name
-    raise ValueError(type_text)
+    if not isinstance(t, ir.RankedTensorType):
+        raise ValueError(type_text)
+    elem = t.element_type
+    return str(elem), "1" if isinstance(elem, ir.IntegerType) else "5.000000e-01"
 
 
 @register
@@ -89,6 +79,7 @@ class EmitAutotuneInitializer(Pass):
         if AUTOTUNE_FUNCTION in functions:
             return  # already emitted (idempotent)
         sites = dispatch_sites(module)
+        self._fake_globals: dict[str, str] = {}
         decls: dict[str, str] = {}
         body: list[str] = []
         autotune_calls: list[str] = []
@@ -148,6 +139,7 @@ class EmitAutotuneInitializer(Pass):
                 )
         if not reflection:
             return
+        body.extend(self._fake_global_ops())
         # An L2 flush for the runtime's flush_l2 option: fill 256 MiB (more than any GPU's L2;
         # Triton's do_bench zeroes a buffer of the same size). The fill value goes through a
         # barrier so the fill happens at run time, not as a constant folded at compile time.
@@ -204,7 +196,8 @@ class EmitAutotuneInitializer(Pass):
             "  %c0 = arith.constant 0 : index",
             "  %c1 = arith.constant 1 : index",
         ]
-        fakes = [self._arg(i, str(t), given, lines) for i, (t, given) in enumerate(zip(inputs, args))]
+        prefix = bench.rsplit(".bench.", 1)[0]
+        fakes = [self._arg(i, str(t), given, lines, prefix) for i, (t, given) in enumerate(zip(inputs, args))]
         values = []
         for i, (value, static, cast) in enumerate(fakes):
             if cast is not None:
@@ -278,20 +271,41 @@ class EmitAutotuneInitializer(Pass):
         lines[0] = f"util.func public @{bench}(%iters: index) -> ({', '.join(out_types)}) {{"
         return "\n".join(lines), out_types
 
-    def _arg(self, i: int, arg_type: str, given: str | None, lines: list[str]) -> tuple[str, str, str | None]:
+    def _arg(self, i: int, arg_type: str, given: str | None, lines: list[str], prefix: str) -> tuple[str, str, str | None]:
         """Emit the fake value of host argument ``i``.
 
+        Tensors come from a global ``@<prefix>.fake<i>`` filled once (at module load: a splat
+        that IREE evaluates at compile time or in its initializer), so a benchmark call
+        allocates and fills nothing; a barrier keeps the value opaque (otherwise IREE would
+        fold the whole benchmark into a constant expression and evaluate it at compile time).
         Returns ``(value, static type, cast)``: ``cast`` is the host's (dynamic) argument type
         when the value must be ``tensor.cast`` to it, else None.
         """
-        if given is None:
-            return _fake_value(arg_type, i, lines), arg_type, None
-        if given.startswith("tensor<"):
-            value = _fake_value(given, i, lines)
-            return value, given, (arg_type if given != arg_type else None)
+        if given is None or given.startswith("tensor<"):
+            static = given or arg_type
+            name = f"{prefix}.fake{i}"
+            self._fake_globals.setdefault(name, static)
+            lines.append(f"  %global{i} = util.global.load @{name} : {static}")
+            lines.append(f"  %arg{i} = util.optimization_barrier %global{i} : {static}")
+            return f"%arg{i}", static, (arg_type if static != arg_type else None)
         number, _, typ = given.partition(":")
         lines.append(f"  %arg{i} = arith.constant {number.strip()} : {typ.strip()}")
         return f"%arg{i}", typ.strip(), None
+
+    def _fake_global_ops(self) -> list[str]:
+        """The fake-data globals and the initializer that fills them."""
+        if not self._fake_globals:
+            return []
+        ops = [f"util.global private @{name} : {t}" for name, t in self._fake_globals.items()]
+        init = ["util.initializer {"]
+        for j, (name, t) in enumerate(self._fake_globals.items()):
+            elem, value = _splat_value(t)
+            init.append(f"  %v{j} = arith.constant {value} : {elem}")
+            init.append(f"  %s{j} = flow.tensor.splat %v{j} : {t}")
+            init.append(f"  util.global.store %s{j}, @{name} : {t}")
+        init.append("  util.return")
+        init.append("}")
+        return ops + ["\n".join(init)]
 
     def _host_call(self, ctx: PassContext, group: AutotuneGroup, exe: str, sites):
         """The host function dispatching ``group`` and, per argument, the tune value (or None)."""

@@ -139,9 +139,13 @@ def _timed(fn, *args) -> float:
 
 
 def _wait(result) -> None:
-    """Make sure a call's results are computed (IREE's default ABI already waits)."""
+    """Make sure a call's results are computed (IREE's default ABI already waits).
+
+    Reads back only the LAST result: a benchmark entry returns its big first result, then
+    one-element slices, and copying a big result to the host would dominate the timing.
+    """
     items = result if isinstance(result, (list, tuple)) else [result]
-    for r in items[:1]:
+    for r in items[-1:]:
         if hasattr(r, "to_host"):
             r.to_host()
 

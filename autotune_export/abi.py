@@ -1,28 +1,109 @@
 """Layout and calling convention: how a Triton kernel's parameters meet IREE's dispatch ABI.
 
 IREE's CUDA HAL launches an external kernel with one pointer per binding, in binding order,
-then one 32-bit value per push constant (notes/iree-hal-facts.md, "Calling convention"). At a
-``flow.dispatch`` site the bindings are the tensor operands in operand order, then each untied
-result; the constants are the non-tensor operands in order. A Triton kernel takes its
-parameters in declaration order (pointers and scalars interleaved, constexprs removed, hidden
-``global_scratch``/``profile_scratch`` pointers appended since Triton 3.3/3.5).
+then one 32-bit value per push constant, each written as 4 bytes into an 8-byte slot that is
+not zeroed (notes/iree-hal-facts.md, "Calling convention"). At a ``flow.dispatch`` site the
+bindings are the tensor operands in operand order, then each untied result; the constants are
+the non-tensor operands in order. A Triton kernel takes its parameters in declaration order
+(pointers and scalars interleaved, constexprs removed, hidden ``global_scratch`` /
+``profile_scratch`` pointers appended since Triton 3.3/3.5).
 
-:func:`plan` maps one onto the other: the signature's input pointers become the leading
-bindings, its ``{output}`` pointers the result bindings, and its scalars the constants.
+:func:`plan` maps one onto the other:
+
+* the signature's input pointers become the leading bindings, its ``{output}`` pointers the
+  result bindings, in signature order;
+* a kernel that needs global scratch (Triton metadata ``global_scratch_size > 0``) gets one
+  more binding, the LAST one: an extra untied result of the dispatch, sized
+  ``grid x size + align - 1`` bytes at the dispatch site (lower-autotuning-dispatch); the
+  kernel rounds the pointer up to ``align`` itself (:func:`autotune_export.ptx.link`, adapt
+  ``align:N``), so IREE's own binding-offset alignment does not matter;
+* scalars become constants, one 32-bit constant each (:data:`SCALARS`), except 64-bit scalars
+  (``i64``, ``u64``, ``fp64``), which take two: the low then the high 32 bits. The PTX entry is
+  adapted to match (:meth:`AbiPlan.adapt`): a narrow parameter (``i1``/``i8`` ``.u8``,
+  ``i16`` ``.u16``, ``fp16``/``bf16`` ``.b8[2]``) is declared ``.u32``, so the kernel's
+  ``ld.param.b8``/``.b16`` reads the low bytes of the 32-bit constant (little-endian); a 64-bit
+  parameter becomes two ``.u32`` parameters that the kernel reassembles with
+  ``mov.b64 %rd, {lo, hi}`` where it loaded the original.
+
+At the dispatch site (lower-autotuning-dispatch, :func:`constant_slots`) an operand of each
+scalar type becomes its 32-bit constants: ``i32`` as is, ``f32`` bitcast, ``i1``/``i8``/``i16``
+zero-extended, ``f16``/``bf16`` bitcast to ``i16`` then zero-extended, ``i64`` split with
+``arith.trunci`` / ``arith.shrui``, ``f64`` bitcast to ``i64`` first.
+
+:func:`refusal` names, in one line, why a compiled variant cannot be launched by IREE at all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from .group import Param
 
-__all__ = ["AbiError", "AbiPlan", "plan", "layout_attr", "SUPPORTED_SCALARS", "MLIR_ELEMENT_TYPES"]
+__all__ = [
+    "AbiError",
+    "AbiPlan",
+    "ScalarAbi",
+    "SCALARS",
+    "SUPPORTED_SCALARS",
+    "MLIR_ELEMENT_TYPES",
+    "plan",
+    "layout_attr",
+    "constant_slots",
+    "refusal",
+    "SCRATCH_ATTR",
+]
 
-#: Triton scalar types passed as one 32-bit IREE constant (fp32 is bitcast to i32 at the
-#: dispatch site by lower-autotuning-dispatch).
-SUPPORTED_SCALARS = ("i32", "u32", "fp32")
+#: Discardable attribute on a ``hal.executable.export`` whose kernel needs Triton's global
+#: scratch: ``[bytes per program, alignment]``. materialize-triton-variants writes it,
+#: verify-autotuning-groups counts the extra binding it implies, lower-autotuning-dispatch
+#: allocates the buffer and removes the attribute.
+SCRATCH_ATTR = "autotune.global_scratch"
+
+
+@dataclass(frozen=True)
+class ScalarAbi:
+    """How one Triton scalar type travels.
+
+    ``bits``: the value's width; ``slots``: 32-bit IREE constants it takes (2 for 64-bit
+    values: low half first); ``adapt``: how the PTX parameter is rewritten ("" keeps it,
+    ``widen`` declares it ``.u32``, ``split`` makes two ``.u32``); ``ptx``: the PTX parameter
+    types Triton declares for it (checked, so a surprise is an error rather than garbage).
+    """
+
+    triton: str
+    bits: int
+    slots: int
+    adapt: str
+    ptx: tuple[str, ...]
+
+
+def _scalars() -> dict[str, ScalarAbi]:
+    table = {}
+    for name, bits, adapt, ptx in (
+        ("i1", 1, "widen", (".u8", ".s8", ".b8", ".pred")),
+        ("i8", 8, "widen", (".u8", ".s8", ".b8")),
+        ("u8", 8, "widen", (".u8", ".s8", ".b8")),
+        ("i16", 16, "widen", (".u16", ".s16", ".b16")),
+        ("u16", 16, "widen", (".u16", ".s16", ".b16")),
+        ("fp16", 16, "widen", (".b8[2]", ".b16", ".f16", ".u16")),
+        ("bf16", 16, "widen", (".b8[2]", ".b16", ".bf16", ".u16")),
+        ("i32", 32, "", (".u32", ".s32", ".b32")),
+        ("u32", 32, "", (".u32", ".s32", ".b32")),
+        ("fp32", 32, "", (".f32", ".b32", ".u32")),
+        ("i64", 64, "split", (".u64", ".s64", ".b64")),
+        ("u64", 64, "split", (".u64", ".s64", ".b64")),
+        ("fp64", 64, "split", (".f64", ".b64", ".u64")),
+    ):
+        table[name] = ScalarAbi(name, bits, 2 if bits == 64 else 1, adapt, ptx)
+    return table
+
+
+#: Triton scalar type -> how it is passed (see the module docstring).
+SCALARS: dict[str, ScalarAbi] = _scalars()
+
+#: The scalar types a signature may use (kept for callers of the first version of this module).
+SUPPORTED_SCALARS = tuple(SCALARS)
 
 #: Triton element type -> MLIR element type (for tensors at dispatch sites and fake data).
 MLIR_ELEMENT_TYPES = {
@@ -31,6 +112,9 @@ MLIR_ELEMENT_TYPES = {
     "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2",
     "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
 }
+
+#: Signature types that are Triton tensor descriptors (host-side TMA descriptors).
+_DESCRIPTOR_TYPES = ("tensordesc", "nvtmadesc")
 
 
 class AbiError(ValueError):
@@ -41,14 +125,17 @@ class AbiError(ValueError):
 class AbiPlan:
     """Where each kernel parameter goes.
 
-    ``order``: indices into the signature (non-constexpr parameters) in IREE's order.
     ``inputs``/``outputs``/``scalars``: signature indices of each class, in signature order.
+    ``scratch``: the kernel's hidden ``global_scratch`` pointer is passed as the last binding.
+    ``order`` lists signature indices in IREE's order (bindings, then constants; the scratch
+    binding, having no signature index, is not in it: see :meth:`link_order`).
     """
 
     signature: tuple[Param, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     scalars: tuple[int, ...]
+    scratch: bool = False
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -56,11 +143,19 @@ class AbiPlan:
 
     @property
     def num_bindings(self) -> int:
-        return len(self.inputs) + len(self.outputs)
+        return len(self.inputs) + len(self.outputs) + int(self.scratch)
 
     @property
     def num_constants(self) -> int:
-        return len(self.scalars)
+        return sum(SCALARS[self.signature[i].type].slots for i in self.scalars)
+
+    def constant_offsets(self) -> list[int]:
+        """Per scalar (in :attr:`scalars` order): the ordinal of its first 32-bit constant."""
+        out, at = [], 0
+        for i in self.scalars:
+            out.append(at)
+            at += SCALARS[self.signature[i].type].slots
+        return out
 
     def binding_params(self) -> list[Param]:
         return [self.signature[i] for i in self.inputs + self.outputs]
@@ -70,28 +165,81 @@ class AbiPlan:
 
         ``written`` holds signature indices of pointers the PTX may store through
         (:func:`autotune_export.ptx.written_params`, mapped to signature indices).
-        Outputs are never read-only.
+        Outputs and the scratch binding are never read-only.
         """
         written = set(written)
-        return [i in self.inputs and i not in written for i in self.inputs + self.outputs]
+        flags = [i in self.inputs and i not in written for i in self.inputs + self.outputs]
+        return flags + [False] * int(self.scratch)
+
+    def link_order(self, num_ptx_params: int) -> tuple[list[int], list[int], dict[int, str]]:
+        """``(param_order, drop, adapt)`` for :class:`autotune_export.ptx.LinkPart`.
+
+        ``num_ptx_params`` is the length of the entry's parameter list: the signature's
+        parameters, then Triton's hidden pointers (``global_scratch`` first). With
+        :attr:`scratch`, the hidden ``global_scratch`` pointer is kept as the last binding (also
+        in variants that do not use it, so that every variant has the same layout); the other
+        hidden pointers are dropped. ``adapt`` maps parameter indices to ``widen``/``split``
+        for scalars whose PTX parameter is not one 32-bit value.
+        """
+        nsig = len(self.signature)
+        if num_ptx_params < nsig:
+            raise AbiError(f"the PTX entry has {num_ptx_params} parameters, the signature {nsig}")
+        hidden = list(range(nsig, num_ptx_params))
+        keep = []
+        if self.scratch:
+            if not hidden:
+                raise AbiError("the kernel needs global scratch but its PTX entry has no hidden global_scratch parameter")
+            keep = [hidden.pop(0)]
+        order = list(self.inputs + self.outputs) + keep + list(self.scalars)
+        adapt = {i: SCALARS[self.signature[i].type].adapt for i in self.scalars if SCALARS[self.signature[i].type].adapt}
+        return order, hidden, adapt
+
+    def check_ptx_types(self, ptx_types: Sequence[str]) -> None:
+        """Check that each scalar's PTX parameter type is what Triton declares for its type
+        (so the adaptation reads the right bits). ``ptx_types[i]`` is the type of parameter
+        ``i`` as :class:`autotune_export.ptx.PtxParam` spells it. Raises AbiError."""
+        for i in self.scalars:
+            p = self.signature[i]
+            abi = SCALARS[p.type]
+            got = ptx_types[i]
+            if got not in abi.ptx:
+                raise AbiError(
+                    f"parameter '{p.name}' ({p.type}) is a {got} parameter in the PTX; expected "
+                    f"{' or '.join(abi.ptx)}: the signature's type does not match the kernel's"
+                )
 
 
-def plan(signature: Sequence[Param]) -> AbiPlan:
-    """Split a signature into bindings and constants. Raises AbiError for unsupported scalars."""
+def plan(signature: Sequence[Param], *, scratch: bool = False) -> AbiPlan:
+    """Split a signature into bindings and constants.
+
+    Raises AbiError for a scalar type IREE cannot carry, a tensor-descriptor parameter, a
+    specialization hint on a float, or a signature without outputs.
+    """
     inputs, outputs, scalars = [], [], []
     for i, p in enumerate(signature):
         if p.is_pointer:
             (outputs if p.output else inputs).append(i)
-        elif p.type in SUPPORTED_SCALARS:
-            scalars.append(i)
-        else:
+            continue
+        low = p.type.lower()
+        if low.startswith(_DESCRIPTOR_TYPES):
             raise AbiError(
-                f"parameter '{p.name}' has type {p.type}; IREE passes 32-bit constants, so only "
-                f"{', '.join(SUPPORTED_SCALARS)} scalars are supported"
+                f"parameter '{p.name}' is a tensor descriptor ({p.type}): on sm_90 Triton passes it as a "
+                "by-value 128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers "
+                "and 32-bit constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor"
             )
+        if p.type not in SCALARS:
+            raise AbiError(
+                f"parameter '{p.name}' has type {p.type}; IREE passes buffers and 32-bit constants, "
+                f"so scalars must be one of {', '.join(SCALARS)}"
+            )
+        if p.hint and p.type.startswith(("fp", "bf")):
+            raise AbiError(f"parameter '{p.name}' ({p.type}) has hint ':{p.hint}'; specialization hints apply to integers and pointers")
+        if p.output:
+            raise AbiError(f"parameter '{p.name}' is a scalar ({p.type}); only pointers can be {{output}}")
+        scalars.append(i)
     if not outputs:
         raise AbiError("the signature marks no pointer as {output}: a dispatch needs at least one result")
-    return AbiPlan(tuple(signature), tuple(inputs), tuple(outputs), tuple(scalars))
+    return AbiPlan(tuple(signature), tuple(inputs), tuple(outputs), tuple(scalars), scratch)
 
 
 def layout_attr(read_only: Sequence[bool], num_constants: int) -> str:
@@ -101,3 +249,59 @@ def layout_attr(read_only: Sequence[bool], num_constants: int) -> str:
     )
     head = f"constants = {num_constants}, " if num_constants else ""
     return f"#hal.pipeline.layout<{head}bindings = [{bindings}]>"
+
+
+def constant_slots(mlir_type: str) -> int | None:
+    """32-bit IREE constants a dispatch operand of MLIR type ``mlir_type`` becomes, or None
+    when IREE's ABI has no spelling for it (``index``, vectors, > 64 bits...).
+
+    ``i32``/``f32``: 1; ``i1``/``i8``/``i16``/``f16``/``bf16``: 1 (zero-extended);
+    ``i64``/``f64``: 2 (low, high).
+    """
+    t = str(mlir_type).strip()
+    if t in ("i1", "i8", "i16", "i32", "f16", "bf16", "f32"):
+        return 1
+    if t in ("i64", "f64"):
+        return 2
+    return None
+
+
+def operand_matches(param: Param, mlir_type: str) -> bool:
+    """Whether a dispatch operand of ``mlir_type`` can carry scalar parameter ``param``: the
+    bit widths agree (``i32`` or an already bitcast ``f32`` for ``fp32``/``i32``, ``i64`` or
+    ``f64`` for 64-bit parameters, ``f16``/``bf16``/``i16`` for 16-bit ones...)."""
+    abi = SCALARS.get(param.type)
+    if abi is None:
+        return False
+    widths = {"i1": 1, "i8": 8, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32, "i64": 64, "f64": 64}
+    return widths.get(str(mlir_type).strip()) == abi.bits
+
+
+def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | None = None) -> str | None:
+    """Why IREE cannot launch a compiled Triton variant, in one line; None when it can.
+
+    ``metadata``: Triton's compiled metadata (or the subset autotune_export caches);
+    ``ptx_params``: the entry's :class:`autotune_export.ptx.PtxParam` list (signature
+    parameters first), to find by-value parameters other than 2-byte fp16/bf16 scalars.
+    IREE's CUDA HAL launches with plain ``cuLaunchKernel``: a grid of blocks, dynamic shared
+    memory, buffer pointers and 32-bit constants, nothing else.
+    """
+    num_ctas = int(metadata.get("num_ctas") or 1)
+    if num_ctas > 1:
+        return f"num_ctas = {num_ctas}: IREE launches no thread-block clusters"
+    if metadata.get("launch_cooperative_grid"):
+        return "launch_cooperative_grid: the kernel needs a cooperative launch (grid-wide sync), which IREE does not do"
+    if metadata.get("tensordesc_meta"):
+        return ("the kernel takes host-side tensor descriptors (TMA CUtensorMap by value), which IREE's dispatch ABI cannot "
+                "carry; use device-side tl.make_tensor_descriptor")
+    if int(metadata.get("profile_scratch_size") or 0) > 0:
+        return f"needs {metadata['profile_scratch_size']} bytes of profile scratch per program (instrumentation), which IREE does not pass"
+    tmem = int(metadata.get("tmem_size") or 0)
+    if tmem and arch is not None and arch < 100:
+        return f"uses {tmem} bytes of tensor memory, which sm_{arch} does not have"
+    for p in ptx_params or ():
+        t = getattr(p, "ptx_type", "")
+        if "[" in t and t != ".b8[2]":
+            return (f"PTX parameter {p.name} is a by-value {t} block (a host-side TMA descriptor): IREE passes only buffer "
+                    "pointers and 32-bit constants")
+    return None

@@ -12,10 +12,13 @@ Conventions this module bridges:
 
 * IREE CUDA HAL (``iree/hal/drivers/cuda``): kernel parameters are one pointer per binding, in
   binding order, then one 32-bit value per push constant. There is nothing else: no hidden
-  pointers, no 64-bit scalars.
+  pointers, no 64-bit scalars. :func:`link` adapts an entry to that (``LinkPart.adapt``): a
+  narrow scalar parameter is declared ``.u32``, a 64-bit scalar becomes two ``.u32``
+  parameters reassembled in the kernel, and a pointer can be rounded up to an alignment.
 * Triton (3.3+): after the user's non-constexpr arguments come hidden trailing pointers,
   ``global_scratch`` (3.3+) and ``profile_scratch`` (3.5+). They are unused when the matching
-  ``metadata.*_scratch_size`` is 0; a kernel that needs global scratch cannot be launched by IREE.
+  ``metadata.*_scratch_size`` is 0; a kernel that needs global scratch gets it as an extra
+  binding (see :mod:`autotune_export.abi`), placed like any other parameter by ``param_order``.
 
 Everything here works on PTX text with the standard library; Triton is used only to locate its
 bundled ``ptxas`` (found without importing Triton).
@@ -29,8 +32,8 @@ import os
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
 
 __all__ = [
     "PtxError",
@@ -93,12 +96,26 @@ class LinkPart:
     first, then 32-bit constants). ``drop``: original indices to remove (Triton's hidden trailing
     ``global_scratch`` / ``profile_scratch`` pointers). Every original index must appear exactly
     once in ``param_order`` or ``drop``.
+
+    ``adapt`` maps original indices (of ``param_order``) to a rewrite of that parameter:
+
+    * ``"widen"``: a scalar of at most 4 bytes (``.u8``, ``.u16``, ``.b8[2]``...) is declared
+      ``.param .u32``; the kernel's ``ld.param.b8``/``.b16`` then reads the low bytes of the
+      32-bit value IREE passes (PTX parameters are little-endian);
+    * ``"split"``: a 64-bit scalar (``.u64``, ``.s64``, ``.b64``, ``.f64``) becomes two ``.u32``
+      parameters, low half first, occupying two consecutive positions; every
+      ``ld.param.<64-bit> %d, [p]`` of it becomes ``ld.param.b32`` of both halves and
+      ``mov.b64 %d, {lo, hi}`` (in a scoped block declaring the two registers);
+    * ``"align:N"``: a 64-bit pointer whose every ``ld.param`` is followed by rounding the loaded
+      address up to a multiple of ``N`` (a power of two), for scratch buffers whose binding
+      offset IREE aligns less than the kernel needs.
     """
 
     ptx: str
     entry: str
     param_order: Sequence[int]
     drop: Sequence[int] = ()
+    adapt: Mapping[int, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -906,10 +923,18 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
                     f"kernel {e.name} (entry {part.entry}) uses hidden parameter {e.params[i].name} "
                     f"(global scratch); not supported"
                 )
+        adapt = _check_adapt(part, e, order)
 
         mapping: dict[str, str] = {e.name: part.entry}
-        for new_pos, old in enumerate(order):
-            mapping[e.params[old].name] = f"{part.entry}_param_{new_pos}"
+        new_names: dict[int, list[str]] = {}
+        new_pos = 0
+        for old in order:
+            width = 2 if adapt.get(old) == "split" else 1
+            new_names[old] = [f"{part.entry}_param_{new_pos + j}" for j in range(width)]
+            new_pos += width
+            # Split and aligned parameters are renamed to a placeholder first; their loads are
+            # rewritten after renaming (the new names may equal other old names).
+            mapping[e.params[old].name] = _placeholder(old) if adapt.get(old, "widen") != "widen" else new_names[old][0]
         prefix = f"{part.entry}__"
         local_stmts: list[tuple[_Stmt, bool]] = []  # (stmt, hoisted extern)
         for s in mod.stmts:
@@ -952,7 +977,7 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
             if keep:
                 continue
             if s.kind == "entry":
-                chunk.append(_relink_entry(e, order, mapping))
+                chunk.append(_relink_entry(e, order, mapping, adapt, new_names))
             else:
                 chunk.append(_tidy(_rename(s.text, mapping)))
         bodies.append("\n\n".join(chunk))
@@ -985,16 +1010,97 @@ def _keeps_name(s: _Stmt) -> bool:
     return s.kind == "func" or ".shared" not in s.text.split()[:4]
 
 
-def _relink_entry(e: _EntryInfo, order: list[int], mapping: dict[str, str]) -> str:
+_ADAPT_WIDEN_TYPES = {".u8", ".s8", ".b8", ".u16", ".s16", ".b16", ".f16", ".bf16", ".u32", ".s32", ".b32", ".f32",
+                      ".b8[1]", ".b8[2]", ".b8[4]", ".pred"}
+_ADAPT_SPLIT_TYPES = {".u64", ".s64", ".b64", ".f64"}
+
+
+def _placeholder(index: int) -> str:
+    return f"__autotune_abi_param_{index}"
+
+
+def _check_adapt(part: LinkPart, e: _EntryInfo, order: list[int]) -> dict[int, str]:
+    adapt: dict[int, str] = {}
+    for key, kind in dict(part.adapt or {}).items():
+        i = int(key)
+        if i not in order:
+            raise PtxError(f"part {part.entry}: adapted parameter {i} is not in param_order")
+        p = e.params[i]
+        if kind == "widen":
+            if p.is_pointer or p.ptx_type not in _ADAPT_WIDEN_TYPES:
+                raise PtxError(f"part {part.entry}: cannot widen parameter {p.name} ({p.ptx_type}) to .u32")
+        elif kind == "split":
+            if p.is_pointer or p.ptx_type not in _ADAPT_SPLIT_TYPES:
+                raise PtxError(f"part {part.entry}: cannot split parameter {p.name} ({p.ptx_type}) into two .u32")
+        elif kind.startswith("align:"):
+            try:
+                n = int(kind.split(":", 1)[1])
+            except ValueError:
+                n = 0
+            if n < 1 or n & (n - 1):
+                raise PtxError(f"part {part.entry}: alignment in {kind!r} must be a power of two")
+            if p.ptx_type not in (".u64", ".b64", ".s64"):
+                raise PtxError(f"part {part.entry}: cannot align parameter {p.name} ({p.ptx_type}): not a 64-bit pointer")
+        else:
+            raise PtxError(f"part {part.entry}: unknown parameter adaptation {kind!r} (expected widen, split or align:N)")
+        adapt[i] = kind
+    return adapt
+
+
+_LD_PARAM_64 = r"ld\.param(?:\.[A-Za-z0-9_]+)*?\.(?:b64|u64|s64|f64)\s+(%[A-Za-z0-9_$]+)\s*,\s*\[\s*{name}\s*(?:\+\s*0\s*)?\]\s*;"
+
+
+def _rewrite_loads(body: str, index: int, kind: str, names: list[str], e: _EntryInfo, entry: str) -> str:
+    """Rewrite the 64-bit ``ld.param`` loads of a split or aligned parameter (named by its
+    placeholder in ``body``)."""
+    token = _placeholder(index)
+    pattern = re.compile(_LD_PARAM_64.format(name=re.escape(token)))
+    if kind == "split":
+        lo, hi = names
+
+        def repl(m: re.Match) -> str:
+            d = m.group(1)
+            return (f"{{ .reg .b32 %abi_lo, %abi_hi; ld.param.b32 %abi_lo, [{lo}]; ld.param.b32 %abi_hi, [{hi}]; "
+                    f"mov.b64 {d}, {{%abi_lo, %abi_hi}}; }}")
+    else:
+        n = int(kind.split(":", 1)[1])
+
+        def repl(m: re.Match) -> str:
+            d = m.group(1)
+            return f"ld.param.b64 {d}, [{names[0]}]; add.s64 {d}, {d}, {n - 1}; and.b64 {d}, {d}, {-n};"
+
+    out = pattern.sub(repl, body)
+    if token in _words(out):
+        what = "split it into two 32-bit halves" if kind == "split" else "align it"
+        raise PtxError(
+            f"entry {entry}: parameter {e.params[index].name} is used other than by a 64-bit ld.param; cannot {what}"
+        )
+    return out
+
+
+def _relink_entry(e: _EntryInfo, order: list[int], mapping: dict[str, str], adapt: dict[int, str] | None = None,
+                  new_names: dict[int, list[str]] | None = None) -> str:
+    adapt = adapt or {}
     decls = []
     for old in order:
         decl = e.param_decls[old]
-        decls.append("\t" + _rename(decl, {e.params[old].name: mapping[e.params[old].name]}))
+        kind = adapt.get(old)
+        if kind == "widen":
+            decls.append(f"\t.param .u32 {new_names[old][0]}")
+        elif kind == "split":
+            decls.extend(f"\t.param .u32 {n}" for n in new_names[old])
+        else:
+            target = new_names[old][0] if new_names else mapping[e.params[old].name]
+            decls.append("\t" + _rename(decl, {e.params[old].name: target}))
     head = f"{e.prefix.strip()} .entry {mapping[e.name]}(" if e.prefix.strip() else f".entry {mapping[e.name]}("
     text = head + ("\n" + ",\n".join(decls) + "\n)" if decls else ")")
     if e.directives:
         text += "\n" + _tidy(e.directives)
-    text += "\n" + _tidy(_rename(e.body, mapping))
+    body = _rename(e.body, mapping)
+    for old, kind in adapt.items():
+        if kind != "widen":
+            body = _rewrite_loads(body, old, kind, new_names[old], e, mapping[e.name])
+    text += "\n" + _tidy(body)
     return text
 
 

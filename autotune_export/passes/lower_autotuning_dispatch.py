@@ -11,8 +11,17 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
 * ``flow.dispatch @E::@G[w...](...)`` becomes ``flow.dispatch @E::@V0[w..., %choice](...)``
   with ``%choice`` loaded from the group's choice global (emit-autotune-initializer);
   a dispatch naming variant ``K`` directly passes the constant ``K``;
-* ``f32`` operands of such dispatches are bitcast to ``i32`` (IREE constants are 32-bit
-  integers);
+* scalar operands of such dispatches become 32-bit constants (:mod:`..abi`): ``i32`` as is,
+  ``f32`` bitcast to ``i32``, ``i1``/``i8``/``i16`` zero-extended, ``f16``/``bf16`` bitcast to
+  ``i16`` and zero-extended, ``i64`` split into its low and high halves (``arith.trunci``,
+  ``arith.shrui``), ``f64`` bitcast to ``i64`` and split;
+* when a variant of the group needs Triton's global scratch (its export carries
+  ``autotune.global_scratch = [bytes per program, align]``), the dispatch gets one more
+  untied result, ``tensor<?xi8>``, which IREE allocates and binds last (the kernel writes it;
+  nothing reads it after). Its size is the largest, over such variants, of
+  ``grid_x * grid_y * grid_z * bytes + align`` (the kernel rounds the pointer up to ``align``),
+  the grid being the variant's count region evaluated on the dispatch's workload at the
+  dispatch site; the attribute is then removed;
 * a group with ``specialized([...], divisible_by_16 = [...])`` passes a second extra workload
   value, ``%ok`` (1 when every listed dispatch constant is a multiple of 16, computed on the
   host at the dispatch site); the chain tries variant K's specialization (``%choice == K and
@@ -22,13 +31,18 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
 
 from __future__ import annotations
 
+from ..abi import SCRATCH_ATTR
 from ..diagnostics import DiagnosticError, location_of
 from ..group import AutotuneGroup
 from ..ir_utils import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from . import Pass, PassContext, register
 from .emit_autotune_initializer import names_for
 
-__all__ = ["LowerAutotuningDispatch"]
+__all__ = ["LowerAutotuningDispatch", "FIXED_CHOICE_ATTR"]
+
+#: Discardable attribute of a dispatch whose variant is fixed (``autotune.choice = K : i32``),
+#: set by emit-autotune-initializer on the benchmark entries' copies of the host function.
+FIXED_CHOICE_ATTR = "autotune.choice"
 
 
 @register
@@ -42,6 +56,7 @@ class LowerAutotuningDispatch(Pass):
         chains: dict[tuple[str, str], tuple[list[str], str | None]] = {}
         member_of: dict[tuple[str, str], tuple[str, int]] = {}
         group_ops = []
+        scratch_of: dict[tuple[str, str], list] = {}
         globals_present = {sym_name(op.operation) for op in module.body.operations if op.operation.name == "util.global"}
         for source in executable_sources(module):
             exe = sym_name(source)
@@ -61,6 +76,9 @@ class LowerAutotuningDispatch(Pass):
                 chains[(exe, group.name)] = (chain[0][0], choice if choice in globals_present else None, (group.divisible or [], group.equal_one or []) if guarded else None, group.variants.index(group.default) if group.default else 0)
                 for k, v in enumerate(group.variants):
                     member_of[(exe, v)] = (chain[0][0], k, (group.divisible or [], group.equal_one or []) if guarded else None)
+                needs = [exports[name] for name, _, _ in chain if SCRATCH_ATTR in exports[name].attributes]
+                for name in [group.name] + list(group.variants):
+                    scratch_of[(exe, name)] = needs
                 for pos, (name, k, needs_ok) in enumerate(chain):
                     nxt = chain[pos + 1][0] if pos + 1 < len(chain) else None
                     self._add_condition(exports[name], k, needs_ok, guarded, nxt, group)
@@ -73,12 +91,19 @@ class LowerAutotuningDispatch(Pass):
             exe, name = refs[0]
             if (exe, name) in chains:
                 head, choice_global, divisible, default = chains[(exe, name)]
-                self._rewrite(dispatch, exe, head, choice_global, default, divisible)
+                if FIXED_CHOICE_ATTR in dispatch.attributes:
+                    # A benchmark's copy of the host: the variant is fixed, not the global's.
+                    choice_global, default = None, int(dispatch.attributes[FIXED_CHOICE_ATTR].value)
+                self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)))
             elif (exe, name) in member_of:
                 head, k, divisible = member_of[(exe, name)]
-                self._rewrite(dispatch, exe, head, None, k, divisible)
+                self._rewrite(dispatch, exe, head, None, k, divisible, scratch_of.get((exe, name)))
         for op in group_ops:
             op.erase()
+        for source in executable_sources(module):
+            for export in exports_of(source).values():
+                if SCRATCH_ATTR in export.attributes:
+                    del export.attributes[SCRATCH_ATTR]
 
     def _add_condition(self, export, k: int, needs_ok: bool, guarded: bool, next_export: str | None, group: AutotuneGroup) -> None:
         """Append ``%choice`` (and ``%ok`` for guarded groups) to the count arguments and, unless
@@ -113,7 +138,7 @@ class LowerAutotuningDispatch(Pass):
             export.attributes["condition_fallback"] = ir.FlatSymbolRefAttr.get(next_export)
 
     def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None,
-                 divisible: list[int] | None = None) -> None:
+                 divisible: list[int] | None = None, scratch: list | None = None) -> None:
         from iree.compiler import ir
         from iree.compiler.dialects import arith, util
 
@@ -132,23 +157,35 @@ class LowerAutotuningDispatch(Pass):
             nwork = segments[0]
             args = operands[nwork : nwork + segments[1]]
             new_args = []
-            f32 = ir.F32Type.get()
             for a in args:
-                if a.type == f32:
-                    with point:
-                        a = arith.BitcastOp(i32, a).result
-                new_args.append(a)
+                if isinstance(a.type, ir.ShapedType):
+                    new_args.append(a)
+                else:
+                    new_args.extend(_constants(point, a, dispatch))
             extra = [choice]
             if divisible is not None:
-                extra.append(self._divisible_flag(point, new_args, divisible, dispatch))
-            new_operands = operands[:nwork] + extra + new_args + operands[nwork + segments[1] :]
-            segments[0] += len(extra)
+                extra.append(self._divisible_flag(point, args, divisible, dispatch))
+            result_types = [r.type for r in dispatch.results]
             attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
+            attrs.pop(FIXED_CHOICE_ATTR, None)
+            tail = operands[nwork + segments[1] :]
+            if scratch:
+                # Triton's global scratch: one more untied result, bound last.
+                workload = operands[:nwork]
+                size = _scratch_bytes(point, scratch, workload + extra, dispatch)
+                result_types.append(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8)))
+                tail = tail + [size]
+                segments[3] += 1
+                tied = [int(t.value) for t in attrs["tied_operands"]] if "tied_operands" in attrs else [-1] * len(dispatch.results)
+                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied + [-1]])
+            segments[1] = len(new_args)
+            new_operands = operands[:nwork] + extra + new_args + tail
+            segments[0] += len(extra)
             attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
             attrs["entry_points"] = ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, first])])
             new = ir.Operation.create(
                 "flow.dispatch",
-                results=[r.type for r in dispatch.results],
+                results=result_types,
                 operands=new_operands,
                 attributes=attrs,
                 loc=dispatch.location,
@@ -164,7 +201,7 @@ class LowerAutotuningDispatch(Pass):
         from iree.compiler import ir
         from iree.compiler.dialects import arith
 
-        scalars = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
+        scalars = [a for a in args if not isinstance(a.type, ir.ShapedType)]
         index = ir.IndexType.get()
         with point:
             ok = None
@@ -188,3 +225,96 @@ class LowerAutotuningDispatch(Pass):
             one = arith.ConstantOp(index, 1).result
             nil = arith.ConstantOp(index, 0).result
             return arith.SelectOp(ok, one, nil).result
+
+
+def _constants(point, value, dispatch) -> list:
+    """The 32-bit constants a scalar dispatch operand becomes (autotune_export.abi)."""
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    t = value.type
+    i32 = ir.IntegerType.get_signless(32)
+    i16 = ir.IntegerType.get_signless(16)
+    i64 = ir.IntegerType.get_signless(64)
+    with point:
+        if isinstance(t, ir.IntegerType):
+            width = t.width
+            if width == 32:
+                return [value]
+            if width < 32:
+                return [arith.ExtUIOp(i32, value).result]
+            if width == 64:
+                return _split64(value)
+        elif isinstance(t, ir.F32Type):
+            return [arith.BitcastOp(i32, value).result]
+        elif isinstance(t, (ir.F16Type, ir.BF16Type)):
+            return [arith.ExtUIOp(i32, arith.BitcastOp(i16, value).result).result]
+        elif isinstance(t, ir.F64Type):
+            return _split64(arith.BitcastOp(i64, value).result)
+    raise DiagnosticError.at(
+        location_of(dispatch.location),
+        f"cannot pass a {t} operand as IREE constants (pass i1, i8, i16, i32, i64, f16, bf16, f32 or f64)",
+    )
+
+
+def _split64(value) -> list:
+    """``[low, high]`` 32-bit halves of an i64 (inside an insertion point)."""
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    i32 = ir.IntegerType.get_signless(32)
+    i64 = ir.IntegerType.get_signless(64)
+    low = arith.TruncIOp(i32, value).result
+    shift = arith.ConstantOp(i64, 32).result
+    high = arith.TruncIOp(i32, arith.ShRUIOp(value, shift).result).result
+    return [low, high]
+
+
+def _scratch_bytes(point, exports, workload, dispatch):
+    """``index`` bytes of global scratch for a dispatch: the largest over ``exports`` of
+    ``x * y * z * size + align``, each export's count region evaluated at the dispatch site on
+    ``workload`` (the dispatch's workload values, then the extra chain values)."""
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    index = ir.IndexType.get()
+    total = None
+    for export in exports:
+        size, align = (int(a.value) for a in export.attributes[SCRATCH_ATTR])
+        block = export.regions[0].blocks[0]
+        args = list(block.arguments)
+        mapping = {arg: value for arg, value in zip(args[1:], workload)}
+        returned = None
+        with point:
+            for op in block.operations:
+                op = op.operation
+                if op.name == "hal.return":
+                    returned = [mapping.get(v, v) for v in op.operands]
+                    break
+                for v in op.operands:
+                    if v == args[0]:
+                        raise DiagnosticError.at(
+                            location_of(export.location),
+                            f"the count region of @{export.attributes['sym_name'].value} uses the device; "
+                            "its global scratch cannot be sized at the dispatch",
+                        )
+                if op.regions and any(len(r.blocks) for r in op.regions):
+                    raise DiagnosticError.at(
+                        location_of(export.location),
+                        f"the count region of @{export.attributes['sym_name'].value} has nested regions; "
+                        "its global scratch cannot be sized at the dispatch",
+                    )
+                clone = op.clone(ip=point)
+                for i, v in enumerate(op.operands):
+                    if v in mapping:
+                        clone.operands[i] = mapping[v]
+                for old, new in zip(op.results, clone.results):
+                    mapping[old] = new
+            x, y, z = returned
+            grid = arith.MulIOp(arith.MulIOp(x, y).result, z).result
+            bytes_ = arith.AddIOp(
+                arith.MulIOp(grid, arith.ConstantOp(index, size).result).result, arith.ConstantOp(index, align).result
+            ).result
+            total = bytes_ if total is None else arith.MaxUIOp(total, bytes_).result
+    return total
+

@@ -7,12 +7,21 @@ For every ``hal.executable.autotuning.export`` in the Triton form:
    apply ``triton.heuristics``, and compile every config with ``triton.compile`` for the
    target (in parallel, through the content-addressed cache of :mod:`..triton_compile`);
 3. prune configs that cannot run (shared memory over the target's limit, ``num_ctas > 1``,
-   compile errors), one remark each;
+   compile errors, and what :func:`..abi.refusal` names: cooperative launch, host-side TMA
+   descriptors, profile scratch), one remark each;
 4. link the surviving PTX into ONE module (IREE takes one object per external variant),
-   parameters in IREE's order, hidden scratch pointers dropped, checked with ptxas;
+   parameters in IREE's order (:mod:`..abi`: narrow scalars widened to 32 bits, 64-bit
+   scalars split into two 32-bit constants, Triton's hidden global scratch kept as the last
+   binding when a variant needs it, the other hidden pointers dropped), checked with ptxas;
 5. add one ``hal.executable.export`` per variant (identical layout, count region from the
-   grid, ``workgroup_size = [num_warps * 32, 1, 1]``, ``workgroup_local_memory = shared``)
-   and rewrite the group into the ``variants([...])`` form.
+   grid, ``workgroup_size = [num_warps * 32, 1, 1]``, ``workgroup_local_memory = shared``;
+   variants that need global scratch carry ``autotune.global_scratch = [bytes per program,
+   alignment]`` for lower-autotuning-dispatch) and rewrite the group into the
+   ``variants([...])`` form.
+
+Dispatches to a group are checked against its signature: each scalar operand must have the
+parameter's bit width (``i64``/``f64`` for 64-bit parameters, ``f16``/``bf16``/``i16`` for
+16-bit ones, ``i32``/``f32`` for 32-bit ones, ``i1``/``i8`` for the narrow ones).
 """
 
 from __future__ import annotations
@@ -25,7 +34,17 @@ from typing import Any
 from .. import abi, grid as grid_mod, ptx as ptx_mod
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..group import OPTION_NAMES, AutotuneGroup, mlir_string
-from ..ir_utils import exports_of, groups_of, executable_sources, parse_detached, replace_group, sym_name
+from ..diagnostics import location_of
+from ..ir_utils import (
+    dispatch_sites,
+    entry_point_refs,
+    executable_sources,
+    exports_of,
+    groups_of,
+    parse_detached,
+    replace_group,
+    sym_name,
+)
 from . import Pass, PassContext, register
 
 __all__ = ["MaterializeTritonVariants", "variant_name"]
@@ -46,6 +65,13 @@ def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
     body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())
     name = f"{group}_{index}" + (f"_{body}" if body else "") + tail
     return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)
+
+
+def _mlir_spelling(triton_type: str) -> str:
+    bits = abi.SCALARS[triton_type].bits
+    if triton_type.startswith(("fp", "bf")):
+        return {16: f"{'bf16' if triton_type == 'bf16' else 'f16'}", 32: "f32 or i32", 64: "f64 or i64"}[bits]
+    return {1: "i1", 8: "i8", 16: "i16", 32: "i32 or f32", 64: "i64 or f64"}[bits]
 
 
 @dataclass
@@ -77,6 +103,7 @@ class MaterializeTritonVariants(Pass):
                 if not group.is_triton:
                     continue
                 item = self._plan(ctx, source, op, group, tc)
+                self._check_dispatches(ctx, module, source, group)
                 item.first_spec = len(all_specs)
                 all_specs.extend(item.specs)
                 planned.append(item)
@@ -111,10 +138,9 @@ class MaterializeTritonVariants(Pass):
                 f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})",
             )
         try:
-            plan = abi.plan(group.signature)
+            abi.plan(group.signature)
         except abi.AbiError as err:
             raise DiagnosticError.at(loc, str(err)) from None
-        del plan
         configs = group.configs
         if configs is None:
             if not kernel.default_configs:
@@ -180,9 +206,48 @@ class MaterializeTritonVariants(Pass):
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0)
 
     # ---------------------------------------------------------------------------------------
+    def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup) -> None:
+        """Scalar operands of dispatches to ``group`` have the bit widths of its parameters."""
+        from iree.compiler import ir
+
+        exe = sym_name(source)
+        scalars = [p for p in group.signature if not p.is_pointer]
+        for d in dispatch_sites(module):
+            if (exe, group.name) not in entry_point_refs(d):
+                continue
+            segments = list(d.attributes["operandSegmentSizes"])
+            args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+            given = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
+            if len(given) != len(scalars):
+                continue  # verify-autotuning-groups reports the count
+            for p, a in zip(scalars, given):
+                if not abi.operand_matches(p, str(a.type)):
+                    abi_p = abi.SCALARS[p.type]
+                    raise DiagnosticError.at(
+                        location_of(d.location, ctx.source.name),
+                        f"dispatch to @{exe}::@{group.name} passes a {a.type} for parameter '{p.name}' ({p.type}); "
+                        f"expected a {abi_p.bits}-bit value ({_mlir_spelling(p.type)})",
+                    )
+
+    def _refuse(self, ctx: PassContext, results, tc):
+        """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
+        out = []
+        for r in results:
+            if isinstance(r, tc.CompiledVariant):
+                try:
+                    params = ptx_mod.parse_entry(r.ptx).params
+                except ptx_mod.PtxError:
+                    params = ()
+                reason = abi.refusal(r.metadata, params, ctx.arch)
+                if reason is not None:
+                    r = tc.PrunedVariant(r.spec, reason)
+            out.append(r)
+        return out
+
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
         per_config = len(item.specs) // len(item.configs)  # 2 with scalar ':16' hints, else 1
+        results = self._refuse(ctx, results, tc)
         survivors = []
         pruned_notes = []
         for index, cfg in enumerate(item.configs):
@@ -211,7 +276,24 @@ class MaterializeTritonVariants(Pass):
             )
         )
 
-        plan = abi.plan(group.signature)
+        scratch = {}  # variant name -> (bytes per program, alignment)
+        for index, cfg, consts, rs in survivors:
+            base = variant_name(group.name, index, cfg)
+            for r, name in zip(rs, (base, base + "_spec")):
+                size = int(r.metadata.get("global_scratch_size") or 0)
+                if size > 0:
+                    scratch[name] = (size, max(1, int(r.metadata.get("global_scratch_align") or 1)))
+        if scratch:
+            needs = ", ".join(f"@{n} {s} B (align {a})" for n, (s, a) in scratch.items())
+            ctx.emit_remark(Diagnostic(
+                "remark",
+                f"@{group.name}: global scratch per program: {needs}; passed as the last binding, allocated at the dispatch",
+                loc,
+            ))
+        try:
+            plan = abi.plan(group.signature, scratch=bool(scratch))
+        except abi.AbiError as err:
+            raise DiagnosticError.at(loc, str(err)) from None
         nsig = len(group.signature)
         written: set[int] = set()
         parts, exports = [], []
@@ -227,18 +309,25 @@ class MaterializeTritonVariants(Pass):
                     # the specialized entry takes the same parameters as its sibling.
                     for i, p in enumerate(group.signature):
                         if p.hint == 1:
-                            text = ptx_mod.insert_param(text, i, ".u32")
+                            text = ptx_mod.insert_param(text, i, abi.SCALARS[p.type].ptx[0])
                 r = dataclasses.replace(r, ptx=text)
                 entry = ptx_mod.parse_entry(r.ptx)
                 if len(entry.params) < nsig:
                     raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
+                try:
+                    plan.check_ptx_types([p.ptx_type for p in entry.params[:nsig]])
+                    order, drop, adapt = plan.link_order(len(entry.params))
+                except abi.AbiError as err:
+                    raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+                if name in scratch and scratch[name][1] > 1:
+                    adapt[nsig] = f"align:{scratch[name][1]}"
                 written_list = r.metadata.get("written_params")
                 if written_list is None:
                     written_list = ptx_mod.written_params(r.ptx)
                 written |= {i for i in written_list if i < nsig}
                 if name in existing:
                     raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
-                parts.append(ptx_mod.LinkPart(r.ptx, name, plan.order, tuple(range(nsig, len(entry.params)))))
+                parts.append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
                 units.append((index, cfg, consts, r, name))
             names.append(base)
             if per_config == 2:
@@ -275,9 +364,13 @@ class MaterializeTritonVariants(Pass):
             shared = int(result.metadata.get("shared", 0))
             if shared:
                 props += f", workgroup_local_memory = {shared} : index"
+            extra = ""
+            if name in scratch:
+                size, align = scratch[name]
+                extra = f" attributes {{{abi.SCRATCH_ATTR} = [{size} : i64, {align} : i64]}}"
             exports.append(
                 f"hal.executable.export public @{name} ordinal({ordinal}) layout({layout}) "
-                f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>"
+                f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>{extra}"
             )
         divisible = equal_one = None
         if spec_names:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from ..diagnostics import Diagnostic, DiagnosticError, location_of
+from ..abi import SCRATCH_ATTR, constant_slots
 from ..group import AutotuneGroup
 from ..ir_utils import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from . import Pass, PassContext, register
@@ -95,12 +96,12 @@ class VerifyAutotuningGroups(Pass):
     name = "verify-autotuning-groups"
     summary = "check variants, layouts, workload arity and object entries of every group"
 
-    def _check_dispatches(self, ctx, exe, group, first, dispatches) -> None:
+    def _check_dispatches(self, ctx, exe, group, first, dispatches, scratch: bool = False) -> None:
         members = {group.name, *group.variants, *(group.specialized or [])}
         for d in dispatches:
             refs = entry_point_refs(d)
             if any(e == exe and n in members for e, n in refs):
-                _check_dispatch(ctx, exe, group, first, d)
+                _check_dispatch(ctx, exe, group, first, d, scratch)
 
     def apply(self, ctx: PassContext, module) -> None:
         sources = executable_sources(module)
@@ -155,7 +156,10 @@ class VerifyAutotuningGroups(Pass):
                         raise DiagnosticError.at(
                             loc, f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants"
                         )
-                self._check_dispatches(ctx, sym_name(source), group, first, dispatches)
+                # A variant that needs Triton's global scratch gets it as one more binding,
+                # allocated by lower-autotuning-dispatch (see autotune_export.abi).
+                scratch = any(SCRATCH_ATTR in exports[v].attributes for v in members)
+                self._check_dispatches(ctx, sym_name(source), group, first, dispatches, scratch)
                 if group.default is not None and group.default not in group.variants:
                     raise DiagnosticError.at(loc, f"default(@{group.default}) is not one of the variants of @{group.name}")
                 if payloads is None:
@@ -184,7 +188,7 @@ class VerifyAutotuningGroups(Pass):
                         )
 
 
-def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dispatch) -> None:
+def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dispatch, scratch: bool = False) -> None:
     """A dispatch to the group passes the workload, bindings and constants its layout expects."""
     from iree.compiler import ir
 
@@ -202,26 +206,34 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
     scalars = [o for o in operands if not isinstance(o.type, ir.RankedTensorType)]
     tied = [int(t.value) for t in dispatch.attributes["tied_operands"]] if "tied_operands" in dispatch.attributes else []
     untied = sum(1 for i in range(len(dispatch.results)) if i >= len(tied) or tied[i] < 0)
-    if len(tensors) + untied != _bindings(layout):
+    if len(tensors) + untied + int(scratch) != _bindings(layout):
+        plus = " + 1 for the global scratch" if scratch else ""
         raise DiagnosticError.at(
             loc,
             f"dispatch to @{exe}::@{group.name} has {len(tensors)} tensor operands and {untied} untied results "
-            f"({len(tensors) + untied} bindings), but the layout of its variants has {_bindings(layout)} bindings",
+            f"({len(tensors) + untied} bindings{plus}), but the layout of its variants has {_bindings(layout)} bindings",
             note,
         )
-    if len(scalars) != _constants(layout):
+    # Scalars become 32-bit constants at the dispatch (lower-autotuning-dispatch): one each,
+    # two (low, high) for i64/f64 (autotune_export.abi.constant_slots).
+    slots = 0
+    for s in scalars:
+        n = constant_slots(str(s.type))
+        if n is None:
+            raise DiagnosticError.at(
+                loc,
+                f"dispatch to @{exe}::@{group.name} passes a {s.type} operand; IREE constants are 32-bit values "
+                "(pass i1, i8, i16, i32, i64, f16, bf16, f32 or f64)",
+                note,
+            )
+        slots += n
+    if slots != _constants(layout):
         raise DiagnosticError.at(
             loc,
             f"dispatch to @{exe}::@{group.name} passes {len(scalars)} scalar operands, but the layout of its variants has "
-            f"{_constants(layout)} constants",
+            f"{_constants(layout)} constants" + (f" (the operands make {slots} 32-bit constants: i64/f64 take two)" if slots != len(scalars) else ""),
             note,
         )
-    for s in scalars:
-        width = getattr(s.type, "width", None)
-        if width != 32:
-            raise DiagnosticError.at(
-                loc, f"dispatch to @{exe}::@{group.name} passes a {s.type} operand; IREE constants are 32-bit (i32, f32)", note
-            )
 
 
 def _bindings(layout: str) -> int:

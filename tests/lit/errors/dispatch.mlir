@@ -69,8 +69,7 @@ hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.exec
 }
 util.func public @host(%x: tensor<16xf32>) -> tensor<16xf32> {
   %n = arith.constant 16 : index
-  %n_i64 = arith.constant 16 : i64
-  // expected-error @+1 {{dispatch to @ex::@k passes a i64 operand; IREE constants are 32-bit (i32, f32)}}
-  %y = flow.dispatch @ex::@k[%n](%x, %n_i64) : (tensor<16xf32>, i64) -> tensor<16xf32>
+  // expected-error @+1 {{dispatch to @ex::@k passes a index operand; IREE constants are 32-bit values}}
+  %y = flow.dispatch @ex::@k[%n](%x, %n) : (tensor<16xf32>, index) -> tensor<16xf32>
   util.return %y : tensor<16xf32>
 }

@@ -101,6 +101,12 @@ def test_cache_is_keyed_by_module(vmfb, tmp_path):
     assert cache.lookup(**key)["variant"] == "fast"
 
 
+def test_autotune_entry_point_tunes_through_the_runtime(vmfb, tmp_path):
+    m = _load(vmfb, tmp_path, cache=None)
+    assert m("__autotune") is None
+    assert (m.chosen["cpu_ex::scale"], m.sources["cpu_ex::scale"]) == ("fast", "tuned")
+
+
 def test_at_load(vmfb, tmp_path):
     m = _load(vmfb, tmp_path, strategy="load", cache=None)
     assert m.chosen["cpu_ex::scale"] == "fast"

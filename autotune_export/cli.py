@@ -5,6 +5,8 @@
     autotune-export IN.mlir -o OUT [--emit mlir|iree|vmfb] [-p pass,pass] [--target sm_80]
                     [-j N] [--object-format ptx|cubin] [--tuning-results R.json]
                     [--split-input-file] [--verify-diagnostics] [--no-cache] [--cache-dir DIR]
+                    [-q | -v]
+    autotune-export inspect FILE.mlir|FILE.vmfb [--json] ...   (see SUBCOMMANDS)
 
 ``--emit mlir`` (default) prints the sugared groups for reading and FileCheck; ``iree`` prints
 plain input for the installed ``iree-compile``; ``vmfb`` runs ``iree-compile`` for CUDA.
@@ -15,25 +17,40 @@ with exit status 1 and no output file; internal errors exit with status 2.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import tempfile
 import time
 from typing import Sequence
 
-from . import __version__
+from . import __version__, progress
 from .diagnostics import Diagnostic, DiagnosticError
 from .frontend import SourceFile, parse_source, print_module
 from .passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
 from .verify_diagnostics import check_expected, split_input
 
-__all__ = ["main", "compile_source", "iree_compile"]
+__all__ = ["main", "compile_source", "iree_compile", "SUBCOMMANDS"]
+
+# --- subcommands ------------------------------------------------------------------------------
+#: ``autotune-export NAME ARGS...`` runs ``MODULE.main(ARGS) -> exit status`` when NAME is a key
+#: here (a file of that name is still reachable as ``./NAME``); anything else is the input file
+#: of the compile command. Adding a subcommand is one entry (plus its module, whose ``main``
+#: parses its own arguments and may raise DiagnosticError; errors are reported as for compile).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "inspect": ("autotune_export.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
+    "tune": ("autotune_export.tune_cli", "time every variant of a .vmfb's groups on a device and keep the fastest"),
+}
+# --- end subcommands --------------------------------------------------------------------------
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="autotune-export",
         description="Compile parameterized Triton kernels into autotuned IREE executables.",
+        epilog="subcommands (autotune-export NAME --help for theirs):\n"
+        + "\n".join(f"  {name:10} {summary}" for name, (_, summary) in SUBCOMMANDS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", help="input .mlir file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout, the default)")
@@ -52,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for iree-compile (repeatable)")
     p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     p.add_argument("--version", action="version", version=f"autotune-export {__version__}")
+    progress.add_arguments(p)  # -q / -v
     return p
 
 
@@ -138,7 +156,7 @@ def _run(args) -> int:
         if args.verify_diagnostics:
             collected.append(diag)
         else:
-            print(diag.format(), file=sys.stderr)
+            progress.echo(diag.format())  # silenced by -q
 
     chunks = split_input(source) if args.split_input_file else [source]
     outputs: list[str] = []
@@ -200,12 +218,16 @@ def _run(args) -> int:
         note = f" ({compiled} Triton configs compiled, {cached} from cache)" if compiled or cached else ""
         if compiled == 0 and cached:
             note = f" (no Triton config compiled: all {cached} from cache)"
-        print(f"autotune-export: wrote {args.output} in {elapsed:.1f} s{note}", file=sys.stderr)
+        progress.echo(f"autotune-export: wrote {args.output} in {elapsed:.1f} s{note}")  # silenced by -q
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``autotune-export`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:  # subcommand dispatch (see SUBCOMMANDS)
+        module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
+        return _guarded(lambda: module.main(argv[1:]))
     args = _parser().parse_args(argv)
     if args.list_passes:
         from .passes import _load_all
@@ -214,8 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in sorted(PASSES):
             print(f"{name:32} {PASSES[name].summary}")
         return 0
+    with progress.verbosity(progress.level_of(args)):
+        return _guarded(lambda: _run(args))
+
+
+def _guarded(run) -> int:
+    """Call ``run()`` and turn errors into an exit status: 1 with diagnostics for user errors,
+    130 when interrupted, 2 for internal errors (traceback with AUTOTUNE_EXPORT_TRACEBACK=1)."""
     try:
-        return _run(args)
+        return run()
     except DiagnosticError as err:
         for d in err.diagnostics:
             print(d.format(), file=sys.stderr)

@@ -49,6 +49,8 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
+from . import progress as _progress
+
 __all__ = [
     "CompiledVariant",
     "KernelLoadError",
@@ -509,7 +511,9 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
 def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
                      executor: concurrent.futures.Executor | None = None,
                      cache_dir: str | os.PathLike | None = None,
-                     use_cache: bool = True) -> list[CompiledVariant | PrunedVariant]:
+                     use_cache: bool = True,
+                     progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
+                     ) -> list[CompiledVariant | PrunedVariant]:
     """Compile ``specs`` to PTX; one result per spec, in the same order.
 
     Pruned (PrunedVariant, with the reason) rather than compiled: ``num_ctas > 1`` (IREE
@@ -525,6 +529,11 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     (``jobs`` defaults to os.cpu_count()) started with the "spawn" method, so a calling script
     needs the usual ``if __name__ == "__main__":`` guard. A worker that dies yields a
     PrunedVariant ("compile worker failed: ...") that is not cached.
+
+    Progress: misses are counted on a bar on stderr when it is a terminal, and with
+    ``autotune_export.progress.verbosity(VERBOSE)`` (``-v``) one line per variant is printed
+    (see :mod:`autotune_export.progress`). ``progress``, if given, is called in this process
+    as ``progress(done, total, result)`` after each compiled miss, in completion order.
 
     Raises KernelLoadError when a kernel cannot be loaded and ValueError when a spec does not
     match its kernel's parameters (before anything is compiled)."""
@@ -544,35 +553,73 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
         payload = _read_entry(_entry_path(root, key), key) if root is not None else None
         if payload is not None:
             results[i] = _result(spec, payload, cached=True)
+            _progress.note(f"autotune-export: {_describe(results[i])}")  # -v (progress)
         else:
             misses.setdefault(key, []).append(i)
 
     todo = [specs[indices[0]] for indices in misses.values()]
-    for indices, outcome in zip(misses.values(), _run_workers(todo, root, jobs, executor)):
+    for indices, outcome in zip(misses.values(), _run_workers(todo, root, jobs, executor, progress)):
         for i in indices:
             results[i] = dataclasses.replace(outcome, spec=specs[i])
     return results
 
 
 def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | None,
-                 executor: concurrent.futures.Executor | None) -> list[CompiledVariant | PrunedVariant]:
+                 executor: concurrent.futures.Executor | None,
+                 progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
+                 ) -> list[CompiledVariant | PrunedVariant]:
     owned = executor is None and jobs != 1 and len(todo) > 0
     if owned:
         executor = concurrent.futures.ProcessPoolExecutor(
             max_workers=min(jobs or os.cpu_count() or 1, len(todo)),
             mp_context=multiprocessing.get_context("spawn"))
-    try:
-        if executor is None:  # jobs == 1: in this process, one after the other
-            calls = [functools.partial(_compile_worker, spec, cache_dir) for spec in todo]
-        else:
-            calls = [executor.submit(_compile_worker, spec, cache_dir).result for spec in todo]
-        out = []
-        for spec, call in zip(todo, calls):
-            try:
-                out.append(call())
-            except Exception as e:  # the worker died or could not run (compile errors never get here)
-                out.append(PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}"))
-        return out
-    finally:
-        if owned:
-            executor.shutdown(wait=True, cancel_futures=True)
+    out: list[CompiledVariant | PrunedVariant | None] = [None] * len(todo)
+
+    def failed(spec: VariantSpec, e: Exception) -> PrunedVariant:
+        # The worker died or could not run (compile errors never get here).
+        return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}")
+
+    # --- progress: a bar over the misses, one line per variant with -v (autotune_export.progress)
+    plural = "s" if len(todo) != 1 else ""
+    with _progress.Progress(len(todo), f"compiling {len(todo)} Triton variant{plural}") as bar:
+        def finish(k: int, outcome: CompiledVariant | PrunedVariant) -> None:
+            out[k] = outcome
+            bar.advance(detail=f"autotune-export: {_describe(outcome)}")
+            if progress is not None:
+                progress(bar.done, len(todo), outcome)
+
+        try:
+            if executor is None:  # jobs == 1: in this process, one after the other
+                for k, spec in enumerate(todo):
+                    try:
+                        outcome = _compile_worker(spec, cache_dir)
+                    except Exception as e:
+                        outcome = failed(spec, e)
+                    finish(k, outcome)
+            else:  # any concurrent.futures.Executor (process/thread pool, Dask's get_executor())
+                futures = {executor.submit(_compile_worker, spec, cache_dir): k for k, spec in enumerate(todo)}
+                for future in concurrent.futures.as_completed(futures):
+                    k = futures[future]
+                    try:
+                        outcome = future.result()
+                    except Exception as e:
+                        outcome = failed(todo[k], e)
+                    finish(k, outcome)
+        finally:
+            if owned:
+                executor.shutdown(wait=True, cancel_futures=True)
+    return out  # type: ignore[return-value]
+
+
+def _describe(result: CompiledVariant | PrunedVariant) -> str:
+    """One line about a result for ``-v``: kernel, config, arch and outcome."""
+    spec = result.spec
+    consts = ", ".join(f"{n}={v}" for n, v in spec.constexprs)
+    opts = f"w{spec.num_warps} s{spec.num_stages}" + (f" maxnreg={spec.maxnreg}" if spec.maxnreg else "")
+    what = f"{spec.kernel.name}[{consts}] {opts} sm_{spec.arch}"
+    if spec.divisibility:
+        what += f" div16={list(spec.divisibility)}"
+    if isinstance(result, PrunedVariant):
+        return f"pruned: {what}: {result.reason}"
+    shared = result.metadata.get("shared", 0)
+    return f"{'from cache' if result.cached else 'compiled'}: {what}: {shared} B shared"

@@ -54,7 +54,11 @@ def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str 
             if isinstance(attr, ir.StringAttr):
                 out.append((label, attr.value_bytes, None))
             else:
-                out.append((label, bytes(int(x) & 0xFF for x in re.findall(r"-?\d+", data_m.group(1).split(":")[0])), None))
+                # dense<...> : vector<Nxi8> (a cubin); MLIR may print it as hex, so read the
+                # attribute's values rather than its text.
+                import numpy as np
+
+                out.append((label, np.array(attr).astype(np.int8).tobytes(), None))
             continue
         candidates = [label] if os.path.isabs(label) else [os.path.join(base_dir, label), label]
         for cand in candidates:

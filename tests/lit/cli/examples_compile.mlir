@@ -10,6 +10,13 @@
 // RUN: autotune-export %examples/vector_add/vector_add.mlir --emit vmfb --target sm_90 -o %t.vector_add.sm90.vmfb
 // RUN: iree-dump-module %t.vector_add.sm90.vmfb | FileCheck %s --check-prefix=VMFB
 // RUN: FileCheck %s --check-prefix=IREE < %t.softmax.mlir
+// The cubin object format (assembled here by Triton's ptxas) goes through verification and
+// iree-compile too.
+// RUN: autotune-export %examples/vector_add/vector_add.mlir --emit iree --object-format cubin --target sm_80 -o %t.cubin.mlir
+// RUN: FileCheck %s --check-prefix=CUBIN < %t.cubin.mlir
+// RUN: iree-compile %t.cubin.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.cubin.vmfb
+
+// CUBIN: #hal.executable.object<{path = "vector_add_ex.cubin", data = dense<
 
 // Config 8's specialized variant needs 196608 bytes of shared memory: pruned on sm_80.
 // PRUNE: matmul.mlir:9:3: remark: @matmul: config 8 {BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 7} pruned (specialized variant): needs 196608 bytes of shared memory, sm_80 allows at most 166912

@@ -564,6 +564,28 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     return results
 
 
+def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
+    """Write a result computed by a foreign executor's worker (e.g. a Dask worker on another
+    machine, whose cache this process cannot see) into this process's cache, if missing."""
+    if isinstance(outcome, PrunedVariant) and outcome.reason.startswith("compile worker failed"):
+        return
+    kernel = _load_kernel_cached(outcome.spec.kernel)
+    key = outcome.spec.key(kernel.source_hash)
+    path = _entry_path(cache_dir, key)
+    if _read_entry(path, key) is not None:
+        return
+    if isinstance(outcome, PrunedVariant):
+        payload = {"kind": "pruned", "reason": outcome.reason}
+    else:
+        payload = {"kind": "compiled", "ptx": outcome.ptx, "metadata": outcome.metadata}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(f"{path}.lock"):
+            _write_entry(path, key, payload)
+    except OSError as e:
+        warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
+
+
 def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | None,
                  executor: concurrent.futures.Executor | None,
                  progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
@@ -602,6 +624,8 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
                     k = futures[future]
                     try:
                         outcome = future.result()
+                        if executor is not None and not owned and cache_dir is not None:
+                            _remember(outcome, cache_dir)
                     except Exception as e:
                         outcome = failed(todo[k], e)
                     finish(k, outcome)

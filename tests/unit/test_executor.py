@@ -92,6 +92,29 @@ def test_lost_worker_is_pruned_not_cached(tmp_path):
     assert entries(tmp_path) == []
 
 
+class RemoteExecutor(InlineExecutor):
+    """Like a cluster whose workers have caches of their own: the worker is given another
+    cache directory than the client's."""
+
+    def __init__(self, worker_cache):
+        super().__init__()
+        self.worker_cache = str(worker_cache)
+
+    def submit(self, fn, spec, cache_dir):
+        return super().submit(fn, spec, self.worker_cache)
+
+
+def test_results_from_remote_workers_fill_the_client_cache(tmp_path):
+    client, worker = tmp_path / "client", tmp_path / "worker"
+    specs = [add_spec(64, 2), add_spec(64, 2, num_ctas=2)]
+    first = compile_variants(specs, executor=RemoteExecutor(worker), cache_dir=client)
+    assert len(entries(worker)) == 1 and entries(client) == entries(worker)
+    # The next run is answered by the client's cache: nothing goes to the cluster.
+    again_executor = RemoteExecutor(worker)
+    again = compile_variants(specs, executor=again_executor, cache_dir=client)
+    assert again_executor.submitted == [] and again[0].cached and again[0].ptx == first[0].ptx
+
+
 # --------------------------------------------------------------------------------------------
 # Dask
 

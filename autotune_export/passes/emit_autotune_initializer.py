@@ -5,11 +5,12 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``) it ad
 * ``util.global private mutable @P.choice = D : i32`` -- the variant in use (``D`` is the
   group's ``default``, else 0); lower-autotuning-dispatch feeds it to the condition chain;
 * ``util.func public @P.select(%variant: i32)`` -- sets the choice;
-* ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- selects ``K``, replays
-  the host function that dispatches the group ``iters`` times on fake data of a
+* ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- replays a private copy
+  of the host function whose dispatches of the group are fixed to variant ``K``
+  (``@P.host.K``; the global choice is not involved) many times on fake data of a
   representative workload (splat tensors of the host's static argument types, or of the
-  group's ``tune_workload``, held in globals filled once at load), restores the previous choice and returns the
-  host's last results (so the work is not dead). One call of many iterations amortizes the
+  group's ``tune_workload``, held in globals filled once at load) and returns results of
+  every run (so the work is not dead). One call of many iterations amortizes the
   host's per-call overhead when timing;
 * ``util.func public @__autotune()`` -- runs every variant of every group once on that fake
   data and leaves the default choices in place. It carries reflection metadata
@@ -80,6 +81,7 @@ class EmitAutotuneInitializer(Pass):
             return  # already emitted (idempotent)
         sites = dispatch_sites(module)
         self._fake_globals: dict[str, str] = {}
+        self._host_copies: list = []
         decls: dict[str, str] = {}
         body: list[str] = []
         autotune_calls: list[str] = []
@@ -111,7 +113,13 @@ class EmitAutotuneInitializer(Pass):
                 for k, variant in enumerate(group.variants):
                     bench = f"{names['bench']}.{k}"
                     bench_names.append(bench)
-                    text, out_types = self._bench_function(bench, names["choice"], k, host_name, inputs, results, args)
+                    # The benchmark calls its own copy of the host whose dispatches of this group
+                    # run variant k (lower-autotuning-dispatch reads the fixed choice): no global
+                    # state is involved, so nothing can reorder it around the timed calls.
+                    copy = f"{names['prefix']}.host.{k}"
+                    self._host_copies.append((host, copy, exe, group, k))
+                    decls[copy] = decls[host_name].replace(f"@{host_name}(", f"@{copy}(", 1)
+                    text, out_types = self._bench_function(bench, names["choice"], k, copy, inputs, results, args)
                     body.append(text)
                     # The barrier keeps the benchmark's dispatches alive after inlining.
                     n = len(autotune_calls)
@@ -170,10 +178,32 @@ class EmitAutotuneInitializer(Pass):
                 op.erase()
                 continue
             point.insert(op)
+        for host, copy, exe, group, k in self._host_copies:
+            self._copy_host(host, copy, exe, group, k, point)
+
+    def _copy_host(self, host, name: str, exe: str, group: AutotuneGroup, k: int, point) -> None:
+        """A private copy of ``host`` named ``name`` whose dispatches of ``group`` are fixed to
+        variant ``k`` (``autotune.choice = k`` for lower-autotuning-dispatch)."""
+        from iree.compiler import ir
+
+        from ..ir_utils import walk
+        from .lower_autotuning_dispatch import FIXED_CHOICE_ATTR
+
+        members = {group.name, *(group.variants or [])}
+        clone = host.clone(ip=point)
+        clone = clone.operation
+        clone.attributes["sym_name"] = ir.StringAttr.get(name)
+        clone.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        for attr in ("iree.reflection", "iree.abi.declaration"):
+            if attr in clone.attributes:
+                del clone.attributes[attr]
+        for op in walk(clone):
+            if op.name == "flow.dispatch" and any(e == exe and n in members for e, n in entry_point_refs(op)):
+                op.attributes[FIXED_CHOICE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), k)
 
     def _bench_function(self, bench: str, choice: str, k: int, host: str, inputs, results, args) -> tuple[str, list[str]]:
-        """``@bench(%iters: index)``: select variant ``k``, call ``host`` once plus
-        ``(iters - 1) * BENCH_UNROLL`` times on the same fake data, restore the choice.
+        """``@bench(%iters: index)``: call ``host`` (the copy of the host function fixed to
+        variant ``k``) once plus ``(iters - 1) * BENCH_UNROLL`` times on the same fake data.
 
         Returns the function text and its result types: the first call's results, then a
         one-element slice of every result of the last iteration's calls. Threading those small
@@ -190,9 +220,6 @@ class EmitAutotuneInitializer(Pass):
         nres = len(results)
         lines = [
             "",  # signature, filled in below
-            f"  %saved = util.global.load @{choice} : i32",
-            f"  %variant = arith.constant {k} : i32",
-            f"  util.global.store %variant, @{choice} : i32",
             "  %c0 = arith.constant 0 : index",
             "  %c1 = arith.constant 1 : index",
         ]
@@ -263,7 +290,6 @@ class EmitAutotuneInitializer(Pass):
                 yields.append(slice_of(r, t, "    ", lines)[0])
         lines.append(f"    scf.yield {', '.join(yields)} : {', '.join(carried_types)}")
         lines.append("  }")
-        lines.append(f"  util.global.store %saved, @{choice} : i32")
         last = [f"%last#{i}" for i in range(n_carried)] if n_carried > 1 else ["%last"]
         out_types = [str(t) for t in results] + carried_types
         lines.append(f"  util.return {', '.join(unpack('%first') + last)} : {', '.join(out_types)}")

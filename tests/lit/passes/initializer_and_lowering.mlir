@@ -34,28 +34,25 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // INIT-LABEL: util.func public @__autotune.ex.k.select(
 // INIT-SAME:      %[[V:.+]]: i32)
 // INIT-NEXT:    util.global.store %[[V]], @__autotune.ex.k.choice : i32
-// A benchmark entry per variant: select it, replay the host on fake data once plus 8 times
-// per loop iteration (one fenced copy of the fake data per call, so calls are neither hoisted
-// nor merged; one-element slices of the results are carried so no call is dead), restore.
+// A benchmark entry per variant replays its own copy of the host, fixed to that variant, on
+// fake data once plus 8 times per loop iteration (one fenced copy of the fake data per call, so
+// calls are neither hoisted nor merged; one-element slices of the results are carried so no
+// call is dead).
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(
 // INIT-SAME:      %[[ITERS:.+]]: index) -> (tensor<1024xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
-// INIT:         %[[SAVED:.+]] = util.global.load @__autotune.ex.k.choice : i32
-// INIT:         %[[C0:.+]] = arith.constant 0 : i32
-// INIT-NEXT:    util.global.store %[[C0]], @__autotune.ex.k.choice : i32
 // INIT:         %[[GLOBAL:.+]] = util.global.load @__autotune.ex.k.fake0 : tensor<1024xf32>
 // INIT-NEXT:    %[[FAKE:.+]] = util.optimization_barrier %[[GLOBAL]] : tensor<1024xf32>
-// INIT-NEXT:    %[[FIRST:.+]] = util.call @host(%[[FAKE]])
+// INIT-NEXT:    %[[FIRST:.+]] = util.call @__autotune.ex.k.host.0(%[[FAKE]])
 // INIT-NEXT:    %[[S0:.+]] = tensor.extract_slice %[[FIRST]][0] [1] [1] : tensor<1024xf32> to tensor<1xf32>
 // INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %{{.+}} = %{{.+}} to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[S0]],
 // INIT-NEXT:      %[[FENCED:.+]]:8 = util.optimization_barrier %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]] :
-// INIT-NEXT:      %[[N0:.+]] = util.call @host(%[[FENCED]]#0)
+// INIT-NEXT:      %[[N0:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#0)
 // INIT-NEXT:      tensor.extract_slice %[[N0]][0] [1] [1]
-// INIT-NEXT:      %[[N1:.+]] = util.call @host(%[[FENCED]]#1)
-// INIT:           %[[N7:.+]] = util.call @host(%[[FENCED]]#7)
+// INIT-NEXT:      %[[N1:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#1)
+// INIT:           %[[N7:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#7)
 // INIT-NEXT:      tensor.extract_slice %[[N7]][0] [1] [1]
 // INIT-NEXT:      scf.yield
 // INIT-NEXT:    }
-// INIT-NEXT:    util.global.store %[[SAVED]], @__autotune.ex.k.choice : i32
 // INIT-NEXT:    util.return %[[FIRST]], %[[LAST]]#0, %[[LAST]]#1, %[[LAST]]#2, %[[LAST]]#3, %[[LAST]]#4, %[[LAST]]#5, %[[LAST]]#6, %[[LAST]]#7 :
 // INIT:       util.func public @__autotune.ex.k.bench.1(
 // INIT:       util.func public @__autotune.ex.k.bench.2(
@@ -76,6 +73,8 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // INIT-NEXT:    %[[B2:.+]]:9 = util.call @__autotune.ex.k.bench.2(%[[ONE]])
 // INIT-NEXT:    util.optimization_barrier %[[B2]]#0 : tensor<1024xf32>
 // INIT-NEXT:    util.return
+// INIT-LABEL: util.func private @__autotune.ex.k.host.0(
+// INIT:         flow.dispatch @ex::@k[{{.+}}]({{.+}}) {autotune.choice = 0 : i32}
 
 // Lowered: the group op is gone; each variant but the last has a condition on the extra
 // workload value (the choice) and falls back to the next one.
@@ -94,3 +93,7 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // LOWER:        %[[G:.+]] = util.global.load @__autotune.ex.k.choice : i32
 // LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[G]] : i32 to index
 // LOWER-NEXT:   flow.dispatch @ex::@k_a[%{{.+}}, %[[GI]]](
+// The benchmarks' copies pass their fixed variant as a constant (here variant 2).
+// LOWER-LABEL: util.func private @__autotune.ex.k.host.2(
+// LOWER:        %[[TWO:.+]] = arith.constant 2 : index
+// LOWER:        flow.dispatch @ex::@k_a[%{{.+}}, %[[TWO]]](

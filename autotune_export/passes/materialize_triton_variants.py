@@ -53,6 +53,12 @@ __all__ = ["MaterializeTritonVariants", "variant_name"]
 #: by target; a key carrying ``target_arch`` does not match).
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
 
+#: Discardable attribute on each export when several targets are compiled (``--target
+#: sm_80,sm_90``): ``{"sm_80" = [threads, shared bytes], "sm_90a" = [...]}``, keyed by the PTX
+#: target of each object. lower-autotuning-dispatch gives each target's copy of the export
+#: its own workgroup size and shared memory, then removes it.
+TARGETS_ATTR = "autotune.targets"
+
 
 def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
     """Export (and PTX entry) name of config ``index``: ``matmul_3_128x256x64x8_w8_s3``.
@@ -65,6 +71,23 @@ def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
     body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())
     name = f"{group}_{index}" + (f"_{body}" if body else "") + tail
     return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)
+
+
+def targets_of(ctx: PassContext) -> list[tuple[str, int]]:
+    """``[(name, compute capability)]`` of ``ctx.target``: one architecture (``sm_80``) or a
+    comma-separated list (``sm_80,sm_90``: one object per architecture, chosen per device when
+    the module loads; see lower-autotuning-dispatch)."""
+    out = []
+    for name in [t.strip() for t in str(ctx.target).split(",") if t.strip()]:
+        digits = "".join(ch for ch in name.removeprefix("sm_") if ch.isdigit())
+        if not digits:
+            raise DiagnosticError.at(None, f"unknown CUDA target '{name}' (expected e.g. sm_80 or sm_80,sm_90)")
+        if any(int(digits) == a for _, a in out):
+            raise DiagnosticError.at(None, f"target {name} is given twice in --target {ctx.target}")
+        out.append((name, int(digits)))
+    if not out:
+        raise DiagnosticError.at(None, "no CUDA target given")
+    return out
 
 
 def _mlir_spelling(triton_type: str) -> str:
@@ -85,6 +108,7 @@ class _Planned:
     constexprs: list[dict[str, Any]]
     specs: list[Any]
     first_spec: int
+    archs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
 
 
 @register
@@ -152,7 +176,8 @@ class MaterializeTritonVariants(Pass):
                     if cfg.get(opt) is not None:
                         entries.append((opt, cfg[opt]))
                 configs.append(entries)
-        specs, constexpr_sets = [], []
+        archs = targets_of(ctx)
+        config_specs, constexpr_sets = [], []
         for index, cfg in enumerate(configs):
             values = {k: v for k, v in cfg if k not in OPTION_NAMES}
             for key in values:
@@ -188,7 +213,7 @@ class MaterializeTritonVariants(Pass):
                 variants.append((kept, all_hints, {n: 1 for n in ones}))
             for signature, hints, fixed in variants:
                 consts = {**values, **fixed}
-                specs.append(
+                config_specs.append(
                     tc.VariantSpec(
                         kernel=tc.KernelSource(full, kernel_name),
                         signature=tuple((p.name, p.type) for p in signature),
@@ -197,13 +222,15 @@ class MaterializeTritonVariants(Pass):
                         num_stages=options.get("num_stages", 3),
                         num_ctas=options.get("num_ctas", 1),
                         maxnreg=options.get("maxnreg"),
-                        arch=ctx.arch,
+                        arch=archs[0][1],
                         ptx_version=ctx.ptx_version,
                         divisibility=hints,
                     )
                 )
             constexpr_sets.append(values)
-        return _Planned(source, op, group, configs, constexpr_sets, specs, 0)
+        # One copy of every spec per target architecture, target-major.
+        specs = [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]
+        return _Planned(source, op, group, configs, constexpr_sets, specs, 0, archs)
 
     # ---------------------------------------------------------------------------------------
     def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup) -> None:
@@ -229,7 +256,7 @@ class MaterializeTritonVariants(Pass):
                         f"expected a {abi_p.bits}-bit value ({_mlir_spelling(p.type)})",
                     )
 
-    def _refuse(self, ctx: PassContext, results, tc):
+    def _refuse(self, results, tc):
         """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
         out = []
         for r in results:
@@ -238,7 +265,7 @@ class MaterializeTritonVariants(Pass):
                     params = ptx_mod.parse_entry(r.ptx).params
                 except ptx_mod.PtxError:
                     params = ()
-                reason = abi.refusal(r.metadata, params, ctx.arch)
+                reason = abi.refusal(r.metadata, params, r.spec.arch)
                 if reason is not None:
                     r = tc.PrunedVariant(r.spec, reason)
             out.append(r)
@@ -246,109 +273,132 @@ class MaterializeTritonVariants(Pass):
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
-        per_config = len(item.specs) // len(item.configs)  # 2 with scalar ':16' hints, else 1
-        results = self._refuse(ctx, results, tc)
+        archs = item.archs or targets_of(ctx)
+        multi = len(archs) > 1
+        per_target = len(item.specs) // len(archs)
+        per_config = per_target // len(item.configs)  # 2 with scalar ':16' hints, else 1
+        results = self._refuse(results, tc)
+        by_target = [results[t * per_target : (t + 1) * per_target] for t in range(len(archs))]
         survivors = []
         pruned_notes = []
         for index, cfg in enumerate(item.configs):
-            mine = results[index * per_config : (index + 1) * per_config]
             text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-            pruned = next((r for r in reversed(mine) if isinstance(r, tc.PrunedVariant)), None)
+            mine_by_target = [rs[index * per_config : (index + 1) * per_config] for rs in by_target]
+            pruned = None
+            for (tname, _), mine in zip(archs, mine_by_target):
+                pruned = next((r for r in reversed(mine) if isinstance(r, tc.PrunedVariant)), None)
+                if pruned is not None:
+                    break
             if pruned is not None:
                 # A config whose specialized (fast-path) variant cannot run is dropped whole, as
-                # Triton's autotuner drops a config that fails on aligned inputs.
+                # Triton's autotuner drops a config that fails on aligned inputs; with several
+                # targets, a config that cannot run on one of them is dropped for all (every
+                # target's object has the same exports).
                 which = " (specialized variant)" if per_config == 2 and pruned is mine[1] else ""
-                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}: {pruned.reason}", loc))
-                pruned_notes.append(Diagnostic("note", f"config {index} {text}: {pruned.reason}", loc))
+                where = f" on {tname}" if multi else ""
+                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {pruned.reason}", loc))
+                pruned_notes.append(Diagnostic("note", f"config {index} {text}{where}: {pruned.reason}", loc))
             else:
-                survivors.append((index, cfg, item.constexprs[index], mine))
+                survivors.append((index, cfg, item.constexprs[index], mine_by_target))
         if not survivors:
             raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {ctx.target}", pruned_notes)
-        compiled = sum(1 for *_, rs in survivors for r in rs if not r.cached)
-        total = sum(len(rs) for *_, rs in survivors)
+        every = [r for *_, by in survivors for rs in by for r in rs]
+        compiled = sum(1 for r in every if not r.cached)
         specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""
         ctx.emit_remark(
             Diagnostic(
                 "remark",
                 f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {ctx.target} "
-                f"({compiled} compiled, {total - compiled} from cache), {len(pruned_notes)} pruned",
+                f"({compiled} compiled, {len(every) - compiled} from cache), {len(pruned_notes)} pruned",
                 loc,
             )
         )
 
-        scratch = {}  # variant name -> (bytes per program, alignment)
-        for index, cfg, consts, rs in survivors:
+        # Triton's global scratch, per target and variant: (bytes per program, alignment).
+        scratch: list[dict[str, tuple[int, int]]] = [{} for _ in archs]
+        for index, cfg, consts, by in survivors:
             base = variant_name(group.name, index, cfg)
-            for r, name in zip(rs, (base, base + "_spec")):
-                size = int(r.metadata.get("global_scratch_size") or 0)
-                if size > 0:
-                    scratch[name] = (size, max(1, int(r.metadata.get("global_scratch_align") or 1)))
-        if scratch:
-            needs = ", ".join(f"@{n} {s} B (align {a})" for n, (s, a) in scratch.items())
-            ctx.emit_remark(Diagnostic(
-                "remark",
-                f"@{group.name}: global scratch per program: {needs}; passed as the last binding, allocated at the dispatch",
-                loc,
-            ))
+            for t, rs in enumerate(by):
+                for r, name in zip(rs, (base, base + "_spec")):
+                    size = int(r.metadata.get("global_scratch_size") or 0)
+                    if size > 0:
+                        scratch[t][name] = (size, max(1, int(r.metadata.get("global_scratch_align") or 1)))
+        for t, needs_t in enumerate(scratch):
+            if needs_t:
+                needs = ", ".join(f"@{n} {sz} B (align {a})" for n, (sz, a) in needs_t.items())
+                where = f" on {archs[t][0]}" if multi else ""
+                ctx.emit_remark(Diagnostic(
+                    "remark",
+                    f"@{group.name}: global scratch per program{where}: {needs}; passed as the last binding, allocated at the dispatch",
+                    loc,
+                ))
         try:
-            plan = abi.plan(group.signature, scratch=bool(scratch))
+            plan = abi.plan(group.signature, scratch=any(scratch))
         except abi.AbiError as err:
             raise DiagnosticError.at(loc, str(err)) from None
         nsig = len(group.signature)
         written: set[int] = set()
-        parts, exports = [], []
         existing = exports_of(item.source)
         next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
-        names, spec_names, units = [], [], []
-        for index, cfg, consts, rs in survivors:
+        names, spec_names = [], []
+        units: list[tuple] = []  # (index, cfg, consts, [result per target], name)
+        parts: list[list] = [[] for _ in archs]
+        for index, cfg, consts, by in survivors:
             base = variant_name(group.name, index, cfg)
-            for r, name in zip(rs, (base, base + "_spec")):
-                text = r.ptx
-                if name.endswith("_spec"):
-                    # Parameters specialized to 1 left the entry: put unused placeholders back so
-                    # the specialized entry takes the same parameters as its sibling.
-                    for i, p in enumerate(group.signature):
-                        if p.hint == 1:
-                            text = ptx_mod.insert_param(text, i, abi.SCALARS[p.type].ptx[0])
-                r = dataclasses.replace(r, ptx=text)
-                entry = ptx_mod.parse_entry(r.ptx)
-                if len(entry.params) < nsig:
-                    raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
-                try:
-                    plan.check_ptx_types([p.ptx_type for p in entry.params[:nsig]])
-                    order, drop, adapt = plan.link_order(len(entry.params))
-                except abi.AbiError as err:
-                    raise DiagnosticError.at(loc, f"config {index}: {err}") from None
-                if name in scratch and scratch[name][1] > 1:
-                    adapt[nsig] = f"align:{scratch[name][1]}"
-                written_list = r.metadata.get("written_params")
-                if written_list is None:
-                    written_list = ptx_mod.written_params(r.ptx)
-                written |= {i for i in written_list if i < nsig}
+            for k, name in enumerate((base, base + "_spec")[:per_config]):
                 if name in existing:
                     raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
-                parts.append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
-                units.append((index, cfg, consts, r, name))
+                per_target_results = []
+                for t, rs in enumerate(by):
+                    r = rs[k]
+                    text = r.ptx
+                    if name.endswith("_spec"):
+                        # Parameters specialized to 1 left the entry: put unused placeholders back so
+                        # the specialized entry takes the same parameters as its sibling.
+                        for i, p in enumerate(group.signature):
+                            if p.hint == 1:
+                                text = ptx_mod.insert_param(text, i, abi.SCALARS[p.type].ptx[0])
+                    r = dataclasses.replace(r, ptx=text)
+                    entry = ptx_mod.parse_entry(r.ptx)
+                    if len(entry.params) < nsig:
+                        raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
+                    try:
+                        plan.check_ptx_types([p.ptx_type for p in entry.params[:nsig]])
+                        order, drop, adapt = plan.link_order(len(entry.params))
+                    except abi.AbiError as err:
+                        raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+                    if name in scratch[t] and scratch[t][name][1] > 1:
+                        adapt[nsig] = f"align:{scratch[t][name][1]}"
+                    written_list = r.metadata.get("written_params")
+                    if written_list is None:
+                        written_list = ptx_mod.written_params(r.ptx)
+                    written |= {i for i in written_list if i < nsig}
+                    parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
+                    per_target_results.append(r)
+                units.append((index, cfg, consts, per_target_results, name))
             names.append(base)
             if per_config == 2:
                 spec_names.append(base + "_spec")
-        result = units[-1][3]
         cache_dir = None
         if ctx.use_cache:
             cache_dir = str(ctx.cache_dir or tc.default_cache_dir())
-        try:
-            linked = ptx_mod.link(parts)
-            arch = ptx_mod.parse_entry(result.ptx).target
-            key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
-            # ptxas validates the linked module (and makes the cubin); both are memoized by
-            # content, so an unchanged rerun does not assemble again.
-            cubin = tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch))
-            obj = cubin if ctx.object_format == "cubin" else linked
-        except ptx_mod.PtxError as err:
-            raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
+        objects = []  # (PTX target architecture, object)
+        for t in range(len(archs)):
+            try:
+                linked = ptx_mod.link(parts[t])
+                arch = ptx_mod.parse_entry(parts[t][-1].ptx).target
+                key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
+                # ptxas validates the linked module (and makes the cubin); both are memoized by
+                # content, so an unchanged rerun does not assemble again.
+                cubin = tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch))
+                objects.append((arch, cubin if ctx.object_format == "cubin" else linked))
+            except ptx_mod.PtxError as err:
+                raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
         layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
 
-        for ordinal, (index, cfg, consts, result, name) in enumerate(units, start=next_ordinal):
+        exports = []
+        for ordinal, (index, cfg, consts, rs, name) in enumerate(units, start=next_ordinal):
+            result = rs[0]
             env: dict[str, Any] = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
             env.update({"num_warps": result.metadata["num_warps"], "num_stages": dict(cfg).get("num_stages", 3), "num_ctas": 1})
             env.update({w: f"%{w}" for w in group.workload})
@@ -360,14 +410,22 @@ class MaterializeTritonVariants(Pass):
                 raise DiagnosticError.at(loc, f"{err} for config {index} {text}") from None
             args = ", ".join(["%device: !hal.device"] + [f"%{w}: index" for w in group.workload])
             body = "\n".join(emitter.lines)
-            props = f"workgroup_size = [{int(result.metadata['num_warps']) * 32} : index, 1 : index, 1 : index]"
-            shared = int(result.metadata.get("shared", 0))
-            if shared:
-                props += f", workgroup_local_memory = {shared} : index"
-            extra = ""
-            if name in scratch:
-                size, align = scratch[name]
-                extra = f" attributes {{{abi.SCRATCH_ATTR} = [{size} : i64, {align} : i64]}}"
+            threads = [int(r.metadata["num_warps"]) * 32 for r in rs]
+            shareds = [int(r.metadata.get("shared", 0)) for r in rs]
+            # With several targets the export holds the first target's block size and the
+            # largest shared memory; lower-autotuning-dispatch gives each target's copy its own
+            # (autotune.targets).
+            props = f"workgroup_size = [{threads[0]} : index, 1 : index, 1 : index]"
+            if max(shareds):
+                props += f", workgroup_local_memory = {max(shareds)} : index"
+            attrs = []
+            need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
+            if need:
+                attrs.append(f"{abi.SCRATCH_ATTR} = [{max(n for n, _ in need)} : i64, {max(a for _, a in need)} : i64]")
+            if multi:
+                per = ", ".join(f"{mlir_string(objects[t][0])} = [{threads[t]} : i64, {shareds[t]} : i64]" for t in range(len(archs)))
+                attrs.append(f"{TARGETS_ATTR} = {{{per}}}")
+            extra = f" attributes {{{', '.join(attrs)}}}" if attrs else ""
             exports.append(
                 f"hal.executable.export public @{name} ordinal({ordinal}) layout({layout}) "
                 f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>{extra}"
@@ -377,9 +435,9 @@ class MaterializeTritonVariants(Pass):
             scalars = [group.signature[i] for i in plan.scalars]
             divisible = [k for k, p in enumerate(scalars) if p.hint == 16]
             equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
-        self._insert(ctx, item, exports, obj, names, spec_names or None, divisible, equal_one)
+        self._insert(ctx, item, exports, objects, names, spec_names or None, divisible, equal_one)
 
-    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], obj, names: list[str],
+    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], objects, names: list[str],
                 specialized: list[str] | None, divisible: list[int] | None, equal_one: list[int] | None) -> None:
         from iree.compiler import ir
 
@@ -390,16 +448,23 @@ class MaterializeTritonVariants(Pass):
                 f"@{sym_name(source)} already has objects; IREE takes one object per external executable, "
                 "so a triton(...) group needs a hal.executable.source of its own",
             )
-        label = mlir_string(f"{sym_name(source)}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
-        if isinstance(obj, bytes):
-            data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
-        else:
-            data = mlir_string(obj)
-        objects = f"#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = {label}, data = {data}}}>]}}>"
+        entries = []
+        for arch, obj in objects:
+            suffix = f".{arch}" if len(objects) > 1 else ""
+            label = mlir_string(f"{sym_name(source)}{suffix}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
+            if isinstance(obj, bytes):
+                data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
+            else:
+                data = mlir_string(obj)
+            # One object: the key that matches every CUDA target. Several: one key per
+            # architecture, split into hal.executable.variants by lower-autotuning-dispatch.
+            key = CUDA_TARGET if len(objects) == 1 else f'#hal.executable.target<"cuda", "cuda-nvptx-fb", {{target_arch = "{arch}"}}>'
+            entries.append(f"{key} = [#hal.executable.object<{{path = {label}, data = {data}}}>]")
+        objects_text = f"#hal.executable.objects<{{{', '.join(entries)}}}>"
         text = f"hal.executable.source private @__tmp {{\n" + "\n".join(exports) + "\n}"
         with source.context:
             tmp = parse_detached(text, source.context)[0]
-            source.attributes["objects"] = ir.Attribute.parse(objects)
+            source.attributes["objects"] = ir.Attribute.parse(objects_text)
         block_ops = [o.operation for o in source.regions[0].blocks[0].operations]
         index = next(i for i, o in enumerate(block_ops) if o == op)
         after = block_ops[index + 1] if index + 1 < len(block_ops) else None

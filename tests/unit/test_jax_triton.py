@@ -6,6 +6,7 @@ The converter tests read tests/fixtures/jax/*.stablehlo.mlir, written by jax-tri
 
 import importlib.util
 import os
+import pathlib
 import re
 import shutil
 import struct
@@ -371,3 +372,25 @@ def test_converted_fixture_compiles_with_iree(name, target, tmp_path):
 def test_sm90a_ptx_is_refused_for_sm80():
     with pytest.raises(jt.JaxTritonError, match="targets sm_90a, which does not run on sm_80"):
         jt.convert_stablehlo(_fixture("h200_jax0.11.2/two_kernels"), target="sm_80")
+
+
+JAX_PYTHON = os.environ.get("AUTOTUNE_EXPORT_JAX_PYTHON")
+
+
+@pytest.mark.skipif(not JAX_PYTHON, reason="AUTOTUNE_EXPORT_JAX_PYTHON (an interpreter with jax, a CUDA jaxlib plugin "
+                    "and jax-triton) is not set; .ci/run sets it when jax-triton installs")
+def test_live_jax_export_converts_and_compiles(tmp_path):
+    """Lower a JAX function with two jax-triton kernels (one triton.autotune with 4 configs)
+    through jax.export on this GPU-less machine, convert it, and compile it with iree-compile."""
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "make_jax_fixtures.py"
+    proc = subprocess.run([JAX_PYTHON, str(script), "--out", str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = (tmp_path / "two_kernels.stablehlo.mlir").read_text()
+    assert text.count("@triton_kernel_call") >= 2
+    converted = jt.convert_stablehlo(text, target="sm_80")
+    assert "hal.executable.export" in converted and "@__autotune" in converted
+    out = tmp_path / "converted.mlir"
+    out.write_text(converted)
+    proc = subprocess.run([IREE_COMPILE, str(out), "--iree-input-type=stablehlo", "--iree-hal-target-device=cuda",
+                           "--iree-cuda-target=sm_80", "-o", str(tmp_path / "converted.vmfb")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]

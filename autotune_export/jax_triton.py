@@ -758,15 +758,6 @@ class _Variant:
     skipped: str | None = None
 
 
-def _walk(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                child = child.operation
-                yield child
-                yield from _walk(child)
-
-
 def _attrs(op) -> dict:
     return {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}
 
@@ -1152,7 +1143,7 @@ def convert_stablehlo(
 
     from . import jax_triton_proto as proto
     from .frontend import SourceFile, new_context, print_module
-    from .ir_utils import parse_detached
+    from .ir_utils import parse_detached, walk
     from .passes import PassContext, run_pipeline
 
     if object_format not in ("ptx", "cubin"):
@@ -1183,7 +1174,7 @@ def convert_stablehlo(
             arch_limit = None
 
     calls = []
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         if op.name != "stablehlo.custom_call":
             continue
         tname = ir.StringAttr(op.attributes["call_target_name"]).value

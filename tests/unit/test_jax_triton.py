@@ -19,6 +19,7 @@ import pytest
 from autotune_export import jax_triton as jt
 from autotune_export import jax_triton_proto as proto
 from autotune_export import grid as grid_mod
+from autotune_export.ir_utils import walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "jax")
@@ -320,7 +321,7 @@ def _add_call():
 
     with ir.Context() as ctx:
         module = ir.Module.parse(text)
-        op = next(o for o in jt._walk(module.operation) if o.name == "stablehlo.custom_call")
+        op = next(o for o in walk(module.operation) if o.name == "stablehlo.custom_call")
         return proto.decode_backend_config(jt._backend_bytes(op))
 
 

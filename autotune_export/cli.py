@@ -252,6 +252,11 @@ def _guarded(run) -> int:
     except KeyboardInterrupt:
         print("autotune-export: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (e.g. `| head`): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as err:  # internal error: say so, no traceback unless asked
         if os.environ.get("AUTOTUNE_EXPORT_TRACEBACK"):
             raise

@@ -284,7 +284,9 @@ def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | N
     ``ptx_params``: the entry's :class:`autotune_export.ptx.PtxParam` list (signature
     parameters first), to find by-value parameters other than 2-byte fp16/bf16 scalars.
     IREE's CUDA HAL launches with plain ``cuLaunchKernel``: a grid of blocks, dynamic shared
-    memory, buffer pointers and 32-bit constants, nothing else.
+    memory, buffer pointers and 32-bit constants, nothing else. ``launch_pdl`` is not refused:
+    launches are stream-ordered, so the previous grid has finished before the kernel starts and
+    its ``griddepcontrol.wait`` has nothing to wait for (correct, without PDL's overlap).
     """
     num_ctas = int(metadata.get("num_ctas") or 1)
     if num_ctas > 1:

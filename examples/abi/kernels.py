@@ -4,7 +4,7 @@
   ``i16``, ``i32``, ``u32``, ``i64``, ``u64``, ``fp16``, ``bf16``, ``fp32``, ``fp64``. It writes
   each value back (integers to an ``i64`` buffer, floats to an ``fp64`` buffer), so a check can
   compare what the kernel read with what the host passed, 64-bit values above 2**32 included,
-  and adds the ``i64`` offset to every element of a vector (the realistic use: an offset that
+  and adds the ``i64`` offset to every element of an ``i32`` vector (the realistic use: an offset that
   does not fit 32 bits).
 * ``tma_scale_kernel`` scales a row-major M x N fp32 matrix by 2 through device-side tensor
   descriptors (``tl.make_tensor_descriptor``). On sm_90 Triton builds the TMA descriptors in

@@ -100,7 +100,10 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
         args = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
                 "--iree-llvmcpu-target-cpu=host", *extra_args]
     else:
-        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}", *extra_args]
+        # With several architectures (sm_80,sm_90) the module carries one executable variant per
+        # architecture; iree-compile's own CUDA codegen target is the lowest of them.
+        lowest = min(target.split(","), key=lambda t: int("".join(c for c in t if c.isdigit()) or 0))
+        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={lowest}", *extra_args]
     try:
         compile_str(text, extra_args=args, output_file=output)
     except CompilerToolError as err:

@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 # Bump when the layout of a cache entry or the recipe of VariantSpec.key changes.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 # Maximum dynamic shared memory per thread block with the opt-in attribute, in bytes.
 # NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
@@ -76,7 +76,8 @@ _MAX_SHARED_MEMORY = {80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 10
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "global_scratch_size",
                     "global_scratch_align", "profile_scratch_size", "profile_scratch_align", "tmem_size",
-                    "ptx_version", "triton_version", "hash")
+                    "ptx_version", "triton_version", "hash", "launch_cooperative_grid", "launch_pdl",
+                    "tensordesc_meta")
 
 
 class KernelLoadError(Exception):
@@ -372,6 +373,17 @@ def _triton_settings(triton_cache_dir: str | None):
         yield
 
 
+def _jsonable(value):
+    """Metadata values as JSON can hold them (tuples/lists of plain values, else their text)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
 def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
     types = dict(spec.signature)
     signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}
@@ -391,7 +403,7 @@ def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: 
     if md.shared > limit:
         return {"kind": "pruned",
                 "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
-    metadata = {name: getattr(md, name) for name in _METADATA_FIELDS}
+    metadata = {name: _jsonable(getattr(md, name, None)) for name in _METADATA_FIELDS}
     metadata["arch"] = md.target.arch
     ptx_text = compiled.asm["ptx"]
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);

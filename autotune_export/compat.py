@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import lark
 
@@ -46,8 +47,9 @@ from .diagnostics import DiagnosticError, Location
 
 __all__ = ["normalize", "normalize_layout"]
 
-# Quick test: text without any of these is returned unchanged without being tokenized.
-_TRIGGERS = re.compile(r"\battributes\b|\^|push_constants|#hal\.executable\.layout|\bsets\b")
+# Quick tests: text without any of these is returned unchanged without being tokenized.
+_LAYOUT_TRIGGERS = re.compile(r"push_constants|#hal\.executable\.layout|\bsets\b")
+_OP_TRIGGERS = re.compile(r"\battributes\b|\^")
 
 _TOKEN = re.compile(
     r"""
@@ -75,8 +77,7 @@ _EXPORT_PROPS = frozenset({"workgroup_size", "subgroup_size", "workgroup_local_m
 _VISIBILITY = frozenset({"public", "private", "nested"})
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):
     kind: str
     text: str
     start: int
@@ -84,13 +85,11 @@ class _Tok:
 
 
 def _lex(text: str) -> list[_Tok]:
-    toks = []
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
-        if kind in ("ws", "comment"):
-            continue
-        toks.append(_Tok(kind, m.group(kind), m.start(), m.end()))
-    return toks
+    return [
+        _Tok(kind, m.group(), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+        if (kind := m.lastgroup) != "ws" and kind != "comment"
+    ]
 
 
 def _match(toks: list[_Tok]) -> dict[int, int]:
@@ -241,6 +240,11 @@ def _flag_names(node, allowed: tuple[str, ...], what: str) -> list[str]:
     return names
 
 
+@functools.lru_cache(maxsize=256)
+def _normalize_layout_cached(body: str):
+    return normalize_layout(body)
+
+
 def normalize_layout(body: str) -> tuple[str, list[tuple[int, int]]]:
     """The 3.x spelling of a pre-3.0 layout whose text inside ``<...>`` is ``body``, e.g.
     ``push_constants = 1, sets = [<0, bindings = [<0, storage_buffer, ReadOnly>]>]``, and the
@@ -317,11 +321,12 @@ def normalize_layout(body: str) -> tuple[str, list[tuple[int, int]]]:
 _LAYOUT_NAMES = ("#hal.pipeline.layout", "#hal.executable.layout")
 
 
-def _rewrite_layouts(text: str, filename: str) -> tuple[str, dict[str, list[tuple[int, int]]], dict[int, list[tuple[int, int]]]]:
+def _rewrite_layouts(text: str, filename: str):
     """Phase 1: every pre-3.0 layout attribute in its 3.x spelling.
 
-    Returns the new text, the (set, binding) order of layouts bound to an alias
-    (``#name = #hal.pipeline.layout<...>``) and of the others by their offset in the new text."""
+    Returns the new text (``text`` itself when nothing changed), the (set, binding) order of
+    layouts bound to an alias (``#name = #hal.pipeline.layout<...>``) and of the others by
+    their offset in the new text, and the tokens of ``text``."""
     toks = _lex(text)
     edits = _Edits(text)
     by_alias: dict[str, list[tuple[int, int]]] = {}
@@ -339,7 +344,7 @@ def _rewrite_layouts(text: str, filename: str) -> tuple[str, dict[str, list[tupl
             continue
         body_start, body_end = toks[i + 1].end, toks[close].start
         try:
-            new, keys = normalize_layout(text[body_start:body_end])
+            new, keys = _normalize_layout_cached(text[body_start:body_end])
         except _LayoutError as err:
             raise DiagnosticError.at(
                 _location(text, filename, body_start + err.offset),
@@ -351,10 +356,10 @@ def _rewrite_layouts(text: str, filename: str) -> tuple[str, dict[str, list[tupl
         else:
             pending.append((t.start, keys))
     if not edits.items:
-        return text, by_alias, by_offset
+        return text, by_alias, by_offset, toks
     for start, keys in pending:
         by_offset[edits.new_offset(start)] = keys
-    return edits.apply(), by_alias, by_offset
+    return edits.apply(), by_alias, by_offset, toks
 
 
 # --------------------------------------------------------------------------------------------
@@ -425,10 +430,10 @@ def _interface_bindings(toks: list[_Tok], e: _Entry) -> list[tuple[int, int]] | 
 
 
 class _OpRewriter:
-    def __init__(self, text: str, filename: str, by_alias, by_offset):
+    def __init__(self, text: str, filename: str, by_alias, by_offset, toks=None):
         self.text = text
         self.filename = filename
-        self.toks = _lex(text)
+        self.toks = toks if toks is not None else _lex(text)
         self.match = _match(self.toks)
         self.edits = _Edits(text)
         self.by_alias = by_alias
@@ -627,7 +632,13 @@ def normalize(text: str, filename: str = "-") -> str:
     that has none of them is returned unchanged. Raises DiagnosticError (locations name
     ``filename``) for an old spelling that has no 3.13 equivalent: a malformed pre-3.0 layout,
     a binding declared twice, or ``hal.interface.bindings`` that reorder dispatch operands."""
-    if not _TRIGGERS.search(text):
+    by_alias: dict = {}
+    by_offset: dict = {}
+    toks = None
+    if _LAYOUT_TRIGGERS.search(text):
+        new, by_alias, by_offset, toks = _rewrite_layouts(text, filename)
+        if new is not text:
+            text, toks = new, None
+    if not _OP_TRIGGERS.search(text):
         return text
-    text, by_alias, by_offset = _rewrite_layouts(text, filename)
-    return _OpRewriter(text, filename, by_alias, by_offset).run()
+    return _OpRewriter(text, filename, by_alias, by_offset, toks).run()

@@ -1,0 +1,610 @@
+"""Fuzzing the front end with hypothesis.
+
+Strategies GENERATE valid ``hal.executable.autotuning.export`` ops (both forms, every clause,
+random names, configs and grids) and whole files (an executable source with objects, exports in
+the current or an older IREE syntax, the group op, and a host function dispatching to it), and
+MUTATE them (characters and tokens deleted, duplicated, swapped, junk inserted, truncation).
+
+Properties, for every input:
+
+* ``parse_source`` + ``print_module`` either succeed or raise DiagnosticError (with at least one
+  error) - never another exception;
+* ``autotune-export IN -p ''`` and ``-p verify-autotuning-groups`` (``cli.main``) exit with 0 or 1,
+  never 2 (internal error), and print nothing on stderr but diagnostics
+  (``FILE:LINE:COL: error: ...``, ``error: ...`` and their notes); status 1 comes with an error;
+* a valid generated op or file parses, and print -> parse -> print is a fixed point; a valid
+  file also passes verify-autotuning-groups.
+
+Here a bounded, derandomized run (stable in CI, well under a minute);
+``benchmarks/fuzz.py N`` runs the same properties for N cases and counts the failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from autotune_export import cli
+from autotune_export.diagnostics import DiagnosticError
+from autotune_export.frontend import SourceFile, parse_source, print_module
+
+# --------------------------------------------------------------------------------------------
+# Generation
+# --------------------------------------------------------------------------------------------
+
+_RESERVED = {
+    # clause keywords and values of the grammar, grid callees, Triton options
+    "variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default",
+    "specialized", "divisible_by_16", "equal_to_1", "true", "false", "output", "cdiv", "min", "max",
+    "num_warps", "num_stages", "num_ctas", "maxnreg", "index",
+}
+_POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+_SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
+_ELEMENT_TYPES = ("f16", "f32", "bf16", "i8", "i32", "i64", "f64")
+
+_HEAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+_TAIL = _HEAD + "0123456789"
+
+identifiers = st.builds(lambda h, t: h + t, st.sampled_from(_HEAD), st.text(_TAIL, max_size=8)).filter(lambda s: s not in _RESERVED)
+# Python-style names for grid/workload/config keys (no '$' or '.').
+names = identifiers
+
+
+def _quote(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+_TEXT_CHARS = st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FF)
+# Symbol names without line breaks: a group named @"a\0Ab" gets diagnostics broken over two
+# lines (messages spell it raw; see test_known_bug_symbol_with_a_line_break).
+_SYMBOL_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\n", max_codepoint=0x2FF)
+bare_symbols = st.builds(lambda h, t: h + t, st.sampled_from(_HEAD), st.text(_TAIL + "$.", max_size=8))
+quoted_symbols = st.text(_SYMBOL_CHARS, min_size=1, max_size=8).map(lambda s: "@" + _quote(s))
+symbols = st.one_of(bare_symbols.map(lambda s: "@" + s), quoted_symbols)
+
+
+@st.composite
+def unique_symbols(draw, min_size=1, max_size=4):
+    return draw(st.lists(symbols, min_size=min_size, max_size=max_size, unique_by=_symbol_key))
+
+
+def _symbol_key(sym: str) -> str:
+    """The symbol's name (``@"a"`` and ``@a`` are the same symbol)."""
+    body = sym[1:]
+    if not body.startswith('"'):
+        return body
+    return re.sub(r'\\(["\\nt]|[0-9A-Fa-f]{2})', lambda m: {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(m.group(1), None) or chr(int(m.group(1), 16)), body[1:-1])
+
+
+# Values the front end keeps exactly: i64 integers and floats whose repr has no exponent
+# (see FUZZ.md: larger integers wrap and exponent floats do not parse, both in group.py).
+ints64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+plain_floats = st.floats(allow_nan=False, allow_infinity=False, width=64).filter(lambda f: "e" not in repr(f))
+strings = st.text(_TEXT_CHARS, max_size=8).map(_quote)
+
+
+def _value_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return v  # already quoted
+
+
+config_values = st.one_of(ints64, plain_floats, st.booleans(), strings)
+
+
+@st.composite
+def grid_exprs(draw, atoms: list[str], divisors: list[str], depth: int = 3) -> str:
+    """A grid expression over ``atoms``; divisors (of ``//``, ``%``, ``cdiv``) come from
+    ``divisors`` (names and integers that are never zero)."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(atoms))
+    kind = draw(st.sampled_from(["+", "-", "*", "//", "%", "cdiv", "min", "max", "neg", "paren"]))
+    lhs = draw(grid_exprs(atoms, divisors, depth - 1))
+    if kind == "neg":
+        return f"-{lhs}" if not lhs.startswith("-") else f"-({lhs})"
+    if kind == "paren":
+        return f"({lhs})"
+    if kind in ("//", "%", "cdiv"):
+        rhs = draw(st.sampled_from(divisors))
+    else:
+        rhs = draw(grid_exprs(atoms, divisors, depth - 1))
+    sp = draw(st.sampled_from(["", " ", "  "]))
+    if kind in ("cdiv", "min", "max"):
+        callee = "triton.cdiv" if kind == "cdiv" and draw(st.booleans()) else kind
+        return f"{callee}({lhs},{sp}{rhs})"
+    return f"({lhs}{sp}{kind}{sp}{rhs})"
+
+
+def _ws(draw) -> str:
+    """Whitespace between clauses: spaces, newlines, a comment."""
+    return draw(st.sampled_from([" ", "\n      ", "  ", " // a comment\n      ", "\n\n   "]))
+
+
+tensor_types = st.builds(
+    lambda dims, et: "tensor<" + "".join(f"{d}x" for d in dims) + et + ">",
+    st.lists(st.integers(1, 4096), min_size=0, max_size=3),
+    st.sampled_from(_ELEMENT_TYPES),
+)
+tune_scalars = st.one_of(
+    st.builds(lambda v, t: f"{v} : {t}", st.integers(-(2**31), 2**31 - 1), st.sampled_from(["i32", "i64", "index"])),
+    st.builds(lambda v, t: f"{v} : {t}", st.integers(0, 255), st.sampled_from(["i8", "i16", "ui8"])),
+    st.builds(lambda v, t: f"{v!r} : {t}", st.floats(-1e6, 1e6, allow_nan=False).filter(lambda f: "e" not in repr(f)), st.sampled_from(["f32", "f64"])),
+)
+tune_args = st.lists(st.one_of(tensor_types, tune_scalars), min_size=1, max_size=3)
+
+
+@st.composite
+def variants_ops(draw, variant_syms: list[str] | None = None, allow_specialized: bool = True, group: str | None = None) -> str:
+    """The RFC form: ``@g variants([...])`` with optional default, specialized, tune_workload."""
+    group = group or draw(symbols)
+    variants = variant_syms or draw(unique_symbols())
+    clauses = ["variants([" + ", ".join(variants) + "])"]
+    if draw(st.booleans()):
+        clauses.append(f"default({draw(st.sampled_from(variants))})")
+    if allow_specialized and draw(st.integers(0, 3)) == 0:
+        spec = draw(st.lists(symbols, min_size=len(variants), max_size=len(variants)))
+        guards = []
+        div = draw(st.lists(st.integers(0, 20), max_size=3))
+        one = draw(st.lists(st.integers(0, 20), max_size=3, min_size=0 if div else 1))
+        if div:
+            guards.append("divisible_by_16 = [" + ", ".join(map(str, div)) + "]")
+        if one:
+            guards.append("equal_to_1 = [" + ", ".join(map(str, one)) + "]")
+        clauses.append("specialized([" + ", ".join(spec) + "], " + ", ".join(guards) + ")")
+    if draw(st.booleans()):
+        clauses.append("tune_workload(" + ", ".join(draw(tune_args)) + ")")
+    clauses = draw(st.permutations(clauses))
+    return f"hal.executable.autotuning.export {group}" + "".join(_ws(draw) + c for c in clauses)
+
+
+@st.composite
+def triton_ops(draw) -> str:
+    """The Triton form with every clause: triton, signature, configs, workload, grid,
+    tune_workload (optional), default (optional)."""
+    group = draw(symbols)
+    all_names = draw(st.lists(names, min_size=3, max_size=10, unique=True))
+    n_ptr = draw(st.integers(1, max(1, len(all_names) - 2)))
+    pointers, scalars = all_names[:n_ptr], all_names[n_ptr:]
+    params = []
+    for p in pointers:
+        hint = draw(st.sampled_from(["", "", ":16"]))
+        flag = draw(st.sampled_from(["", " {output}"]))
+        params.append(f"{p}: *{draw(st.sampled_from(_POINTER_TYPES))}{hint}{flag}")
+    for s in scalars:
+        typ = draw(st.sampled_from(_SCALAR_TYPES))
+        hint = draw(st.sampled_from(["", ":16", ":1"])) if typ in ("i32", "u32") else ""
+        params.append(f"{s}: {typ}{hint}")
+    params = draw(st.permutations(params))
+    workload = draw(st.lists(st.sampled_from(scalars), min_size=1, max_size=len(scalars), unique=True))
+    # Constexpr keys: some always positive ints (usable in grids), some of any type.
+    taken = set(all_names)
+    int_keys = draw(st.lists(names.filter(lambda n: n not in taken), max_size=3, unique=True))
+    other_keys = draw(st.lists(names.filter(lambda n: n not in taken and n not in int_keys), max_size=2, unique=True))
+    configs = []
+    for _ in range(draw(st.integers(1, 4))):
+        entries = [f"{k} = {draw(st.integers(1, 2**20))}" for k in int_keys]
+        entries += [f"{k} = {_value_text(draw(config_values))}" for k in other_keys]
+        if draw(st.booleans()):
+            entries.append(f"num_warps = {draw(st.sampled_from([1, 2, 4, 8, 16, 32]))}")
+        if draw(st.booleans()):
+            entries.append(f"num_stages = {draw(st.integers(1, 7))}")
+        if draw(st.integers(0, 3)) == 0:
+            entries.append(f"num_ctas = {draw(st.integers(1, 4))}")
+        if draw(st.integers(0, 3)) == 0:
+            entries.append(f"maxnreg = {draw(st.integers(1, 255))}")
+        configs.append("{" + ", ".join(draw(st.permutations(entries))) + "}")
+    divisors = [str(draw(st.integers(1, 1024)))] + int_keys + ["num_warps", "num_stages"]
+    atoms = list(workload) + int_keys + ["num_warps", str(draw(st.integers(0, 100)))]
+    grid = draw(st.lists(grid_exprs(atoms, divisors), min_size=1, max_size=3))
+    clauses = [
+        f'triton({_quote(draw(st.sampled_from(["kernel.py", "dir/k.py", "a b.py"])))}, "{draw(identifiers)}")',
+        "signature(" + ", ".join(params) + ")",
+        "configs([" + ",\n               ".join(configs) + "])",
+        "workload(" + ", ".join(workload) + ")",
+        "grid(" + ", ".join(grid) + ")",
+    ]
+    if draw(st.booleans()):
+        clauses.append("tune_workload(" + ", ".join(draw(tune_args)) + ")")
+    if draw(st.integers(0, 3)) == 0:
+        clauses.append(f"default({draw(symbols)})")
+    clauses = draw(st.permutations(clauses))
+    return f"hal.executable.autotuning.export {group}" + "".join(_ws(draw) + c for c in clauses)
+
+
+ops = st.one_of(variants_ops(), triton_ops())
+
+
+def _wrap_op(op: str) -> str:
+    return "hal.executable.source private @ex {\n  " + op.replace("\n", "\n  ") + "\n}\n"
+
+
+def _ptx(entries: list[str], n_ptr: int, n_const: int) -> str:
+    params = [f".param .u64 p{i}" for i in range(n_ptr)] + [f".param .u32 c{i}" for i in range(n_const)]
+    body = "".join(f".visible .entry {e}({', '.join(params)})\\0A{{\\0A\\09ret;\\0A}}\\0A" for e in entries)
+    return ".version 8.6\\0A.target sm_80\\0A.address_size 64\\0A" + body
+
+
+@st.composite
+def whole_files(draw) -> str:
+    """A module: layout, executable source(s) with objects, group op and exports (current or
+    older IREE syntax, chosen per op), and a host function dispatching to each group.
+    Valid: parses, and verify-autotuning-groups accepts it."""
+    parts: list[str] = []
+    host: list[str] = []
+    n_sources = draw(st.integers(1, 2))
+    args: list[str] = []
+    arg_types: list[str] = []
+    for s in range(n_sources):
+        ex = f"ex{s}"
+        n_in = draw(st.integers(1, 3))
+        n_const = draw(st.integers(0, 3))
+        n_work = draw(st.integers(1, 3))
+        old_layout = draw(st.booleans())
+        layout_alias = f"#layout{s}"
+        if old_layout:
+            bindings = [f"<{i}, storage_buffer, ReadOnly>" for i in range(n_in)] + [f"<{n_in}, storage_buffer>"]
+            if draw(st.booleans()):
+                bindings = [b.replace("<", "#hal.descriptor_set.binding<", 1) for b in bindings]
+            sep = draw(st.sampled_from([", ", ",\n    "]))
+            parts.append(f"{layout_alias} = #hal.pipeline.layout<push_constants = {n_const}, sets = [\n  <0, bindings = [{sep.join(bindings)}]>\n]>")
+        else:
+            bindings = ["#hal.pipeline.binding<storage_buffer, ReadOnly>"] * n_in + ["#hal.pipeline.binding<storage_buffer>"]
+            parts.append(f"{layout_alias} = #hal.pipeline.layout<constants = {n_const}, bindings = [{', '.join(bindings)}]>")
+        variants = draw(st.lists(bare_symbols, min_size=1, max_size=3, unique=True))
+        variants = [f"{ex}_{v}" for v in variants]
+        objects = (
+            '#hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = '
+            f'[#hal.executable.object<{{path = "{ex}.ptx", data = "{_ptx(variants, n_in + 1, n_const)}"}}>]}}>'
+        )
+        if draw(st.booleans()):
+            parts.append(f"hal.executable.source private @{ex} attributes {{\n  objects = {objects}\n}} {{")
+        else:
+            parts.append(f"hal.executable.source private @{ex} <{{objects = {objects}}}> {{")
+        group = draw(st.sampled_from(["g", "matmul", "k"])) + str(s)
+        op = draw(variants_ops(variant_syms=["@" + v for v in variants], allow_specialized=False, group="@" + group))
+        parts.append("  " + op.replace("\n", "\n  "))
+        wargs = ", ".join(f"%w{i}: index" for i in range(n_work))
+        for ordinal, v in enumerate(variants):
+            wg = draw(st.sampled_from([32, 64, 128, 256]))
+            ret = f"    %c1 = arith.constant 1 : index\n    hal.return %w0, %c1, %c1 : index, index, index"
+            style = draw(st.sampled_from(["new", "old", "mid"]))
+            if style == "new":
+                parts.append(
+                    f"  hal.executable.export public @{v} ordinal({ordinal}) layout({layout_alias}) count(%device: !hal.device, {wargs}) -> (index, index, index) {{\n"
+                    f"{ret}\n  }} <{{workgroup_size = [{wg} : index, 1 : index, 1 : index]}}>"
+                )
+            elif style == "mid":  # 3.4 to 3.12
+                parts.append(
+                    f"  hal.executable.export public @{v} ordinal({ordinal}) layout({layout_alias}) count(%device: !hal.device, {wargs}) -> (index, index, index) {{\n"
+                    f"{ret}\n  }} attributes {{workgroup_size = [{wg} : index, 1 : index, 1 : index]}}"
+                )
+            else:  # before 3.4, sometimes with the hal.interface.bindings of the time
+                extra = ""
+                if draw(st.booleans()):
+                    pairs = ", ".join(f"#hal.interface.binding<0, {i}>" for i in range(n_in + 1))
+                    extra = f",\n    hal.interface.bindings = [{pairs}]"
+                parts.append(
+                    f"  hal.executable.export public @{v} ordinal({ordinal})\n      layout({layout_alias}) attributes {{\n"
+                    f"    workgroup_size = [{wg} : index, 1 : index, 1 : index]{extra}\n  }} {{\n  ^bb0(%device: !hal.device, {wargs}):\n{ret}\n  }}"
+                )
+        parts.append("}")
+        ins = []
+        for i in range(n_in):
+            args.append(f"%in{s}_{i}: tensor<16xf32>")
+            arg_types.append("tensor<16xf32>")
+            ins.append(f"%in{s}_{i}")
+        for i in range(n_work):
+            host.append(f"  %w{s}_{i} = arith.constant {draw(st.integers(1, 4096))} : index")
+        consts = []
+        for i in range(n_const):
+            host.append(f"  %k{s}_{i} = arith.constant {draw(st.integers(-1000, 1000))} : i32")
+            consts.append(f"%k{s}_{i}")
+        workload = ", ".join(f"%w{s}_{i}" for i in range(n_work))
+        types = ", ".join(["tensor<16xf32>"] * n_in + ["i32"] * n_const)
+        host.append(f"  %r{s} = flow.dispatch @{ex}::@{group}[{workload}]({', '.join(ins + consts)}) : ({types}) -> tensor<16xf32>")
+    results = ", ".join(f"%r{s}" for s in range(n_sources))
+    rtypes = ", ".join(["tensor<16xf32>"] * n_sources)
+    parts.append(f"util.func public @host({', '.join(args)}) -> ({rtypes}) {{")
+    parts += host
+    parts.append(f"  util.return {results} : {rtypes}")
+    parts.append("}")
+    return "\n".join(parts) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Mutation
+# --------------------------------------------------------------------------------------------
+
+_MUT_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|@"(?:[^"\\\n]|\\.)*"|[%@#^!]?[A-Za-z_][\w$.]*|\d+|->|//|\s+|.', re.S)
+_JUNK = [
+    "{", "}", "(", ")", "[", "]", "<", ">", "<{", "}>", "@", "%", "#", "^", "^bb0(", ":", ",", "=", '"', "\\", "//",
+    "\n", " ", "\t", "attributes {", "attributes", "hal.executable.autotuning.export @x", "hal.executable.autotuning.export",
+    "hal.executable.export", "hal.executable.source", "variants(", "variants([@a])", "triton(", "grid(", "configs([{",
+    "signature(", "workload(", "default(@", "specialized(", "tune_workload(", "count(", "layout(", "ordinal(0)",
+    "push_constants = 1", "sets = [", "<0, bindings = [", "#hal.pipeline.layout<", "#hal.executable.layout<",
+    "#hal.descriptor_set.binding<0, storage_buffer>", "hal.interface.bindings = [#hal.interface.binding<0, 1>]",
+    "workgroup_size = [1 : index, 1 : index, 1 : index]", "objects = ", "{output}", ":16", ":1", "cdiv(", "//", "-----",
+    "// -----\n", '"autotune.export"() {sym_name = "g"} : () -> ()', '"autotune.export"() {sym_name = 1} : () -> ()',
+    "loc(", "é", "\x00", "\x7f", "0", "-1", "99999999999999999999999", "1e999", "1.5", "true", "i32", "*fp16", "tensor<",
+    "%device: !hal.device", "^bb0(%device: !hal.device):", "hal.return", "util.func", "flow.dispatch @ex::@g",
+]
+
+
+@dataclass
+class Mutation:
+    kind: str
+    detail: str = ""
+
+
+@st.composite
+def mutated(draw, base) -> str:
+    """``base`` (a strategy of texts) with 1 to 3 mutations."""
+    text = draw(base)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["del_char", "dup_char", "swap_chars", "del_token", "dup_token", "swap_tokens", "truncate", "junk", "junk_char", "replace_token"]))
+        if not text:
+            text = draw(st.sampled_from(_JUNK))
+            continue
+        if kind in ("del_char", "dup_char", "swap_chars", "truncate", "junk", "junk_char"):
+            i = draw(st.integers(0, len(text) - 1))
+            if kind == "del_char":
+                text = text[:i] + text[i + 1 :]
+            elif kind == "dup_char":
+                text = text[: i + 1] + text[i:]
+            elif kind == "swap_chars":
+                j = min(i + 1, len(text) - 1)
+                text = text[:i] + text[j] + text[i + 1 : j] + text[i] + text[j + 1 :] if j > i else text
+            elif kind == "truncate":
+                text = text[:i]
+            elif kind == "junk":
+                text = text[:i] + draw(st.sampled_from(_JUNK)) + text[i:]
+            else:
+                text = text[:i] + draw(_TEXT_CHARS) + text[i:]
+            continue
+        toks = [m.group(0) for m in _MUT_TOKEN.finditer(text)]
+        solid = [k for k, t in enumerate(toks) if not t.isspace()]
+        if not solid:
+            continue
+        k = draw(st.sampled_from(solid))
+        if kind == "del_token":
+            del toks[k]
+        elif kind == "dup_token":
+            toks.insert(k, toks[k] + draw(st.sampled_from(["", " "])))
+        elif kind == "replace_token":
+            toks[k] = draw(st.sampled_from(_JUNK + [toks[j] for j in solid]))
+        else:
+            k2 = draw(st.sampled_from(solid))
+            toks[k], toks[k2] = toks[k2], toks[k]
+        text = "".join(toks)
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------------------------
+
+_DIAG_HEAD = r"(?:[^\s:][^\n]*?:\d+:\d+: )?(?:error|note|warning|remark): "
+_DIAG_LINE = re.compile(_DIAG_HEAD)
+_DIAG_ERROR = re.compile(r"(?:[^\s:][^\n]*?:\d+:\d+: )?error: ")
+_DIAG_START = re.compile(r"\n(?=" + _DIAG_HEAD + ")")
+
+
+@dataclass
+class Outcome:
+    """What one input did. ``crashes`` are failures of the properties (non-diagnostic errors,
+    exit status 2, stray output, broken round trip); ``parsed`` whether the front end accepted it."""
+
+    parsed: bool = False
+    crashes: list[str] = field(default_factory=list)
+    multiline: list[str] = field(default_factory=list)  # diagnostics whose message has a line break
+
+
+def check_frontend(text: str, base_dir: str, valid: bool = False) -> Outcome:
+    out = Outcome()
+    try:
+        module = parse_source(SourceFile(text, "fuzz.mlir", base_dir))
+        printed = print_module(module, "fuzz.mlir")
+    except DiagnosticError as err:
+        if not any(d.severity == "error" for d in err.diagnostics):
+            out.crashes.append(f"DiagnosticError without an error: {err}")
+        if valid:
+            out.crashes.append(f"valid input rejected: {err}")
+        return out
+    except Exception as err:  # noqa: BLE001 - the property: nothing else escapes
+        out.crashes.append(f"front end raised {type(err).__name__}: {err}")
+        return out
+    out.parsed = True
+    # print -> parse -> print is a fixed point
+    try:
+        again = print_module(parse_source(SourceFile(printed, "printed.mlir", base_dir)), "printed.mlir")
+    except Exception as err:  # noqa: BLE001
+        out.crashes.append(f"printed module does not parse back: {type(err).__name__}: {err}")
+        return out
+    if again != printed:
+        out.crashes.append("print -> parse -> print is not a fixed point")
+    return out
+
+
+def check_cli(text: str, path: str, passes: str, valid: bool = False) -> Outcome:
+    out = Outcome()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            rc = cli.main([path, "-p", passes])
+    except BaseException as err:  # noqa: BLE001 - main returns a status, never raises
+        out.crashes.append(f"cli.main -p '{passes}' raised {type(err).__name__}: {err}")
+        return out
+    err_text = stderr.getvalue()
+    # One chunk per diagnostic: a header line and, when its message has a line break, more.
+    chunks = [c for c in _DIAG_START.split(err_text.rstrip("\n")) if c] if err_text else []
+    if rc == 2 or rc not in (0, 1):
+        out.crashes.append(f"cli.main -p '{passes}' exited {rc}: {err_text.strip()[:500]}")
+    if chunks and not _DIAG_LINE.match(chunks[0]):
+        out.crashes.append(f"cli.main -p '{passes}' printed non-diagnostic output: {chunks[0][:300]!r}")
+    out.multiline += [c for c in chunks if "\n" in c]
+    if rc == 1 and not any(_DIAG_ERROR.match(c) for c in chunks):
+        out.crashes.append(f"cli.main -p '{passes}' exited 1 without an error")
+    if rc == 0 and not stdout.getvalue():
+        out.crashes.append(f"cli.main -p '{passes}' exited 0 without output")
+    if valid and rc != 0:
+        out.crashes.append(f"valid input rejected by -p '{passes}': {stderr.getvalue().strip()[:500]}")
+    out.parsed = rc == 0
+    return out
+
+
+def run_case(text: str, workdir: str, *, valid: bool = False, verify_valid: bool = False, cli_runs: bool = True) -> Outcome:
+    """All properties on one input: ``crashes`` lists the failures (empty: fine)."""
+    out = check_frontend(text, workdir, valid)
+    if cli_runs:
+        path = os.path.join(workdir, "fuzz.mlir")
+        for passes, must_pass in (("", valid), ("verify-autotuning-groups", verify_valid)):
+            res = check_cli(text, path, passes, must_pass)
+            out.crashes += res.crashes
+            out.multiline += res.multiline
+    return out
+
+
+#: The cases: (name, strategy of texts, valid, verify_valid). The benchmark draws from these too.
+CASES = [
+    ("op", ops.map(_wrap_op), True, False),
+    ("file", whole_files(), True, True),
+    ("mutated-op", mutated(ops.map(_wrap_op)), False, False),
+    ("mutated-file", mutated(whole_files()), False, False),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# The bounded CI run
+# --------------------------------------------------------------------------------------------
+
+_CI = settings(
+    max_examples=50,
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),  # no shrinking: bounded time; the input is printed
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+_WORKDIR = tempfile.mkdtemp(prefix="autotune-export-fuzz-")
+
+
+@contextlib.contextmanager
+def shared_context():
+    """Make every parse (the front end's and the CLI's) use one MLIR context instead of a new
+    one each (making an IREE context costs about 30 ms, most of a case). The text and the
+    front end's code paths are the same; only the context is reused."""
+    from autotune_export import frontend
+
+    ctx = frontend.new_context()
+    saved = frontend.new_context
+    frontend.new_context = lambda: ctx
+    try:
+        yield ctx
+    finally:
+        frontend.new_context = saved
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_context():
+    with shared_context():
+        yield
+
+
+def _assert_ok(text: str, **kw) -> None:
+    problems = run_case(text, _WORKDIR, **kw).crashes
+    assert not problems, f"{problems}\n--- input ---\n{text}"
+
+
+@_CI
+@given(ops.map(_wrap_op))
+def test_generated_ops_parse_and_round_trip(text):
+    _assert_ok(text, valid=True)
+
+
+@_CI
+@given(whole_files())
+def test_generated_files_parse_verify_and_round_trip(text):
+    _assert_ok(text, valid=True, verify_valid=True)
+
+
+@settings(_CI, max_examples=100)
+@given(mutated(ops.map(_wrap_op)))
+def test_mutated_ops_give_diagnostics_only(text):
+    _assert_ok(text)
+
+
+@settings(_CI, max_examples=100)
+@given(mutated(whole_files()))
+def test_mutated_files_give_diagnostics_only(text):
+    _assert_ok(text)
+
+
+# --------------------------------------------------------------------------------------------
+# What the fuzzer found in files this test does not own (reported; kept out of the strategies
+# above). Each is a reproducer that fails today; it passes once the bug is fixed.
+# --------------------------------------------------------------------------------------------
+
+
+def _group_with(value: str) -> str:
+    return _wrap_op(f'hal.executable.autotuning.export @g triton("k.py", "k") signature(n: i32) configs([{{K = {value}}}]) workload(n) grid(n)')
+
+
+@pytest.mark.xfail(reason="group.py writes the generic op's f64 as repr(), e.g. '1e+16 : f64', which MLIR cannot parse (no '.')", strict=False)
+@pytest.mark.parametrize("value", ["1e16", "1e-7", "100000000000000000000.0"])
+def test_known_bug_float_config_with_exponent(value):
+    outcome = check_frontend(_group_with(value), _WORKDIR, valid=True)
+    assert not outcome.crashes
+
+
+@pytest.mark.xfail(reason="group.py writes config integers as i64: larger ones wrap silently", strict=False)
+def test_known_bug_config_integer_beyond_i64():
+    module = parse_source(SourceFile(_group_with("12345678901234567890"), "x.mlir", _WORKDIR))
+    assert "K = 12345678901234567890" in print_module(module)
+
+
+@pytest.mark.xfail(reason="diagnostics spell symbols raw (f'@{name}'), not quoted: a line break splits the message", strict=False)
+def test_known_bug_symbol_with_a_line_break():
+    text = _wrap_op('hal.executable.autotuning.export @g variants([@"x\\0Ay"])')
+    outcome = check_cli(text, os.path.join(_WORKDIR, "nl.mlir"), "verify-autotuning-groups")
+    assert not outcome.crashes and not outcome.multiline
+
+
+@pytest.mark.xfail(reason="IREE 3.13 prints #hal.executable.object<{data = ...}> (no path) as '<{, data = ...}>', "
+                   "which neither it nor iree-compile parses; print_module passes it through", strict=False)
+def test_known_bug_object_without_path_does_not_print_back():
+    # Found by benchmarks/fuzz.py (seed 0): a mutation turned `path = ...` into `pah = ...`,
+    # which IREE drops, leaving a data-only object.
+    text = (
+        'hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = '
+        '[#hal.executable.object<{data = ".visible .entry k()\\0A{\\0Aret;\\0A}\\0A"}>]}>}> {\n'
+        "}\n"
+    )
+    outcome = check_frontend(text, _WORKDIR, valid=True)
+    assert not outcome.crashes

@@ -476,6 +476,8 @@ class _OpReader:
                     raise self.error(key_tok, f"config key '{key}' is given twice")
                 seen[key] = key_tok
                 value = _value(value_node)
+                if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+                    raise self.error(key_tok, f"config value {key} = {value} does not fit in 64 bits")
                 if key in OPTION_NAMES and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                     raise self.error(key_tok, f"'{key}' must be a positive integer")
                 if key == "num_warps" and value & (value - 1):
@@ -915,4 +917,7 @@ def print_module(module, filename: str | None = None, debug_info: bool = False) 
         group = next(it)
         return group.to_sugar(m.group("indent"))
 
+    # IREE 3.13 prints a data-only #hal.executable.object<{data = ...}> as '<{, data = ...}>',
+    # which it cannot parse back; drop the stray comma.
+    text = text.replace("#hal.executable.object<{, ", "#hal.executable.object<{")
     return _GENERIC_LINE.sub(replace, text)

@@ -137,7 +137,12 @@ def _format_value(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         text = repr(value)
-        return text if ("." in text or "e" in text or "n" in text) else text + ".0"
+        if "n" in text:  # inf / nan
+            return text
+        mantissa, e, exponent = text.partition("e")
+        if "." not in mantissa:  # MLIR's float literals need a '.': 1e+16 -> 1.0e+16
+            mantissa += ".0"
+        return mantissa + e + exponent
     return mlir_string(str(value))
 
 

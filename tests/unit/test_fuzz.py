@@ -576,17 +576,17 @@ def _group_with(value: str) -> str:
     return _wrap_op(f'hal.executable.autotuning.export @g triton("k.py", "k") signature(n: i32) configs([{{K = {value}}}]) workload(n) grid(n)')
 
 
-@pytest.mark.xfail(reason="group.py writes the generic op's f64 as repr(), e.g. '1e+16 : f64', which MLIR cannot parse (no '.')", strict=False)
 @pytest.mark.parametrize("value", ["1e16", "1e-7", "100000000000000000000.0"])
-def test_known_bug_float_config_with_exponent(value):
+def test_fixed_float_config_with_exponent(value):
     outcome = check_frontend(_group_with(value), _WORKDIR, valid=True)
     assert not outcome.crashes
 
 
-@pytest.mark.xfail(reason="group.py writes config integers as i64: larger ones wrap silently", strict=False)
-def test_known_bug_config_integer_beyond_i64():
-    module = parse_source(SourceFile(_group_with("12345678901234567890"), "x.mlir", _WORKDIR))
-    assert "K = 12345678901234567890" in print_module(module)
+def test_fixed_config_integer_beyond_i64_is_an_error():
+    from autotune_export.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match="config value K = 12345678901234567890 does not fit in 64 bits"):
+        parse_source(SourceFile(_group_with("12345678901234567890"), "x.mlir", _WORKDIR))
 
 
 @pytest.mark.xfail(reason="diagnostics spell symbols raw (f'@{name}'), not quoted: a line break splits the message", strict=False)
@@ -596,9 +596,7 @@ def test_known_bug_symbol_with_a_line_break():
     assert not outcome.crashes and not outcome.multiline
 
 
-@pytest.mark.xfail(reason="IREE 3.13 prints #hal.executable.object<{data = ...}> (no path) as '<{, data = ...}>', "
-                   "which neither it nor iree-compile parses; print_module passes it through", strict=False)
-def test_known_bug_object_without_path_does_not_print_back():
+def test_fixed_object_without_path_prints_back():
     # Found by benchmarks/fuzz.py (seed 0): a mutation turned `path = ...` into `pah = ...`,
     # which IREE drops, leaving a data-only object.
     text = (

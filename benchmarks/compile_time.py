@@ -2,6 +2,7 @@
 
     python benchmarks/compile_time.py [--space matmul,space32] [--jobs 1,2] [--repeat 2]
         [--target sm_90] [--json out.json]
+    python benchmarks/compile_time.py --breakdown [--space matmul]   # where a cold run's time goes
     python benchmarks/compile_time.py --write-space     # regenerate benchmarks/configs/matmul_space32.mlir
 
 No GPU needed. Spaces: ``matmul`` is examples/matmul/matmul.mlir (9 configs; its ':16'/':1'
@@ -112,6 +113,60 @@ def triton_worker(space: str, which: str, arch: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Where autotune-export's time goes (one in-process -j 1 cold run, instrumented)
+
+
+def breakdown(space: str, target: str, toolkit: str) -> dict:
+    """Run the CLI in this process with -j 1 and a fresh cache, timing (wall and CPU, ptxas
+    children included) triton.compile, the PTX analysis, linking and ptxas on the linked module."""
+    import functools
+
+    sys.path.insert(0, toolkit)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+
+    import autotune_export.ptx as ptx
+    from autotune_export import cli
+
+    def cpu():
+        s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+    stats: dict[str, list] = {}
+
+    def wrap(mod, name, label):
+        f = getattr(mod, name)
+
+        @functools.wraps(f)
+        def g(*a, **k):
+            t0, c0 = time.perf_counter(), cpu()
+            try:
+                return f(*a, **k)
+            finally:
+                e = stats.setdefault(label, [0.0, 0.0, 0])
+                e[0] += time.perf_counter() - t0
+                e[1] += cpu() - c0
+                e[2] += 1
+        setattr(mod, name, g)
+
+    wrap(triton, "compile", "triton.compile (with its own ptxas)")
+    wrap(ptx, "written_params", "written-pointer analysis of each PTX")
+    wrap(ptx, "link", "linking the PTX")
+    wrap(ptx, "assemble", "ptxas on the linked module")
+    scratch = tempfile.mkdtemp(prefix="bench-breakdown-")
+    t0, c0 = time.perf_counter(), cpu()
+    rc = cli.main([_mlir(space), "--emit", "mlir", "--target", target, "-j", "1", "--cache-dir",
+                   os.path.join(scratch, "cache"), "-o", os.path.join(scratch, "out.mlir")])
+    total = {"wall_s": time.perf_counter() - t0, "cpu_s": cpu() - c0, "rc": rc}
+    shutil.rmtree(scratch, ignore_errors=True)
+    rows = [[k, n, w, c, f"{100 * c / total['cpu_s']:.0f}%"] for k, (w, c, n) in stats.items()]
+    rows.append(["total (CLI in process, -j 1, cold)", "", total["wall_s"], total["cpu_s"], "100%"])
+    print(C.table(["step", "calls", "wall s", "cpu s", "share of cpu"], rows,
+                  title=f"Where a cold autotune-export run spends its time ({space}, {target})"))
+    return {"space": space, "total": total, "steps": {k: {"wall_s": w, "cpu_s": c, "calls": n} for k, (w, c, n) in stats.items()}}
+
+
+# ---------------------------------------------------------------------------------------------
 # Timed runs (parent)
 
 
@@ -160,6 +215,7 @@ def main() -> int:
     ap.add_argument("--target", default="sm_90")
     ap.add_argument("--json", default=None)
     ap.add_argument("--write-space", action="store_true")
+    ap.add_argument("--breakdown", action="store_true", help="instead: one instrumented cold -j 1 run per space")
     ap.add_argument("--toolkit", default=C.ROOT,
                     help="import autotune_export from this folder (e.g. a `git archive HEAD` export; default: the checkout)")
     ap.add_argument("--triton-worker", action="store_true", help=argparse.SUPPRESS)
@@ -174,6 +230,10 @@ def main() -> int:
         return 0
     if not os.path.exists(C.SPACE32_MLIR):
         write_space()
+    if args.breakdown:
+        out = [breakdown(space, args.target, os.path.abspath(args.toolkit)) for space in args.space.split(",")]
+        C.write_json(args.json, {"env": C.environment(), "breakdown": out})
+        return 0
 
     arch = int(args.target.removeprefix("sm_"))
     spaces = args.space.split(",")

@@ -30,7 +30,7 @@ from .frontend import SourceFile, parse_source, print_module
 from .passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
 from .verify_diagnostics import check_expected, split_input
 
-__all__ = ["main", "compile_source", "iree_compile", "SUBCOMMANDS"]
+__all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
 
 # --- subcommands ------------------------------------------------------------------------------
 #: ``autotune-export NAME ARGS...`` runs ``MODULE.main(ARGS) -> exit status`` when NAME is a key
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
         + "\n".join(f"  {name:10} {summary}" for name, (_, summary) in SUBCOMMANDS.items()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", help="input .mlir file ('-' for stdin)")
+    p.add_argument("input", nargs="?", help="input .mlir file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout, the default)")
     p.add_argument("--emit", choices=("mlir", "iree", "vmfb"), default="mlir", help="what to write (default: mlir)")
     p.add_argument("-p", "--passes", default=None, help="comma-separated passes to run instead of the --emit pipeline ('' for none)")
@@ -134,6 +134,15 @@ def _chmod_default(path: str) -> None:
     os.chmod(path, 0o666 & ~umask)
 
 
+def read_source(path: str) -> SourceFile:
+    """Read an input file (``-``: stdin) as a :class:`~autotune_export.frontend.SourceFile`.
+
+    Relative ``triton("kernel.py", ...)`` paths then resolve against the file's directory (the
+    current directory for stdin). Raises DiagnosticError when it cannot be read or is not UTF-8.
+    """
+    return _read_input(path)
+
+
 def _read_input(path: str) -> SourceFile:
     if path == "-":
         return SourceFile(sys.stdin.read(), "<stdin>", os.getcwd())
@@ -148,6 +157,8 @@ def _read_input(path: str) -> SourceFile:
 
 
 def _run(args) -> int:
+    if args.input is None:
+        raise DiagnosticError.at(None, "no input file (give IN.mlir, or '-' for stdin)")
     source = _read_input(args.input)
     if args.passes is not None:
         passes = [p.strip() for p in args.passes.split(",") if p.strip()]

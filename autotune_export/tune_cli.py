@@ -97,7 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.module}: error: {err}", file=sys.stderr)
         return 1
     except RuntimeError as err:
-        print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}': {str(err).splitlines()[0]}", file=sys.stderr)
+        first = str(err).splitlines()[0].removesuffix(" Exception for last tried follows.")
+        hint = ("no CUDA device here?" if args.device.startswith("cuda")
+                else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU")
+        print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}' ({hint}): {first}", file=sys.stderr)
         return 1
     timings = module.autotune()
     rows = _rows(module, timings)

@@ -59,3 +59,14 @@ hal.executable.source private @good {
 // MISSING-NOT: {{.}}
 // PASSNAME: error: unknown pass 'materialize'; known passes: {{.*}}materialize-triton-variants{{.*}}
 // PASSNAME-NOT: {{.}}
+
+// --list-passes needs no input; no input at all is a one-line error.
+// RUN: autotune-export --list-passes | FileCheck %s --check-prefix=PASSES
+// PASSES: emit-autotune-initializer
+// PASSES: lower-autotuning-dispatch
+// PASSES: materialize-triton-variants
+// PASSES: pin-variants
+// PASSES: verify-autotuning-groups
+// RUN: not autotune-export 2> %t.noinput
+// RUN: FileCheck %s --check-prefix=NOINPUT < %t.noinput
+// NOINPUT: error: no input file (give IN.mlir, or '-' for stdin)

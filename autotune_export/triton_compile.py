@@ -385,6 +385,20 @@ def _jsonable(value):
 
 
 def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
+    """Compile one variant; if Triton's own cache hands back damaged output (the PTX does not
+    parse), compile once more with a fresh, temporary Triton cache."""
+    from . import ptx as ptx_mod
+
+    try:
+        return _compile_payload_once(spec, kernel, triton_cache_dir)
+    except ptx_mod.PtxError:
+        if triton_cache_dir is None:
+            raise
+        with tempfile.TemporaryDirectory(prefix="autotune-export-triton-") as fresh:
+            return _compile_payload_once(spec, kernel, fresh)
+
+
+def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
     types = dict(spec.signature)
     signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}
     options = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, "num_ctas": spec.num_ctas,

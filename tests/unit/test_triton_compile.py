@@ -429,3 +429,20 @@ def test_matmul_example_shape():
             for c in tuned.default_configs] == configs
     softmax = load_kernel(KernelSource(str(EXAMPLES / "softmax" / "kernel.py"), "softmax_kernel"))
     assert softmax.arg_names[:2] == ["out_ptr", "in_ptr"]
+
+
+def test_damaged_triton_cache_is_worked_around(kernels, tmp_path):
+    """Damage inside Triton's own cache (<cache>/triton/) cannot poison our build: a PTX that
+    does not parse makes the worker compile once more with a fresh Triton cache."""
+    spec = add_spec(kernels, block=128, num_warps=2)
+    [first] = compile_variants([spec], jobs=1, cache_dir=tmp_path)
+    assert isinstance(first, CompiledVariant)
+    for entry in (tmp_path / "variants").glob("*/*.json"):
+        entry.write_text("")  # our entry unreadable: the next run recompiles
+    damaged = list((tmp_path / "triton").rglob("*.ptx"))
+    assert damaged
+    for ptx_file in damaged:
+        ptx_file.write_text(ptx_file.read_text()[:200])  # truncated PTX in Triton's cache
+    [again] = compile_variants([spec], jobs=1, cache_dir=tmp_path)
+    assert isinstance(again, CompiledVariant) and not again.cached
+    assert again.ptx == first.ptx

@@ -145,6 +145,8 @@ def read_source(path: str) -> SourceFile:
 
 def _read_input(path: str) -> SourceFile:
     if path == "-":
+        if sys.stdin is None:
+            raise DiagnosticError.at(None, "no standard input to read ('-')")
         return SourceFile(sys.stdin.read(), "<stdin>", os.getcwd())
     try:
         with open(path, encoding="utf-8") as f:
@@ -159,11 +161,18 @@ def _read_input(path: str) -> SourceFile:
 def _run(args) -> int:
     if args.input is None:
         raise DiagnosticError.at(None, "no input file (give IN.mlir, or '-' for stdin)")
-    source = _read_input(args.input)
     if args.passes is not None:
         passes = [p.strip() for p in args.passes.split(",") if p.strip()]
     else:
         passes = DEFAULT_PIPELINES[args.emit]
+    # Unknown pass names are reported once, before any input is read.
+    from .passes import _load_all
+
+    _load_all()
+    unknown = [p for p in passes if p not in PASSES]
+    if unknown:
+        raise DiagnosticError.at(None, f"unknown pass '{unknown[0]}'; known passes: {', '.join(sorted(PASSES))}")
+    source = _read_input(args.input)
     collected: list[Diagnostic] = []
 
     def remark(diag: Diagnostic) -> None:

@@ -34,8 +34,8 @@
 // RUN: FileCheck %s --check-prefix=MISSING < %t.err
 // RUN: FileCheck %s --check-prefix=KEEP < %t.out
 //
-// An unknown pass: one line naming the known passes.
-// RUN: not autotune-export - -p materialize,verify-autotuning-groups -o %t.out < /dev/null 2> %t.err
+// An unknown pass: one line naming the known passes, reported before the input is read.
+// RUN: not autotune-export %s --split-input-file -p materialize,verify-autotuning-groups -o %t.out 2> %t.err
 // RUN: FileCheck %s --check-prefix=PASSNAME < %t.err
 // RUN: FileCheck %s --check-prefix=KEEP < %t.out
 

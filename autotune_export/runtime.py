@@ -178,13 +178,10 @@ def device_identity(driver: str) -> dict:
 
 
 def default_results_path() -> pathlib.Path:
-    """``tuning.json`` in the cache folder: $AUTOTUNE_EXPORT_CACHE_DIR, else
-    $XDG_CACHE_HOME/autotune-export, else ~/.cache/autotune-export."""
-    base = os.environ.get("AUTOTUNE_EXPORT_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "autotune-export") if xdg else os.path.join(os.path.expanduser("~"), ".cache", "autotune-export")
-    return pathlib.Path(base) / "tuning.json"
+    """``tuning.json`` in the cache folder (:func:`autotune_export.paths.default_cache_dir`)."""
+    from .paths import default_cache_dir
+
+    return default_cache_dir() / "tuning.json"
 
 
 class TuningCache:

@@ -49,6 +49,8 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
+from .paths import default_cache_dir  # noqa: F401  (part of this module's API)
+
 from . import progress as _progress
 
 __all__ = [
@@ -96,16 +98,6 @@ def max_shared_memory(arch: int) -> int:
     except KeyError:
         raise ValueError(f"unsupported arch {arch!r}: expected one of "
                          f"{', '.join(map(str, _MAX_SHARED_MEMORY))}") from None
-
-
-def default_cache_dir() -> pathlib.Path:
-    """The cache directory: ``$AUTOTUNE_EXPORT_CACHE_DIR``, else ``$XDG_CACHE_HOME/autotune-export``,
-    else ``~/.cache/autotune-export``. Not created here."""
-    if os.environ.get("AUTOTUNE_EXPORT_CACHE_DIR"):
-        return pathlib.Path(os.environ["AUTOTUNE_EXPORT_CACHE_DIR"])
-    if os.environ.get("XDG_CACHE_HOME"):
-        return pathlib.Path(os.environ["XDG_CACHE_HOME"]) / "autotune-export"
-    return pathlib.Path.home() / ".cache" / "autotune-export"
 
 
 # --------------------------------------------------------------------------------------------

@@ -58,22 +58,7 @@ identifiers = st.builds(lambda h, t: h + t, st.sampled_from(_HEAD), st.text(_TAI
 names = identifiers
 
 
-def _quote(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\{ord(ch):02X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+from autotune_export.group import mlir_string as _quote  # noqa: E402  (MLIR string literals)
 
 
 _TEXT_CHARS = st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FF)

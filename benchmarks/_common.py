@@ -202,7 +202,7 @@ def open_module(path: str, driver: str = "cuda"):
     """AutotunedModule for timing: no tuning cache (every autotune() really tunes)."""
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
-    from autotune_export.runtime import AutotunedModule
+    from autotune_export.runtime.tuner import AutotunedModule
 
     try:
         return AutotunedModule(path, driver=driver, cache=None)

@@ -55,7 +55,7 @@ def cli(args: list[str], allow_no_verify: bool = False) -> float:
     t0 = time.perf_counter()
     env = dict(os.environ, TRITON_DEFAULT_FP_FUSION="1",
                PYTHONPATH=TOOLKIT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = lambda a: subprocess.run([sys.executable, "-m", "autotune_export.cli", *a], capture_output=True,  # noqa: E731
+    run = lambda a: subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", *a], capture_output=True,  # noqa: E731
                                    text=True, env=env, cwd=TOOLKIT)
     p = run(args)
     if p.returncode != 0 and allow_no_verify:
@@ -127,7 +127,7 @@ def main() -> int:
             direct_src = os.path.join(tmp, "va_direct.iree.mlir")
             open(direct_src, "w").write(text)
             sys.path.insert(0, TOOLKIT)
-            from autotune_export.cli import iree_compile
+            from autotune_export.tools.cli import iree_compile
 
             t0 = time.perf_counter()
             iree_compile(text, args.target, os.path.join(args.out, "va_direct.vmfb"))

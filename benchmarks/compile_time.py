@@ -125,8 +125,8 @@ def breakdown(space: str, target: str, toolkit: str) -> dict:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
-    import autotune_export.ptx as ptx
-    from autotune_export import cli
+    import autotune_export.cuda.ptx as ptx
+    from autotune_export.tools import cli
 
     def cpu():
         s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -183,7 +183,7 @@ def _timed(cmd: list[str], env: dict, cwd: str | None = None) -> dict:
 
 def run_ours(space: str, jobs: int, cache: str, target: str, scratch: str, env: dict, toolkit: str) -> dict:
     out = os.path.join(scratch, f"{space}.out.mlir")
-    cmd = [sys.executable, "-m", "autotune_export.cli", _mlir(space), "--emit", "mlir", "--target", target,
+    cmd = [sys.executable, "-m", "autotune_export.tools.cli", _mlir(space), "--emit", "mlir", "--target", target,
            "-j", str(jobs), "--cache-dir", cache, "-o", out]
     r = _timed(cmd, env, cwd=toolkit)
     r["summary"] = next((l for l in r.pop("stderr").splitlines() if "wrote" in l or "error" in l), "")

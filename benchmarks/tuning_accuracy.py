@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from autotune_export.runtime import AutotunedModule  # noqa: E402
+from autotune_export.runtime.tuner import AutotunedModule  # noqa: E402
 
 
 def tune_module(path: str, runs: int) -> dict:

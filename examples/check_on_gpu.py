@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from autotune_export.runtime import AutotunedModule  # noqa: E402
+from autotune_export.runtime.tuner import AutotunedModule  # noqa: E402
 
 
 def softmax_ref(x):

@@ -11,8 +11,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
-from ..diagnostics import Diagnostic
-from ..frontend import SourceFile
+from autotune_export.support.diagnostics import Diagnostic
+from autotune_export.frontend.reader import SourceFile
 
 __all__ = ["Pass", "PassContext", "PASSES", "register", "run_pipeline", "DEFAULT_PIPELINES"]
 

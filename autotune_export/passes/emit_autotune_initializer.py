@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import json
 
-from ..diagnostics import DiagnosticError, location_of
-from ..group import AutotuneGroup, mlir_string
-from ..ir_utils import (
+from autotune_export.support.diagnostics import DiagnosticError, location_of
+from autotune_export.ir.group import AutotuneGroup, mlir_string
+from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
     enclosing_function,
@@ -186,7 +186,7 @@ class EmitAutotuneInitializer(Pass):
         variant ``k`` (``autotune.choice = k`` for lower-autotuning-dispatch)."""
         from iree.compiler import ir
 
-        from ..ir_utils import walk
+        from autotune_export.ir.walk import walk
         from .lower_autotuning_dispatch import FIXED_CHOICE_ATTR
 
         members = {group.name, *(group.variants or [])}

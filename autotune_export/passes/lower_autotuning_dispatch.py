@@ -42,10 +42,10 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
 
 from __future__ import annotations
 
-from ..abi import SCRATCH_ATTR
-from ..diagnostics import DiagnosticError, location_of
-from ..group import AutotuneGroup
-from ..ir_utils import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
+from autotune_export.cuda.abi import SCRATCH_ATTR
+from autotune_export.support.diagnostics import DiagnosticError, location_of
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from . import Pass, PassContext, register
 from .emit_autotune_initializer import names_for
 
@@ -241,7 +241,7 @@ class LowerAutotuningDispatch(Pass):
 
 
 def _constants(point, value, dispatch) -> list:
-    """The 32-bit constants a scalar dispatch operand becomes (autotune_export.abi)."""
+    """The 32-bit constants a scalar dispatch operand becomes (autotune_export.cuda.abi)."""
     from iree.compiler import ir
     from iree.compiler.dialects import arith
 
@@ -402,7 +402,7 @@ def _split_by_target(module, source) -> None:
 
     from iree.compiler import ir
 
-    from ..ir_utils import parse_detached, walk
+    from autotune_export.ir.walk import parse_detached, walk
 
     if "objects" not in source.attributes:
         return

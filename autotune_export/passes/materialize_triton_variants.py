@@ -31,11 +31,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .. import abi, grid as grid_mod, ptx as ptx_mod
-from ..diagnostics import Diagnostic, DiagnosticError
-from ..group import OPTION_NAMES, AutotuneGroup, mlir_string
-from ..diagnostics import location_of
-from ..ir_utils import (
+from autotune_export.cuda import abi
+from autotune_export.ir import grid as grid_mod
+from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, mlir_string
+from autotune_export.support.diagnostics import location_of
+from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
     executable_sources,
@@ -117,7 +119,7 @@ class MaterializeTritonVariants(Pass):
     summary = "compile each config of a triton(...) group and create one export per variant"
 
     def apply(self, ctx: PassContext, module) -> None:
-        from .. import triton_compile as tc
+        from autotune_export.cuda import triton_compile as tc
 
         planned: list[_Planned] = []
         all_specs: list[Any] = []

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
-from ..diagnostics import DiagnosticError, Location
-from ..group import AutotuneGroup
-from ..ir_utils import executable_sources, groups_of, replace_group, sym_name
+from autotune_export.support.diagnostics import DiagnosticError, Location
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.walk import executable_sources, groups_of, replace_group, sym_name
 from . import Pass, PassContext, register
 
 __all__ = ["PinVariants", "RESULTS_FORMAT", "load_results"]

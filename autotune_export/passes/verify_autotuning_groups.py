@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 
-from ..diagnostics import Diagnostic, DiagnosticError, location_of
-from ..abi import SCRATCH_ATTR, constant_slots
-from ..group import AutotuneGroup
-from ..ir_utils import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
+from autotune_export.cuda.abi import SCRATCH_ATTR, constant_slots
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from . import Pass, PassContext, register
 
 __all__ = ["VerifyAutotuningGroups", "object_payloads"]
@@ -161,7 +161,7 @@ class VerifyAutotuningGroups(Pass):
                             loc, f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants"
                         )
                 # A variant that needs Triton's global scratch gets it as one more binding,
-                # allocated by lower-autotuning-dispatch (see autotune_export.abi).
+                # allocated by lower-autotuning-dispatch (see autotune_export.cuda.abi).
                 scratch = any(SCRATCH_ATTR in exports[v].attributes for v in members)
                 self._check_dispatches(ctx, sym_name(source), group, first, dispatches, scratch)
                 if group.default is not None and group.default not in group.variants:
@@ -219,7 +219,7 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
             note,
         )
     # Scalars become 32-bit constants at the dispatch (lower-autotuning-dispatch): one each,
-    # two (low, high) for i64/f64 (autotune_export.abi.constant_slots).
+    # two (low, high) for i64/f64 (autotune_export.cuda.abi.constant_slots).
     slots = 0
     for s in scalars:
         n = constant_slots(str(s.type))

@@ -37,7 +37,7 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from autotune_export.runtime import AutotunedModule  # noqa: E402
+from autotune_export.runtime.tuner import AutotunedModule  # noqa: E402
 
 BIG = 2**40 + 12345  # i64 above 2**32
 UBIG = 2**63 + 7  # u64 above 2**63 (passed as its i64 bit pattern)

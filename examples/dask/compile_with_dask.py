@@ -43,8 +43,8 @@ def main(argv=None) -> int:
 
     from distributed import Client, LocalCluster
 
-    from autotune_export.cli import compile_source, iree_compile
-    from autotune_export.frontend import SourceFile
+    from autotune_export.tools.cli import compile_source, iree_compile
+    from autotune_export.frontend.reader import SourceFile
     from autotune_export.passes import DEFAULT_PIPELINES, PassContext
 
     if args.scheduler:

@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
-from autotune_export.frontend import SourceFile, parse_source, print_module  # noqa: E402
-from autotune_export.jax_triton import convert_stablehlo, triton_call_to_mlir  # noqa: E402
+from autotune_export.frontend.reader import SourceFile, parse_source, print_module  # noqa: E402
+from autotune_export.interop.jax_triton import convert_stablehlo, triton_call_to_mlir  # noqa: E402
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, run_pipeline  # noqa: E402
 
 N = 1 << 20

@@ -149,7 +149,7 @@ class _PlainModule:
 
 def _open(path: str, driver: str):
     sys.path.insert(0, ROOT)
-    from autotune_export.runtime import AutotunedModule
+    from autotune_export.runtime.tuner import AutotunedModule
 
     try:
         return AutotunedModule(path, driver=driver)

@@ -1,4 +1,4 @@
-"""autotune_export.abi and the PTX adaptations it drives (ptx.link's ``adapt``)."""
+"""autotune_export.cuda.abi and the PTX adaptations it drives (ptx.link's ``adapt``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from autotune_export import abi, ptx
-from autotune_export.abi import AbiError, Param
-from autotune_export.ptx import LinkPart, PtxError
+from autotune_export.cuda import abi
+from autotune_export.cuda import ptx
+from autotune_export.cuda.abi import AbiError, Param
+from autotune_export.cuda.ptx import LinkPart, PtxError
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "abi")
 
@@ -219,7 +220,7 @@ def _compile(fn_name: str, signature: dict, constexprs: dict, arch: int, attrs=N
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from autotune_export.triton_compile import KernelSource, load_kernel
+    from autotune_export.cuda.triton_compile import KernelSource, load_kernel
 
     kernel = load_kernel(KernelSource(os.path.join(EXAMPLES, "kernels.py"), fn_name))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

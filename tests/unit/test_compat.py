@@ -1,12 +1,12 @@
-"""autotune_export.compat: older IREE syntax rewritten into IREE 3.13's, lines kept."""
+"""autotune_export.frontend.compat: older IREE syntax rewritten into IREE 3.13's, lines kept."""
 
 from __future__ import annotations
 
 import pytest
 
-from autotune_export import compat
-from autotune_export.diagnostics import DiagnosticError
-from autotune_export.frontend import SourceFile, parse_source, print_module
+from autotune_export.frontend import compat
+from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 
 OLD_LAYOUT = """#hal.pipeline.layout<push_constants = 1, sets = [
   <0, bindings = [

@@ -32,7 +32,7 @@ CONFIGS = {"vector_add": 3, "softmax": 4}
 
 
 def _command(example: str, out: pathlib.Path, cache: pathlib.Path, jobs: int) -> list[str]:
-    return [sys.executable, "-m", "autotune_export.cli", str(EXAMPLES[example]), "--emit", "iree",
+    return [sys.executable, "-m", "autotune_export.tools.cli", str(EXAMPLES[example]), "--emit", "iree",
             "-j", str(jobs), "--cache-dir", str(cache), "-o", str(out)]
 
 

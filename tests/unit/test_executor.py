@@ -10,10 +10,10 @@ import pickle
 
 import pytest
 
-from autotune_export import triton_compile as tc
-from autotune_export.frontend import SourceFile, parse_source
+from autotune_export.cuda import triton_compile as tc
+from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.passes import PassContext, run_pipeline
-from autotune_export.triton_compile import CompiledVariant, KernelSource, PrunedVariant, VariantSpec, compile_variants
+from autotune_export.cuda.triton_compile import CompiledVariant, KernelSource, PrunedVariant, VariantSpec, compile_variants
 
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "lit" / "Inputs" / "kernels.py"
 HAVE_DASK = importlib.util.find_spec("distributed") is not None

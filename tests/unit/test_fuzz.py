@@ -32,9 +32,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from autotune_export import cli
-from autotune_export.diagnostics import DiagnosticError
-from autotune_export.frontend import SourceFile, parse_source, print_module
+from autotune_export.tools import cli
+from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 
 # --------------------------------------------------------------------------------------------
 # Generation
@@ -58,7 +58,7 @@ identifiers = st.builds(lambda h, t: h + t, st.sampled_from(_HEAD), st.text(_TAI
 names = identifiers
 
 
-from autotune_export.group import mlir_string as _quote  # noqa: E402  (MLIR string literals)
+from autotune_export.ir.group import mlir_string as _quote  # noqa: E402  (MLIR string literals)
 
 
 _TEXT_CHARS = st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FF)
@@ -505,7 +505,7 @@ def shared_context():
     """Make every parse (the front end's and the CLI's) use one MLIR context instead of a new
     one each (making an IREE context costs about 30 ms, most of a case). The text and the
     front end's code paths are the same; only the context is reused."""
-    from autotune_export import frontend
+    from autotune_export.frontend import reader as frontend
 
     ctx = frontend.new_context()
     saved = frontend.new_context
@@ -568,7 +568,7 @@ def test_fixed_float_config_with_exponent(value):
 
 
 def test_fixed_config_integer_beyond_i64_is_an_error():
-    from autotune_export.diagnostics import DiagnosticError
+    from autotune_export.support.diagnostics import DiagnosticError
 
     with pytest.raises(DiagnosticError, match="config value K = 12345678901234567890 does not fit in 64 bits"):
         parse_source(SourceFile(_group_with("12345678901234567890"), "x.mlir", _WORKDIR))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_export import frontend as F
-from autotune_export.diagnostics import DiagnosticError, Location
-from autotune_export.frontend import SourceFile, lower_extension_syntax
-from autotune_export.group import AutotuneGroup, Param
+from autotune_export.frontend import reader as F
+from autotune_export.support.diagnostics import DiagnosticError, Location
+from autotune_export.frontend.reader import SourceFile, lower_extension_syntax
+from autotune_export.ir.group import AutotuneGroup, Param
 
 OP = "hal.executable.autotuning.export"
 

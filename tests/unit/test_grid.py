@@ -1,4 +1,4 @@
-"""Tests of autotune_export.grid: parsing and printing grid expressions, evaluating them with
+"""Tests of autotune_export.ir.grid: parsing and printing grid expressions, evaluating them with
 Python's integer semantics, and emitting them as arith ops (checked by interpreting the
 emitted lines)."""
 
@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from autotune_export import grid as G
-from autotune_export.grid import BinOp, CountEmitter, GridError, Name, Neg, Num
+from autotune_export.ir import grid as G
+from autotune_export.ir.grid import BinOp, CountEmitter, GridError, Name, Neg, Num
 
 
 def cdiv_ceil(a: int, b: int) -> int:

@@ -1,4 +1,4 @@
-"""Tests of autotune_export.inspection (``autotune-export inspect``): real Triton compilations,
+"""Tests of autotune_export.tools.inspection (``autotune-export inspect``): real Triton compilations,
 ptxas and cuobjdump (all bundled with Triton; no GPU), and a .vmfb built by iree-compile."""
 import json
 import pathlib
@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from autotune_export import cli
-from autotune_export.diagnostics import DiagnosticError
-from autotune_export.inspection import (Inspection, Resources, inspect_path, parse_layout, parse_resource_usage,
+from autotune_export.tools import cli
+from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.tools.inspection import (Inspection, Resources, inspect_path, parse_layout, parse_resource_usage,
                                         read_cuda_executable)
 
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "lit" / "Inputs" / "kernels.py"
@@ -154,7 +154,7 @@ def test_vmfb_without_zip_directory(vmfb, tmp_path, cache):
     with zipfile.ZipFile(vmfb) as z:
         module = z.read("module.fb")
         blob = z.read("add_ex_cuda_nvptx_fb.fb")
-    from autotune_export import inspection
+    from autotune_export.tools import inspection
 
     found = inspection._vmfb_members(b"junk" + module + b"\0" * 12 + blob)
     assert [b for _, b in found] == [blob]
@@ -243,7 +243,7 @@ def test_parse_layout():
 
 
 def test_cubin_target():
-    from autotune_export import inspection
+    from autotune_export.tools import inspection
 
     elf = bytearray(64)
     elf[:4], elf[4], elf[7] = b"\x7fELF", 2, 0x33

@@ -16,10 +16,10 @@ import sys
 import numpy as np
 import pytest
 
-from autotune_export import jax_triton as jt
-from autotune_export import jax_triton_proto as proto
-from autotune_export import grid as grid_mod
-from autotune_export.ir_utils import walk
+from autotune_export.interop import jax_triton as jt
+from autotune_export.interop import jax_triton_proto as proto
+from autotune_export.ir import grid as grid_mod
+from autotune_export.ir.walk import walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "jax")
@@ -48,8 +48,8 @@ X = Spec((4096,), "float32")
 
 
 def _group_of(text):
-    from autotune_export.frontend import SourceFile, find_groups, parse_source
-    from autotune_export.group import AutotuneGroup
+    from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
+    from autotune_export.ir.group import AutotuneGroup
 
     module = parse_source(SourceFile(text, "<test>", ROOT))
     (op,) = find_groups(module)
@@ -201,7 +201,7 @@ def test_kernel_in_closure_is_reported(tmp_path):
 
 def test_triton_call_module_compiles_with_iree(tmp_path):
     """The module goes through the whole pipeline (one variant) and iree-compile for CUDA."""
-    from autotune_export.frontend import SourceFile, parse_source, print_module
+    from autotune_export.frontend.reader import SourceFile, parse_source, print_module
     from autotune_export.passes import DEFAULT_PIPELINES, PassContext, run_pipeline
 
     text = jt.triton_call_to_mlir(X, X, 4096, kernel=K.add_inplace_kernel, out_shape=X, grid=(8,),
@@ -264,7 +264,7 @@ def test_convert_single_and_autotuned_calls(two_kernels):
 
 def test_convert_linked_ptx(two_kernels):
     ptx = _object_text(two_kernels, "scale_add_kernel_ex1.ptx")
-    from autotune_export import ptx as ptx_mod
+    from autotune_export.cuda import ptx as ptx_mod
 
     entries = re.findall(r"\.entry (\w+)\(", ptx)
     assert entries == ["scale_add_kernel_0_128_w4_s2", "scale_add_kernel_1_256_w4_s3",

@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from autotune_export import jax_triton_proto as proto
+from autotune_export.interop import jax_triton_proto as proto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,7 +29,7 @@ def _kernel_call(name="k", grid=(4, 1, 1), params=()):
 
 
 def test_proto_file_matches_descriptor():
-    with open(os.path.join(ROOT, "autotune_export", "jax_triton.proto")) as f:
+    with open(os.path.join(ROOT, "autotune_export", "interop", "jax_triton.proto")) as f:
         text = "\n".join(line for line in f.read().splitlines() if not line.startswith("//"))
     assert text.strip() == proto.render_proto().strip()
 

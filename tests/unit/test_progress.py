@@ -1,11 +1,12 @@
-"""Tests of autotune_export.progress and of -q/-v: bars only on terminals, details only with -v."""
+"""Tests of autotune_export.support.progress and of -q/-v: bars only on terminals, details only with -v."""
 import io
 import pathlib
 
 import pytest
 
-from autotune_export import cli, progress
-from autotune_export.progress import NORMAL, QUIET, VERBOSE, Progress, bars_enabled, echo, note, track, verbosity
+from autotune_export.tools import cli
+from autotune_export.support import progress
+from autotune_export.support.progress import NORMAL, QUIET, VERBOSE, Progress, bars_enabled, echo, note, track, verbosity
 
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "lit" / "Inputs" / "kernels.py"
 

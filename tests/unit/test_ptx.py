@@ -1,4 +1,4 @@
-"""Tests of autotune_export.ptx on real Triton 3.9 PTX (compiled here, no GPU) and small
+"""Tests of autotune_export.cuda.ptx on real Triton 3.9 PTX (compiled here, no GPU) and small
 hand-written modules for the edge cases Triton does not produce on demand."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from autotune_export import ptx as P
-from autotune_export.ptx import LinkPart, PtxError
+from autotune_export.cuda import ptx as P
+from autotune_export.cuda.ptx import LinkPart, PtxError
 
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns otherwise
 triton = pytest.importorskip("triton")
@@ -594,7 +594,7 @@ def test_link_is_deterministic(ptx, tmp_path):
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {os.path.dirname(os.path.dirname(P.__file__))!r})
-        from autotune_export import ptx as P
+        from autotune_export.cuda import ptx as P
         parts = {[(p.entry, list(p.param_order), list(p.drop)) for p in parts]!r}
         texts = [open({str(tmp_path)!r} + f"/{{i}}.ptx").read() for i in range(len(parts))]
         sys.stdout.write(P.link([P.LinkPart(t, *p) for t, p in zip(texts, parts)]))

@@ -1,4 +1,4 @@
-"""Tests of autotune_export.report with fake timings (no GPU, no module)."""
+"""Tests of autotune_export.tools.report with fake timings (no GPU, no module)."""
 import json
 import math
 import struct
@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from autotune_export import report
-from autotune_export.report import summarize, write_report
-from autotune_export.runtime import VariantTiming
+from autotune_export.tools import report
+from autotune_export.tools.report import summarize, write_report
+from autotune_export.runtime.tuner import VariantTiming
 
 TIMINGS = {
     "mm_ex::mm": [

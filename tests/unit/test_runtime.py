@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from autotune_export import cli
-from autotune_export.runtime import RESULTS_FORMAT, AutotunedModule, TuningCache, loop_bench
+from autotune_export.tools import cli
+from autotune_export.runtime.tuner import RESULTS_FORMAT, AutotunedModule, TuningCache, loop_bench
 
 DATA = pathlib.Path(__file__).parent / "data"
 DRIVER = "local-task"

@@ -1,4 +1,4 @@
-"""Tests of autotune_export.triton_compile: real Triton compilations (no GPU needed).
+"""Tests of autotune_export.cuda.triton_compile: real Triton compilations (no GPU needed).
 
 Compiling takes about a second per variant on two cores, so results are shared through
 module-scoped fixtures and a module-scoped cache directory.
@@ -14,8 +14,8 @@ import pytest
 import triton
 from triton.runtime.jit import JITFunction
 
-from autotune_export import triton_compile as tc
-from autotune_export.triton_compile import (CompiledVariant, KernelLoadError, KernelSource, PrunedVariant,
+from autotune_export.cuda import triton_compile as tc
+from autotune_export.cuda.triton_compile import (CompiledVariant, KernelLoadError, KernelSource, PrunedVariant,
                                             VariantSpec, compile_variants, default_cache_dir, load_kernel,
                                             max_shared_memory)
 

@@ -1,12 +1,12 @@
-"""Tests of --split-input-file and --verify-diagnostics (autotune_export.verify_diagnostics)."""
+"""Tests of --split-input-file and --verify-diagnostics (autotune_export.tools.verify_diagnostics)."""
 
 from __future__ import annotations
 
 import pytest
 
-from autotune_export.diagnostics import Diagnostic, Location
-from autotune_export.frontend import SourceFile
-from autotune_export.verify_diagnostics import check_expected, parse_expectations, split_input
+from autotune_export.support.diagnostics import Diagnostic, Location
+from autotune_export.frontend.reader import SourceFile
+from autotune_export.tools.verify_diagnostics import check_expected, parse_expectations, split_input
 
 
 def src(text: str) -> SourceFile:

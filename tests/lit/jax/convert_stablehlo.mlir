@@ -2,16 +2,16 @@
 // the PTX jax-triton compiled, the autotuned call a condition/fallback chain; iree-compile takes
 // the result as StableHLO input.
 //
-// RUN: %python -m autotune_export.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_80 -o %t.two.mlir
+// RUN: %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_80 -o %t.two.mlir
 // RUN: FileCheck %s --check-prefix=TWO < %t.two.mlir
 // RUN: iree-compile %t.two.mlir --iree-input-type=stablehlo --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.two.vmfb
-// RUN: %python -m autotune_export.jax_triton convert %S/../../fixtures/jax/two_kernels_ffi.stablehlo.mlir -o %t.ffi.mlir
+// RUN: %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels_ffi.stablehlo.mlir -o %t.ffi.mlir
 // RUN: FileCheck %s --check-prefix=TWO < %t.ffi.mlir
-// RUN: %python -m autotune_export.jax_triton convert %S/../../fixtures/jax/aliases_zeroed.stablehlo.mlir -o %t.alias.mlir
+// RUN: %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/aliases_zeroed.stablehlo.mlir -o %t.alias.mlir
 // RUN: FileCheck %s --check-prefix=ALIAS < %t.alias.mlir
 // RUN: iree-compile %t.alias.mlir --iree-input-type=stablehlo --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.alias.vmfb
-// RUN: %python -m autotune_export.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --no-lower | FileCheck %s --check-prefix=SUGAR
-// RUN: not %python -m autotune_export.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_75 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --no-lower | FileCheck %s --check-prefix=SUGAR
+// RUN: not %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_75 2>&1 | FileCheck %s --check-prefix=ARCH
 
 // TWO-NOT: stablehlo.custom_call
 //     TWO: hal.executable.source private @add_kernel_ex0 {{.*}}path = "add_kernel_ex0.ptx", data = "{{.*}}.visible .entry add_kernel(

@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from autotune_export.jax_triton import triton_call_to_mlir
+from autotune_export.interop.jax_triton import triton_call_to_mlir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 path = os.path.join(HERE, "..", "..", "..", "fixtures", "jax", "kernels.py")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .frontend import find_groups
-from .group import AutotuneGroup
+from autotune_export.frontend.reader import find_groups
+from autotune_export.ir.group import AutotuneGroup
 
 __all__ = [
     "walk",

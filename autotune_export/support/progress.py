@@ -17,7 +17,7 @@ turns bars off, ``=1`` forces them on (e.g. for a terminal that does not say it 
 
 Library code reports through :class:`Progress` (or :func:`track`) and :func:`note`::
 
-    from autotune_export import progress
+    from autotune_export.support import progress
 
     with progress.Progress(len(variants), "tuning @matmul") as bar:
         for v in variants:

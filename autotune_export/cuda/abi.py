@@ -15,7 +15,7 @@ the non-tensor operands in order. A Triton kernel takes its parameters in declar
 * a kernel that needs global scratch (Triton metadata ``global_scratch_size > 0``) gets one
   more binding, the LAST one: an extra untied result of the dispatch, sized
   ``grid x size + align - 1`` bytes at the dispatch site (lower-autotuning-dispatch); the
-  kernel rounds the pointer up to ``align`` itself (:func:`autotune_export.ptx.link`, adapt
+  kernel rounds the pointer up to ``align`` itself (:func:`autotune_export.cuda.ptx.link`, adapt
   ``align:N``), so IREE's own binding-offset alignment does not matter;
 * scalars become constants, one 32-bit constant each (:data:`SCALARS`), except 64-bit scalars
   (``i64``, ``u64``, ``fp64``), which take two: the low then the high 32 bits. The PTX entry is
@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .group import Param
+from autotune_export.ir.group import Param
 
 __all__ = [
     "AbiError",
@@ -164,7 +164,7 @@ class AbiPlan:
         """Per binding: True when the kernel never writes through it.
 
         ``written`` holds signature indices of pointers the PTX may store through
-        (:func:`autotune_export.ptx.written_params`, mapped to signature indices).
+        (:func:`autotune_export.cuda.ptx.written_params`, mapped to signature indices).
         Outputs and the scratch binding are never read-only.
         """
         written = set(written)
@@ -172,7 +172,7 @@ class AbiPlan:
         return flags + [False] * int(self.scratch)
 
     def link_order(self, num_ptx_params: int) -> tuple[list[int], list[int], dict[int, str]]:
-        """``(param_order, drop, adapt)`` for :class:`autotune_export.ptx.LinkPart`.
+        """``(param_order, drop, adapt)`` for :class:`autotune_export.cuda.ptx.LinkPart`.
 
         ``num_ptx_params`` is the length of the entry's parameter list: the signature's
         parameters, then Triton's hidden pointers (``global_scratch`` first). With
@@ -197,7 +197,7 @@ class AbiPlan:
     def check_ptx_types(self, ptx_types: Sequence[str]) -> None:
         """Check that each scalar's PTX parameter type is what Triton declares for its type
         (so the adaptation reads the right bits). ``ptx_types[i]`` is the type of parameter
-        ``i`` as :class:`autotune_export.ptx.PtxParam` spells it. Raises AbiError."""
+        ``i`` as :class:`autotune_export.cuda.ptx.PtxParam` spells it. Raises AbiError."""
         for i in self.scalars:
             p = self.signature[i]
             abi = SCALARS[p.type]
@@ -281,7 +281,7 @@ def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | N
     """Why IREE cannot launch a compiled Triton variant, in one line; None when it can.
 
     ``metadata``: Triton's compiled metadata (or the subset autotune_export caches);
-    ``ptx_params``: the entry's :class:`autotune_export.ptx.PtxParam` list (signature
+    ``ptx_params``: the entry's :class:`autotune_export.cuda.ptx.PtxParam` list (signature
     parameters first), to find by-value parameters other than 2-byte fp16/bf16 scalars.
     IREE's CUDA HAL launches with plain ``cuLaunchKernel``: a grid of blocks, dynamic shared
     memory, buffer pointers and 32-bit constants, nothing else. ``launch_pdl`` is not refused:

@@ -17,7 +17,7 @@ that ptxas gave it:
   variants are recognized by materialize's ``<variant>_spec`` naming.
 
 Registers and spills come from the cubin: PTX is assembled with Triton's ptxas
-(:func:`autotune_export.ptx.assemble`, memoized in the cache under the key materialize uses, so
+(:func:`autotune_export.cuda.ptx.assemble`, memoized in the cache under the key materialize uses, so
 an unchanged module is not assembled again), then ``cuobjdump --dump-resource-usage`` (bundled
 with Triton) reads each function's ``REG``, ``LOCAL``, ``STACK`` and static ``SHARED``. Spills are
 reported as Triton does (``n_spills`` = local memory bytes per thread / 4; spilled registers
@@ -43,8 +43,8 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from . import progress
-from .diagnostics import Diagnostic, DiagnosticError
+from autotune_export.support import progress
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 
 __all__ = [
     "FORMAT",
@@ -330,7 +330,7 @@ def object_images(source, base_dir: str) -> list[tuple[str, bytes | None, str | 
     directory."""
     from iree.compiler import ir
 
-    from .passes.verify_autotuning_groups import object_payloads
+    from autotune_export.passes.verify_autotuning_groups import object_payloads
 
     if "objects" not in source.attributes:
         return []
@@ -388,7 +388,7 @@ def _cuobjdump_path() -> str:
     env = os.environ.get("TRITON_CUOBJDUMP_PATH")
     if env:
         return env
-    from . import ptx as ptx_mod
+    from autotune_export.cuda import ptx as ptx_mod
 
     return os.path.join(os.path.dirname(ptx_mod.ptxas_path()), "cuobjdump")
 
@@ -400,8 +400,8 @@ class ResourceError(Exception):
 def _cubin_of(image: bytes, cache_dir: str | None) -> bytes:
     if _image_kind(image) == "cubin":
         return image
-    from . import ptx as ptx_mod
-    from . import triton_compile as tc
+    from autotune_export.cuda import ptx as ptx_mod
+    from autotune_export.cuda import triton_compile as tc
 
     text = image.rstrip(b"\0").decode("utf-8", errors="replace")
     arch = _ptx_target(image)
@@ -694,8 +694,8 @@ def _ordinal(executables: list[ExecutableInfo], exe_name: str, export: str) -> i
 def _triton_groups(module, source_name: str) -> dict[tuple[str, str], Any]:
     """Triton-form groups before materialization, by (executable, group): their configs
     (the kernel's triton.autotune configs when the group gives none) and signature."""
-    from .group import OPTION_NAMES, AutotuneGroup
-    from .ir_utils import executable_sources, groups_of, sym_name
+    from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
+    from autotune_export.ir.walk import executable_sources, groups_of, sym_name
 
     out = {}
     for src in executable_sources(module):
@@ -707,8 +707,8 @@ def _triton_groups(module, source_name: str) -> dict[tuple[str, str], Any]:
 
 
 def _default_configs(group, base_dir: str) -> list[list[tuple[str, Any]]] | None:
-    from . import triton_compile as tc
-    from .group import OPTION_NAMES
+    from autotune_export.cuda import triton_compile as tc
+    from autotune_export.ir.group import OPTION_NAMES
 
     path, name = group.triton
     full = path if os.path.isabs(path) else os.path.normpath(os.path.join(base_dir, path))
@@ -733,13 +733,14 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
     run materialize-triton-variants (and pin-variants with ``tuning_results``), read the
     groups. The options are :class:`autotune_export.passes.PassContext`'s. Raises
     DiagnosticError for user errors (as the compile command)."""
-    from . import abi, triton_compile as tc
-    from .frontend import parse_source
-    from .group import AutotuneGroup
-    from .ir_utils import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
+    from autotune_export.cuda import abi
+    from autotune_export.cuda import triton_compile as tc
+    from autotune_export.frontend.reader import parse_source
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
                            groups_of, sym_name)
-    from .passes import PassContext, run_pipeline
-    from .passes.materialize_triton_variants import variant_name
+    from autotune_export.passes import PassContext, run_pipeline
+    from autotune_export.passes.materialize_triton_variants import variant_name
     module = parse_source(source)
     triton_groups = _triton_groups(module, source.name)
     remarks: list[Diagnostic] = []
@@ -858,7 +859,7 @@ def _is_vmfb(path: str, head: bytes) -> bool:
 def inspect_path(path: str, **options) -> Inspection:
     """Inspect a ``.mlir`` or ``.vmfb`` file (``-``: MLIR on stdin); ``options`` are
     :func:`inspect_mlir`'s (a .vmfb takes ``resources`` and ``cache_dir``)."""
-    from .frontend import SourceFile
+    from autotune_export.frontend.reader import SourceFile
 
     if path == "-":
         return inspect_mlir(SourceFile(sys.stdin.read(), "<stdin>", os.getcwd()), **options)
@@ -870,7 +871,7 @@ def inspect_path(path: str, **options) -> Inspection:
     if _is_vmfb(path, data[:8]):
         memo = None
         if options.get("use_cache", True):
-            from . import triton_compile as tc
+            from autotune_export.cuda import triton_compile as tc
 
             memo = str(options.get("cache_dir") or tc.default_cache_dir())
         return inspect_vmfb(path, data, resources=options.get("resources", True), cache_dir=memo)

@@ -178,8 +178,8 @@ def device_identity(driver: str) -> dict:
 
 
 def default_results_path() -> pathlib.Path:
-    """``tuning.json`` in the cache folder (:func:`autotune_export.paths.default_cache_dir`)."""
-    from .paths import default_cache_dir
+    """``tuning.json`` in the cache folder (:func:`autotune_export.support.paths.default_cache_dir`)."""
+    from autotune_export.support.paths import default_cache_dir
 
     return default_cache_dir() / "tuning.json"
 

@@ -49,9 +49,9 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
-from .paths import default_cache_dir  # noqa: F401  (part of this module's API)
+from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 
-from . import progress as _progress
+from autotune_export.support import progress as _progress
 
 __all__ = [
     "CompiledVariant",
@@ -379,7 +379,7 @@ def _jsonable(value):
 def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
     """Compile one variant; if Triton's own cache hands back damaged output (the PTX does not
     parse), compile once more with a fresh, temporary Triton cache."""
-    from . import ptx as ptx_mod
+    from autotune_export.cuda import ptx as ptx_mod
 
     try:
         return _compile_payload_once(spec, kernel, triton_cache_dir)
@@ -414,7 +414,7 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     ptx_text = compiled.asm["ptx"]
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
     # computed once here so that cache hits skip the analysis.
-    from . import ptx as ptx_mod
+    from autotune_export.cuda import ptx as ptx_mod
 
     metadata["written_params"] = sorted(ptx_mod.written_params(ptx_text))
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
@@ -549,8 +549,8 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     PrunedVariant ("compile worker failed: ...") that is not cached.
 
     Progress: misses are counted on a bar on stderr when it is a terminal, and with
-    ``autotune_export.progress.verbosity(VERBOSE)`` (``-v``) one line per variant is printed
-    (see :mod:`autotune_export.progress`). ``progress``, if given, is called in this process
+    ``autotune_export.support.progress.verbosity(VERBOSE)`` (``-v``) one line per variant is printed
+    (see :mod:`autotune_export.support.progress`). ``progress``, if given, is called in this process
     as ``progress(done, total, result)`` after each compiled miss, in completion order.
 
     Raises KernelLoadError when a kernel cannot be loaded and ValueError when a spec does not
@@ -619,7 +619,7 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
         # The worker died or could not run (compile errors never get here).
         return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}")
 
-    # --- progress: a bar over the misses, one line per variant with -v (autotune_export.progress)
+    # --- progress: a bar over the misses, one line per variant with -v (autotune_export.support.progress)
     plural = "s" if len(todo) != 1 else ""
     with _progress.Progress(len(todo), f"compiling {len(todo)} Triton variant{plural}") as bar:
         def finish(k: int, outcome: CompiledVariant | PrunedVariant) -> None:

@@ -24,11 +24,12 @@ import tempfile
 import time
 from typing import Sequence
 
-from . import __version__, progress
-from .diagnostics import Diagnostic, DiagnosticError
-from .frontend import SourceFile, parse_source, print_module
-from .passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
-from .verify_diagnostics import check_expected, split_input
+from autotune_export import __version__
+from autotune_export.support import progress
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
+from autotune_export.frontend.reader import SourceFile, parse_source, print_module
+from autotune_export.passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
+from autotune_export.tools.verify_diagnostics import check_expected, split_input
 
 __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
 
@@ -38,8 +39,8 @@ __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS
 #: of the compile command. Adding a subcommand is one entry (plus its module, whose ``main``
 #: parses its own arguments and may raise DiagnosticError; errors are reported as for compile).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "inspect": ("autotune_export.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
-    "tune": ("autotune_export.tune_cli", "time every variant of a .vmfb's groups on a device and keep the fastest"),
+    "inspect": ("autotune_export.tools.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
+    "tune": ("autotune_export.tools.tune", "time every variant of a .vmfb's groups on a device and keep the fastest"),
 }
 # --- end subcommands --------------------------------------------------------------------------
 
@@ -166,7 +167,7 @@ def _run(args) -> int:
     else:
         passes = DEFAULT_PIPELINES[args.emit]
     # Unknown pass names are reported once, before any input is read.
-    from .passes import _load_all
+    from autotune_export.passes import _load_all
 
     _load_all()
     unknown = [p for p in passes if p not in PASSES]
@@ -253,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: module.main(argv[1:]))
     args = _parser().parse_args(argv)
     if args.list_passes:
-        from .passes import _load_all
+        from autotune_export.passes import _load_all
 
         _load_all()
         for name in sorted(PASSES):

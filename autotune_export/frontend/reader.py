@@ -32,10 +32,10 @@ from typing import Any
 
 import lark
 
-from . import grid as grid_mod
-from .dialects import grammar
-from .diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
-from .group import GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param, _format_value
+from autotune_export.ir import grid as grid_mod
+from autotune_export.dialects import grammar
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
+from autotune_export.ir.group import GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param, _format_value
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
 
@@ -792,14 +792,14 @@ def parse_source(source: SourceFile, context=None):
     """Parse ``source`` into an ``iree.compiler.ir.Module``.
 
     Input written for older IREE releases is first rewritten into the installed IREE's
-    syntax by :func:`autotune_export.compat.normalize` (lines unchanged).
+    syntax by :func:`autotune_export.frontend.compat.normalize` (lines unchanged).
     Also checks that every extension op sits directly inside a ``hal.executable.source`` and
     that symbols of groups are unique there (among groups and exports).
     Raises DiagnosticError (locations name ``source.name``) for any syntax or verifier error.
     """
     from iree.compiler import ir
 
-    from . import compat
+    from autotune_export.frontend import compat
 
     # Older IREE spellings -> the installed IREE's, every line kept where it was.
     source = SourceFile(compat.normalize(source.text, source.name), source.name, source.base_dir)
@@ -837,7 +837,7 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
     """The group of a generic ``autotune.export`` op. One the user wrote in the generic form
     (not made from the sugared op here) gets the sugared op's checks: it is printed sugared
     and read back."""
-    from .diagnostics import location_of
+    from autotune_export.support.diagnostics import location_of
 
     loc = location_of(op.location, filename)
     if loc is not None and (loc.line, loc.col) in sugared:
@@ -865,7 +865,7 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
 
 def _source_name(source) -> str:
     if "sym_name" in source.attributes:
-        from .group import symbol
+        from autotune_export.ir.group import symbol
 
         return symbol(source.attributes["sym_name"].value)
     return "the executable"
@@ -873,7 +873,7 @@ def _source_name(source) -> str:
 
 def _export_locations(source, filename: str, colmap: ColumnMap) -> dict[str, Location | None]:
     """Symbol -> location of the ``hal.executable.export`` ops of a source."""
-    from .diagnostics import location_of
+    from autotune_export.support.diagnostics import location_of
 
     out = {}
     for block in source.regions[0].blocks:

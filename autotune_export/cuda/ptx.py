@@ -18,7 +18,7 @@ Conventions this module bridges:
 * Triton (3.3+): after the user's non-constexpr arguments come hidden trailing pointers,
   ``global_scratch`` (3.3+) and ``profile_scratch`` (3.5+). They are unused when the matching
   ``metadata.*_scratch_size`` is 0; a kernel that needs global scratch gets it as an extra
-  binding (see :mod:`autotune_export.abi`), placed like any other parameter by ``param_order``.
+  binding (see :mod:`autotune_export.cuda.abi`), placed like any other parameter by ``param_order``.
 
 Everything here works on PTX text with the standard library; Triton is used only to locate its
 bundled ``ptxas`` (found without importing Triton).
@@ -984,7 +984,7 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
 
     header = [
         "//",
-        f"// Linked by autotune_export.ptx: {len(parts)} Triton kernel(s), one .entry each",
+        f"// Linked by autotune_export.cuda.ptx: {len(parts)} Triton kernel(s), one .entry each",
         "//",
         "",
         f".version {version}",

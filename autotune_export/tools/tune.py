@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Sequence
 
-from .runtime import AutotunedModule, TuningCache, VariantTiming
+from autotune_export.runtime.tuner import AutotunedModule, TuningCache, VariantTiming
 
 __all__ = ["main", "format_table"]
 
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings = module.autotune()
     rows = _rows(module, timings)
     if args.report:
-        from .report import write_report
+        from autotune_export.tools.report import write_report
 
         meta = {"module": args.module, "device": module.identity, "module_sha256": module.module_sha256}
         write_report(args.report, {k: v for k, v in timings.items() if v}, meta)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic, Location
-from .frontend import SourceFile
+from autotune_export.support.diagnostics import Diagnostic, Location
+from autotune_export.frontend.reader import SourceFile
 
 __all__ = ["split_input", "check_expected", "Expectation", "parse_expectations"]
 

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence, Union
 
 import lark
 
-from .dialects import grammar
+from autotune_export.dialects import grammar
 
 __all__ = ["GridError", "Expr", "parse", "format_expr", "names", "evaluate", "CountEmitter"]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .diagnostics import Location, location_of
+from autotune_export.support.diagnostics import Location, location_of
 
 __all__ = [
     "GENERIC_OP_NAME",

@@ -43,7 +43,7 @@ from typing import NamedTuple
 
 import lark
 
-from .diagnostics import DiagnosticError, Location
+from autotune_export.support.diagnostics import DiagnosticError, Location
 
 __all__ = ["normalize", "normalize_layout"]
 

@@ -1,0 +1,24 @@
+"""Run and tune a compiled module with ``iree.runtime`` (no Triton and no compiler needed):
+:class:`AutotunedModule`, its strategies, and the tuning cache."""
+
+from autotune_export.runtime.tuner import (
+    RESULTS_FORMAT,
+    STRATEGIES,
+    AutotunedModule,
+    GroupInfo,
+    TuningCache,
+    VariantTiming,
+    device_identity,
+    loop_bench,
+)
+
+__all__ = [
+    "GroupInfo",
+    "VariantTiming",
+    "AutotunedModule",
+    "TuningCache",
+    "loop_bench",
+    "device_identity",
+    "RESULTS_FORMAT",
+    "STRATEGIES",
+]

@@ -1,0 +1,1 @@
+"""The commands: ``autotune-export`` (:mod:`.cli`), ``inspect``, ``tune``, and reports."""

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from autotune_export.ir.group import Param
+from autotune_export.ir.markers import SCRATCH_ATTR  # re-exported for the passes
 
 __all__ = [
     "AbiError",
@@ -53,12 +54,6 @@ __all__ = [
     "refusal",
     "SCRATCH_ATTR",
 ]
-
-#: Discardable attribute on a ``hal.executable.export`` whose kernel needs Triton's global
-#: scratch: ``[bytes per program, alignment]``. materialize-triton-variants writes it,
-#: verify-autotuning-groups counts the extra binding it implies, lower-autotuning-dispatch
-#: allocates the buffer and removes the attribute.
-SCRATCH_ATTR = "autotune.global_scratch"
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,15 @@ import lark
 from autotune_export.ir import grid as grid_mod
 from autotune_export.dialects import grammar
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
-from autotune_export.ir.group import GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param, _format_value
+from autotune_export.ir.walk import find_groups
+from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param,
+                                      format_value, mlir_string)
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
 
-_CLAUSES = ("variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default", "specialized")
+_CLAUSES = CLAUSE_NAMES  # the op's schema (autotune_export.ir.group.CLAUSES)
+#: Attribute of the placeholder op that stands for sugared op N until its attributes are set.
+_PENDING = "autotune.pending"
 _POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
 _SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
 
@@ -620,7 +624,7 @@ class _OpReader:
                 try:
                     grid_mod.CountEmitter({**env, **{w: f"%{w}" for w in group.workload}}).emit(expr)
                 except grid_mod.GridError as err:
-                    raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), f"{err} for config {{{', '.join(f'{k} = {_format_value(v)}' for k, v in cfg)}}}") from None
+                    raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), f"{err} for config {{{', '.join(f'{k} = {format_value(v)}' for k, v in cfg)}}}") from None
 
 
 @functools.lru_cache(maxsize=1)
@@ -764,7 +768,9 @@ def _lower(source: SourceFile) -> tuple[str, list[tuple[AutotuneGroup, dict[str,
         reader = _OpReader(text[start:end], source.name, line, col, following)
         group, locs = reader.parse()
         groups.append((group, locs))
-        generic = group.to_generic() + f' loc("-":{line}:{col})'
+        # A placeholder generic op at the sugared op's position; parse_source sets its
+        # attributes from the group with the bindings (the clause table), no op text.
+        generic = f'"{GENERIC_OP_NAME}"() {{{_PENDING} = {len(groups) - 1} : i64}} : () -> () loc("-":{line}:{col})'
         emit(text[pos:start])
         new_col = out_len - last_nl
         colmap.add(line, new_col, col, True)
@@ -813,6 +819,9 @@ def parse_source(source: SourceFile, context=None):
         module.operation.verify()
     except ir.MLIRError as err:
         raise from_mlir_error(err, source.name, remap=colmap) from None
+    for op in find_groups(module):
+        if _PENDING in op.attributes:
+            groups[int(op.attributes[_PENDING].value)][0].write_into(op)
     seen: dict[tuple[int, str], Location | None] = {}
     sugared = {(g.location.line, g.location.col) for g, _ in groups if g.location is not None}
     for op, parent in find_groups(module, with_parent=True):
@@ -885,39 +894,18 @@ def _export_locations(source, filename: str, colmap: ColumnMap) -> dict[str, Loc
     return out
 
 
-def find_groups(module, with_parent: bool = False):
-    """All generic ``autotune.export`` ops of ``module`` in textual order (optionally with parent op)."""
-    found = []
-
-    def visit(op, parent):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    child_op = child.operation
-                    if child_op.name == GENERIC_OP_NAME:
-                        found.append((child_op, op if parent is not None or op.name != "builtin.module" else op))
-                    visit(child_op, op)
-
-    visit(module.operation, None)
-    if with_parent:
-        return [(op, (None if parent.name == "builtin.module" else parent)) for op, parent in found]
-    return [op for op, _ in found]
-
-
-_GENERIC_LINE = re.compile(r'^(?P<indent>[ \t]*)"autotune\.export"\(\).*$', re.M)
-
-
 def print_module(module, filename: str | None = None, debug_info: bool = False) -> str:
     """Print ``module`` with the installed IREE's syntax and the sugared extension ops."""
     groups = [AutotuneGroup.from_op(op, filename) for op in find_groups(module)]
     text = module.operation.get_asm(enable_debug_info=debug_info, assume_verified=True)
-    it = iter(groups)
-
-    def replace(m):
-        group = next(it)
-        return group.to_sugar(m.group("indent"))
-
     # IREE 3.13 prints a data-only #hal.executable.object<{data = ...}> as '<{, data = ...}>',
     # which it cannot parse back; drop the stray comma.
     text = text.replace("#hal.executable.object<{, ", "#hal.executable.object<{")
-    return _GENERIC_LINE.sub(replace, text)
+    # MLIR prints each generic op on one line of its own, in the order find_groups walks.
+    it = iter(groups)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        body = line.lstrip(" \t")
+        if body.startswith(f'"{GENERIC_OP_NAME}"()'):
+            lines[i] = next(it).to_sugar(line[: len(line) - len(body)])
+    return "\n".join(lines)

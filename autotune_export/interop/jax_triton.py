@@ -1209,9 +1209,9 @@ def convert_stablehlo(
     with ctx, ir.Location.unknown():
         module.operation.verify()
     if lower and plans:
-        pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), target=target or "sm_80")
-        pctx.remark = lambda diag: None
-        run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch"], pctx, module)
+        pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), remark=lambda diag: None)
+        run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch", "split-architectures"],
+                     pctx, module, target=target or "sm_80")
     return print_module(module, filename)
 
 

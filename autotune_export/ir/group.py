@@ -1,9 +1,12 @@
-"""The ``hal.executable.autotuning.export`` op: its Python model and its two spellings.
+"""The ``hal.executable.autotuning.export`` op: its schema, its Python model, its two spellings.
 
 MLIR's bindings cannot add an op to IREE's registered ``hal`` dialect (notes/iree-hal-facts.md),
 so inside an ``iree.compiler.ir`` module the op lives in an unregistered namespace as the
-generic op ``"autotune.export"() {...} : () -> ()``. :class:`AutotuneGroup` converts between
-that generic op's attributes and the sugared spelling users write and read::
+generic op ``"autotune.export"() {...} : () -> ()``. :data:`CLAUSES` is its schema, one row
+per clause: the sugared keyword (a rule of ``dialects/autotuning.lark``, read by the front
+end), the :class:`AutotuneGroup` field, the generic op's attribute(s) and how a value is
+built as attributes (with the bindings), read back from them, and printed sugared. The
+reader, the printer and the builder all go through this table::
 
     hal.executable.autotuning.export @matmul variants([@matmul_v0, @matmul_v1])
 
@@ -13,7 +16,7 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``sym_name``        ``"matmul"``
 ``variants``        ``[@v0, @v1]``
 ``triton``          ``["kernel.py", "matmul_kernel"]`` (path as written, kernel name)
-``signature``       ``[["a", "*fp16"], ["c", "*fp16", "output"], ["M", "i32"]]``
+``signature``       ``[["a", "*fp16"], ["c", "*fp16", "output"], ["M", "i32", "hint16"]]``
 ``configs``         ``[[["BLOCK_M", 128 : i64], ["num_warps", 8 : i64]], ...]`` (ordered)
 ``workload``        ``["M", "N"]``
 ``grid``            ``["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"]`` (canonical text)
@@ -27,8 +30,12 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable
+
+from iree.compiler import ir
 
 from autotune_export.support.diagnostics import Location, location_of
 
@@ -36,9 +43,14 @@ __all__ = [
     "GENERIC_OP_NAME",
     "SUGARED_OP_NAME",
     "OPTION_NAMES",
+    "CLAUSES",
+    "CLAUSE_NAMES",
+    "Clause",
     "Param",
     "AutotuneGroup",
     "mlir_string",
+    "symbol",
+    "format_value",
     "attr_to_python",
 ]
 
@@ -49,6 +61,7 @@ SUGARED_OP_NAME = "hal.executable.autotuning.export"
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
+# ----- spelling of values in the sugared form -----------------------------------------------
 def mlir_string(text: str) -> str:
     """Quote ``text`` as an MLIR string literal (``\\"``, ``\\\\`` and ``\\XX`` hex escapes)."""
     out = ['"']
@@ -71,11 +84,28 @@ def mlir_string(text: str) -> str:
 
 def symbol(name: str) -> str:
     """Spell a symbol reference: ``@name``, or ``@"quoted name"`` when not a bare identifier."""
-    import re
-
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name):
         return "@" + name
     return "@" + mlir_string(name)
+
+
+def format_value(value: Any) -> str:
+    """A config value as the sugared op spells it: ``128``, ``0.5``, ``1.0e+16``, ``inf``,
+    ``-inf``, ``nan``, ``true``, ``"text"``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        mantissa, e, exponent = repr(value).partition("e")
+        if "." not in mantissa:  # MLIR's float literals need a '.': 1e+16 -> 1.0e+16
+            mantissa += ".0"
+        return mantissa + e + exponent
+    return mlir_string(str(value))
 
 
 def attr_to_python(attr) -> Any:
@@ -84,8 +114,6 @@ def attr_to_python(attr) -> Any:
     Symbol references become ``"@name"`` strings; types become their text.
     Raises TypeError for attribute kinds the extension op never uses.
     """
-    from iree.compiler import ir
-
     for cls, conv in (
         (ir.FlatSymbolRefAttr, lambda a: "@" + a.value),
         (ir.StringAttr, lambda a: a.value),
@@ -110,12 +138,13 @@ class Param:
 
     ``type`` is Triton's spelling (``*fp16`` pointer, ``i32`` scalar; see triton.compile's
     signature strings). ``output`` marks a pointer whose buffer is a dispatch result.
+    ``hint``: Triton AOT signature hint, 16 (divisible by 16), 1 (equal to 1) or 0 (none).
     """
 
     name: str
     type: str
     output: bool = False
-    hint: int = 0  # Triton AOT signature hint: 16 (divisible by 16), 1 (equal to 1), 0 (none)
+    hint: int = 0
 
     @property
     def divisible(self) -> bool:
@@ -130,30 +159,162 @@ class Param:
         return f"{self.name}: {self.type}{hint}" + (" {output}" if self.output else "")
 
 
-def _format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        text = repr(value)
-        if "n" in text:  # inf / nan
-            return text
-        mantissa, e, exponent = text.partition("e")
-        if "." not in mantissa:  # MLIR's float literals need a '.': 1e+16 -> 1.0e+16
-            mantissa += ".0"
-        return mantissa + e + exponent
-    return mlir_string(str(value))
+# ----- the clause table ---------------------------------------------------------------------
+def _i64(value: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
 
-def _value_attr(value: Any) -> str:
+def _strings(values) -> ir.Attribute:
+    return ir.ArrayAttr.get([ir.StringAttr.get(v) for v in values])
+
+
+def _symbols(values) -> ir.Attribute:
+    return ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(v) for v in values])
+
+
+def _read_symbols(attr) -> list[str]:
+    return [ir.FlatSymbolRefAttr(a).value for a in attr]
+
+
+def _read_strings(attr) -> list[str]:
+    return [ir.StringAttr(a).value for a in attr]
+
+
+def _value_attr(value: Any) -> ir.Attribute:
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return ir.BoolAttr.get(value)
     if isinstance(value, int):
-        return f"{value} : i64"
+        return _i64(value)
     if isinstance(value, float):
-        return f"{_format_value(value)} : f64"
-    return mlir_string(str(value))
+        return ir.FloatAttr.get(ir.F64Type.get(), value)
+    return ir.StringAttr.get(str(value))
+
+
+def _signature_attr(params: list[Param]) -> ir.Attribute:
+    rows = []
+    for p in params:
+        flags = (["output"] if p.output else []) + ([f"hint{p.hint}"] if p.hint else [])
+        rows.append(_strings([p.name, p.type, *flags]))
+    return ir.ArrayAttr.get(rows)
+
+
+def _read_signature(attr) -> list[Param]:
+    out = []
+    for row in attr:
+        name, typ, *flags = _read_strings(row)
+        hint = next((int(f[4:]) for f in flags if f.startswith("hint")), 0)
+        out.append(Param(name, typ, "output" in flags, hint))
+    return out
+
+
+def _configs_attr(configs) -> ir.Attribute:
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.ArrayAttr.get([ir.StringAttr.get(k), _value_attr(v)]) for k, v in cfg]) for cfg in configs]
+    )
+
+
+def _read_configs(attr) -> list[list[tuple[str, Any]]]:
+    out = []
+    for cfg in attr:
+        entries = []
+        for pair in cfg:
+            key, value = list(pair)
+            entries.append((ir.StringAttr(key).value, attr_to_python(value)))
+        out.append(entries)
+    return out
+
+
+def _tune_attr(values: list[str]) -> ir.Attribute:
+    # Host-argument types and typed scalars as the user wrote them (checked by the front end).
+    return ir.ArrayAttr.get(
+        [ir.TypeAttr.get(ir.Type.parse(v)) if v.startswith("tensor<") else ir.Attribute.parse(v) for v in values]
+    )
+
+
+def _read_tune(attr) -> list[str]:
+    return [str(ir.TypeAttr(a).value) if isinstance(a, ir.TypeAttr) else str(a) for a in attr]
+
+
+def _configs_sugar(configs, indent: str) -> str:
+    if not configs:
+        return "configs([])"
+    pad = " " * len("configs([")
+    rows = ["{" + ", ".join(f"{k} = {format_value(v)}" for k, v in cfg) + "}" for cfg in configs]
+    return "configs([" + (",\n" + indent + "    " + pad).join(rows) + "])"
+
+
+def _specialized_sugar(group: "AutotuneGroup") -> str:
+    guards = [("divisible_by_16", group.divisible), ("equal_to_1", group.equal_one)]
+    return (
+        "specialized([" + ", ".join(symbol(v) for v in group.specialized) + "]"
+        + "".join(f", {kind} = [{', '.join(str(i) for i in ids)}]" for kind, ids in guards if ids)
+        + ")"
+    )
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of the op: ``name`` is the sugared keyword, the lark rule and the group's
+    field; ``build(group) -> {attribute: ir.Attribute}`` writes the generic op's attributes,
+    ``read(group, attrs)`` reads them back into the group (``attrs``: name -> ir.Attribute),
+    ``sugar(group, indent) -> str`` prints the clause."""
+
+    name: str
+    attributes: tuple[str, ...]
+    build: Callable[["AutotuneGroup"], dict[str, ir.Attribute]]
+    read: Callable[["AutotuneGroup", dict], None]
+    sugar: Callable[["AutotuneGroup", str], str]
+    summary: str
+
+
+def _simple(name: str, to_attr, from_attr, to_sugar, summary: str) -> Clause:
+    return Clause(
+        name,
+        (name,),
+        lambda g: {name: to_attr(getattr(g, name))},
+        lambda g, a: setattr(g, name, from_attr(a[name])),
+        lambda g, indent: to_sugar(getattr(g, name), indent),
+        summary,
+    )
+
+
+def _read_specialized(group: "AutotuneGroup", attrs: dict) -> None:
+    group.specialized = _read_symbols(attrs["specialized"])
+    group.divisible = [int(ir.IntegerAttr(i).value) for i in attrs.get("divisible", [])]
+    group.equal_one = [int(ir.IntegerAttr(i).value) for i in attrs.get("equal_one", [])]
+
+
+#: The op's clauses, in the order they are printed.
+CLAUSES: tuple[Clause, ...] = (
+    _simple("variants", _symbols, _read_symbols, lambda v, _: "variants([" + ", ".join(symbol(s) for s in v) + "])",
+            "the RFC form: exports of the same hal.executable.source"),
+    _simple("triton", lambda t: _strings(list(t)), lambda a: tuple(_read_strings(a)),
+            lambda t, _: f"triton({mlir_string(t[0])}, {mlir_string(t[1])})", "the Triton kernel: file and name"),
+    _simple("signature", _signature_attr, _read_signature,
+            lambda ps, _: "signature(" + ", ".join(p.sugar() for p in ps) + ")", "the kernel's non-constexpr parameters"),
+    _simple("configs", _configs_attr, _read_configs, _configs_sugar, "constexpr values and Triton options per config"),
+    _simple("workload", _strings, _read_strings, lambda w, _: "workload(" + ", ".join(w) + ")",
+            "names of the dispatch's workload values"),
+    _simple("grid", _strings, _read_strings, lambda g, _: "grid(" + ", ".join(g) + ")", "Triton's launch grid"),
+    _simple("tune_workload", _tune_attr, _read_tune, lambda t, _: "tune_workload(" + ", ".join(t) + ")",
+            "host-function arguments to tune with"),
+    _simple("default", ir.FlatSymbolRefAttr.get, lambda a: ir.FlatSymbolRefAttr(a).value,
+            lambda d, _: f"default({symbol(d)})", "the variant used until tuned"),
+    Clause(
+        "specialized",
+        ("specialized", "divisible", "equal_one"),
+        lambda g: {
+            "specialized": _symbols(g.specialized),
+            "divisible": ir.ArrayAttr.get([_i64(i) for i in g.divisible or []]),
+            "equal_one": ir.ArrayAttr.get([_i64(i) for i in g.equal_one or []]),
+        },
+        _read_specialized,
+        lambda g, _: _specialized_sugar(g),
+        "per variant, a specialization taken when the listed constants satisfy the hints",
+    ),
+)
+CLAUSE_NAMES = tuple(c.name for c in CLAUSES)
+_KNOWN_ATTRIBUTES = {"sym_name", *(a for c in CLAUSES for a in c.attributes)}
 
 
 @dataclass
@@ -167,6 +328,7 @@ class AutotuneGroup:
     :data:`OPTION_NAMES`. ``tune_workload`` holds MLIR text of host-function arguments
     (``"tensor<64x64xf16>"``, ``"7 : i32"``) used to tune when the host's own argument types are
     dynamic. ``default`` is the variant used until tuned (a pinned choice after pin-variants).
+    ``extra``: attributes of a generic op outside the schema (kept, never printed sugared).
     """
 
     name: str
@@ -182,120 +344,63 @@ class AutotuneGroup:
     divisible: list[int] | None = None
     equal_one: list[int] | None = None
     location: Location | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    # ----- generic form ------------------------------------------------------------------
-    def to_generic(self) -> str:
-        """The generic op text ``"autotune.export"() {...} : () -> ()`` (no location)."""
-        attrs = [f"sym_name = {mlir_string(self.name)}"]
-        if self.variants is not None:
-            attrs.append("variants = [" + ", ".join(symbol(v) for v in self.variants) + "]")
-        if self.triton is not None:
-            attrs.append(f"triton = [{mlir_string(self.triton[0])}, {mlir_string(self.triton[1])}]")
-        if self.signature is not None:
-            items = []
-            for p in self.signature:
-                flags = (['"output"'] if p.output else []) + ([f'"hint{p.hint}"'] if p.hint else [])
-                parts = [mlir_string(p.name), mlir_string(p.type)] + flags
-                items.append("[" + ", ".join(parts) + "]")
-            attrs.append("signature = [" + ", ".join(items) + "]")
-        if self.configs is not None:
-            cfgs = []
-            for cfg in self.configs:
-                cfgs.append("[" + ", ".join(f"[{mlir_string(k)}, {_value_attr(v)}]" for k, v in cfg) + "]")
-            attrs.append("configs = [" + ", ".join(cfgs) + "]")
-        if self.workload is not None:
-            attrs.append("workload = [" + ", ".join(mlir_string(w) for w in self.workload) + "]")
-        if self.grid is not None:
-            attrs.append("grid = [" + ", ".join(mlir_string(g) for g in self.grid) + "]")
-        if self.tune_workload is not None:
-            attrs.append("tune_workload = [" + ", ".join(self.tune_workload) + "]")
-        if self.default is not None:
-            attrs.append(f"default = {symbol(self.default)}")
-        if self.specialized is not None:
-            attrs.append("specialized = [" + ", ".join(symbol(v) for v in self.specialized) + "]")
-            attrs.append("divisible = [" + ", ".join(f"{i} : i64" for i in self.divisible or []) + "]")
-            attrs.append("equal_one = [" + ", ".join(f"{i} : i64" for i in self.equal_one or []) + "]")
-        for key, value in sorted(self.extra.items()):
-            attrs.append(f"{key} = {value}")
-        return f'"{GENERIC_OP_NAME}"() {{{", ".join(attrs)}}} : () -> ()'
+    # ----- generic form (bindings) -------------------------------------------------------
+    def attributes(self) -> dict[str, ir.Attribute]:
+        """The generic op's attributes (inside an ``ir.Context``)."""
+        attrs: dict[str, ir.Attribute] = {"sym_name": ir.StringAttr.get(self.name)}
+        for clause in CLAUSES:
+            if getattr(self, clause.name) is not None:
+                attrs.update(clause.build(self))
+        attrs.update(self.extra)
+        return attrs
+
+    def build(self, loc: ir.Location | None = None, ip: ir.InsertionPoint | None = None) -> ir.Operation:
+        """Create the generic ``autotune.export`` op (at ``ip``, else the current insertion
+        point; at ``loc``, else the current location)."""
+        return ir.Operation.create(GENERIC_OP_NAME, attributes=self.attributes(), loc=loc, ip=ip)
+
+    def replace(self, op: ir.Operation) -> ir.Operation:
+        """Replace the generic op ``op`` by one built from this group, at ``op``'s location."""
+        with op.context:
+            new = self.build(loc=op.location, ip=ir.InsertionPoint(op))
+        op.erase()
+        return new
+
+    def write_into(self, op: ir.Operation) -> None:
+        """Set ``op``'s attributes to this group's (the op stays where it is)."""
+        with op.context:
+            for name in [op.attributes[i].name for i in range(len(op.attributes))]:
+                del op.attributes[name]
+            for name, attr in self.attributes().items():
+                op.attributes[name] = attr
 
     @classmethod
     def from_op(cls, op, filename: str | None = None) -> "AutotuneGroup":
-        """Read a generic ``autotune.export`` op (``iree.compiler.ir.Operation``)."""
-        attrs = {}
-        raw = {}
-        for i in range(len(op.attributes)):
-            named = op.attributes[i]
-            raw[named.name] = named.attr
-            attrs[named.name] = attr_to_python(named.attr)
-        group = cls(name=attrs["sym_name"], location=location_of(op.location, filename))
-        if "variants" in attrs:
-            group.variants = [v.removeprefix("@") for v in attrs["variants"]]
-        if "triton" in attrs:
-            group.triton = (attrs["triton"][0], attrs["triton"][1])
-        if "signature" in attrs:
-            group.signature = [
-                Param(p[0], p[1], "output" in p[2:], next((int(f[4:]) for f in p[2:] if f.startswith("hint")), 0))
-                for p in attrs["signature"]
-            ]
-        if "configs" in attrs:
-            group.configs = [[(k, v) for k, v in cfg] for cfg in attrs["configs"]]
-        if "workload" in attrs:
-            group.workload = list(attrs["workload"])
-        if "grid" in attrs:
-            group.grid = list(attrs["grid"])
-        if "tune_workload" in raw:
-            from iree.compiler import ir
-
-            group.tune_workload = [_attr_text(a) for a in raw["tune_workload"]]
-        if "default" in attrs:
-            group.default = attrs["default"].removeprefix("@")
-        if "specialized" in attrs:
-            group.specialized = [v.removeprefix("@") for v in attrs["specialized"]]
-            group.divisible = [int(i) for i in attrs.get("divisible", [])]
-            group.equal_one = [int(i) for i in attrs.get("equal_one", [])]
-        known = {"sym_name", "variants", "triton", "signature", "configs", "workload", "grid", "tune_workload", "default",
-                 "specialized", "divisible", "equal_one"}
-        group.extra = {k: str(raw[k]) for k in raw if k not in known}
+        """Read a generic ``autotune.export`` op (``iree.compiler.ir.Operation``). Raises
+        KeyError without ``sym_name``, TypeError/ValueError for malformed attributes."""
+        raw = {op.attributes[i].name: op.attributes[i].attr for i in range(len(op.attributes))}
+        name = raw["sym_name"]
+        if not isinstance(name, ir.StringAttr):
+            raise TypeError("sym_name must be a string")
+        group = cls(name=name.value, location=location_of(op.location, filename))
+        for clause in CLAUSES:
+            if clause.attributes[0] in raw:
+                try:
+                    clause.read(group, raw)
+                except (ValueError, TypeError, IndexError) as err:
+                    raise TypeError(f"attribute '{clause.name}': {err}") from None
+        group.extra = {k: v for k, v in raw.items() if k not in _KNOWN_ATTRIBUTES}
         return group
 
     # ----- sugared form ------------------------------------------------------------------
     def to_sugar(self, indent: str = "") -> str:
         """The sugared spelling, one clause per line after the first (``indent`` prefixes each)."""
-        head = f"{indent}{SUGARED_OP_NAME} {symbol(self.name)}"
-        clauses: list[str] = []
-        if self.variants is not None:
-            clauses.append("variants([" + ", ".join(symbol(v) for v in self.variants) + "])")
-        if self.triton is not None:
-            clauses.append(f"triton({mlir_string(self.triton[0])}, {mlir_string(self.triton[1])})")
-        if self.signature is not None:
-            clauses.append("signature(" + ", ".join(p.sugar() for p in self.signature) + ")")
-        if self.configs is not None:
-            if not self.configs:
-                clauses.append("configs([])")
-            else:
-                pad = " " * (len("configs(["))
-                rows = ["{" + ", ".join(f"{k} = {_format_value(v)}" for k, v in cfg) + "}" for cfg in self.configs]
-                body = (",\n" + indent + "    " + pad).join(rows)
-                clauses.append("configs([" + body + "])")
-        if self.workload is not None:
-            clauses.append("workload(" + ", ".join(self.workload) + ")")
-        if self.grid is not None:
-            clauses.append("grid(" + ", ".join(self.grid) + ")")
-        if self.tune_workload is not None:
-            clauses.append("tune_workload(" + ", ".join(self.tune_workload) + ")")
-        if self.default is not None:
-            clauses.append(f"default({symbol(self.default)})")
-        if self.specialized is not None:
-            guards = [("divisible_by_16", self.divisible), ("equal_to_1", self.equal_one)]
-            clauses.append(
-                "specialized([" + ", ".join(symbol(v) for v in self.specialized) + "]"
-                + "".join(f", {kind} = [{', '.join(str(i) for i in ids)}]" for kind, ids in guards if ids)
-                + ")"
-            )
         if self.extra:
             raise ValueError(f"group @{self.name} carries attributes with no sugared spelling: {sorted(self.extra)}")
+        head = f"{indent}{SUGARED_OP_NAME} {symbol(self.name)}"
+        clauses = [c.sugar(self, indent) for c in CLAUSES if getattr(self, c.name) is not None]
         if len(clauses) == 1 and self.variants is not None:
             return f"{head} {clauses[0]}"
         return head + "".join(f"\n{indent}    {c}" for c in clauses)
@@ -311,11 +416,3 @@ class AutotuneGroup:
             return []
         keys = [k for k, _ in self.configs[0] if k not in OPTION_NAMES]
         return [k for k in keys if all(any(k == kk for kk, _ in cfg) for cfg in self.configs)]
-
-
-def _attr_text(attr) -> str:
-    from iree.compiler import ir
-
-    if isinstance(attr, ir.TypeAttr):
-        return str(attr.value)
-    return str(attr)

@@ -1,11 +1,13 @@
-"""Small helpers over ``iree.compiler.ir`` shared by the passes."""
+"""Typed accessors and walking over ``iree.compiler.ir`` modules: the symbols, executables,
+exports, groups, dispatch sites and functions the passes look at, read with the bindings."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from autotune_export.frontend.reader import find_groups
-from autotune_export.ir.group import AutotuneGroup
+from iree.compiler import ir
+
+from autotune_export.ir.group import GENERIC_OP_NAME
 
 __all__ = [
     "walk",
@@ -15,8 +17,7 @@ __all__ = [
     "groups_of",
     "dispatch_sites",
     "entry_point_refs",
-    "parse_detached",
-    "replace_group",
+    "find_groups",
     "enclosing_function",
     "module_functions",
 ]
@@ -63,9 +64,8 @@ def entry_point_refs(dispatch) -> list[tuple[str, str]]:
     """``(executable, export)`` pairs a ``flow.dispatch`` names."""
     refs = []
     for ref in dispatch.attributes["entry_points"]:
-        text = str(ref)  # @ex::@name
-        parts = [p.lstrip("@").strip('"') for p in text.split("::")]
-        refs.append((parts[0], parts[-1]))
+        path = ir.SymbolRefAttr(ref).value  # @ex::@name -> ["ex", "name"]
+        refs.append((path[0], path[-1]))
     return refs
 
 
@@ -92,29 +92,28 @@ def enclosing_function(op):
     return parent.operation if parent is not None else None
 
 
-def parse_detached(text: str, context) -> list:
-    """Parse ``text`` as a module and return its top-level ops, detached (to insert elsewhere)."""
-    from iree.compiler import ir
+def find_groups(module, with_parent: bool = False):
+    """All generic ``autotune.export`` ops of ``module`` in textual order; with
+    ``with_parent``, ``(op, parent op)`` pairs (parent None at the module's top level; ops of
+    one parent share one parent object)."""
+    found = []
 
+    def visit(op, parent):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = child.operation
+                    if child.name == GENERIC_OP_NAME:
+                        found.append((child, parent))
+                    visit(child, child)
+
+    visit(module.operation, None)
+    return found if with_parent else [op for op, _ in found]
+
+
+def parse_detached(text: str, context) -> list:
+    """TRANSITIONAL (being removed): parse ``text`` as a module and return its top-level ops,
+    detached."""
     module = ir.Module.parse(text, context)
     ops = [op.operation for op in module.body.operations]
     return [op.detach_from_parent() for op in ops]
-
-
-def replace_group(op, group: AutotuneGroup):
-    """Replace a generic ``autotune.export`` op by one built from ``group``; keeps the location."""
-    from iree.compiler import ir
-
-    with op.context:
-        new = ir.Operation.parse(group.to_generic() + " " + _loc_text(op.location))
-    ir.InsertionPoint(op).insert(new)
-    op.erase()
-    return new
-
-
-def _loc_text(location) -> str:
-    text = str(location)
-    return text if text.startswith("loc(") else "loc(unknown)"
-
-
-__all__ += ["find_groups"]

@@ -22,10 +22,13 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``) it ad
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.group import AutotuneGroup, mlir_string
+from autotune_export.ir.markers import FIXED_CHOICE_ATTR
 from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
@@ -36,7 +39,7 @@ from autotune_export.ir.walk import (
     parse_detached,
     sym_name,
 )
-from . import Pass, PassContext, register
+from . import ModulePass, PassContext, register
 
 __all__ = ["EmitAutotuneInitializer", "names_for", "AUTOTUNE_FUNCTION", "REFLECTION_KEY"]
 
@@ -69,7 +72,8 @@ def _splat_value(type_text: str) -> tuple[str, str]:
 
 
 @register
-class EmitAutotuneInitializer(Pass):
+@dataclass
+class EmitAutotuneInitializer(ModulePass):
     name = "emit-autotune-initializer"
     summary = "add the choice globals, select and benchmark entries, and @__autotune"
 
@@ -187,7 +191,6 @@ class EmitAutotuneInitializer(Pass):
         from iree.compiler import ir
 
         from autotune_export.ir.walk import walk
-        from .lower_autotuning_dispatch import FIXED_CHOICE_ATTR
 
         members = {group.name, *(group.variants or [])}
         clone = host.clone(ip=point)

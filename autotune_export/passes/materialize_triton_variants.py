@@ -32,11 +32,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune_export.cuda import abi
+from autotune_export.cuda.targets import TargetError, parse_targets
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, mlir_string
 from autotune_export.support.diagnostics import location_of
+from autotune_export.ir.markers import TARGETS_ATTR
 from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
@@ -44,10 +46,9 @@ from autotune_export.ir.walk import (
     exports_of,
     groups_of,
     parse_detached,
-    replace_group,
     sym_name,
 )
-from . import Pass, PassContext, register
+from . import ModulePass, PassContext, register
 
 __all__ = ["MaterializeTritonVariants", "variant_name"]
 
@@ -55,11 +56,6 @@ __all__ = ["MaterializeTritonVariants", "variant_name"]
 #: by target; a key carrying ``target_arch`` does not match).
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
 
-#: Discardable attribute on each export when several targets are compiled (``--target
-#: sm_80,sm_90``): ``{"sm_80" = [threads, shared bytes], "sm_90a" = [...]}``, keyed by the PTX
-#: target of each object. lower-autotuning-dispatch gives each target's copy of the export
-#: its own workgroup size and shared memory, then removes it.
-TARGETS_ATTR = "autotune.targets"
 
 
 def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
@@ -75,21 +71,15 @@ def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
     return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)
 
 
-def targets_of(ctx: PassContext) -> list[tuple[str, int]]:
-    """``[(name, compute capability)]`` of ``ctx.target``: one architecture (``sm_80``) or a
+def targets_of(target: str) -> list[tuple[str, int]]:
+    """``[(name, compute capability)]`` of a ``--target``: one architecture (``sm_80``) or a
     comma-separated list (``sm_80,sm_90``: one object per architecture, chosen per device when
-    the module loads; see lower-autotuning-dispatch)."""
-    out = []
-    for name in [t.strip() for t in str(ctx.target).split(",") if t.strip()]:
-        digits = "".join(ch for ch in name.removeprefix("sm_") if ch.isdigit())
-        if not digits:
-            raise DiagnosticError.at(None, f"unknown CUDA target '{name}' (expected e.g. sm_80 or sm_80,sm_90)")
-        if any(int(digits) == a for _, a in out):
-            raise DiagnosticError.at(None, f"target {name} is given twice in --target {ctx.target}")
-        out.append((name, int(digits)))
-    if not out:
-        raise DiagnosticError.at(None, "no CUDA target given")
-    return out
+    the module loads; see split-architectures). Raises DiagnosticError for unknown or
+    unsupported targets (:func:`autotune_export.cuda.targets.parse_targets`)."""
+    try:
+        return [(t.name, t.capability) for t in parse_targets(target)]
+    except TargetError as err:
+        raise DiagnosticError.at(None, str(err)) from None
 
 
 def _mlir_spelling(triton_type: str) -> str:
@@ -114,9 +104,26 @@ class _Planned:
 
 
 @register
-class MaterializeTritonVariants(Pass):
+@dataclass
+class MaterializeTritonVariants(ModulePass):
+    """Options: ``target`` CUDA architecture(s) of the variants (``sm_80``, ``sm_90``, or
+    ``sm_80,sm_90``: one object each); ``jobs`` worker processes (None: one per core);
+    ``executor`` a ``concurrent.futures.Executor`` to compile in (overrides ``jobs``; not
+    settable from a spec); ``object_format`` ``ptx`` (driver JIT at load) or ``cubin``
+    (assembled by Triton's ptxas); ``ptx_version`` PTX ISA pinned in every variant (86 = 8.6,
+    which the CUDA 13.0 driver loads); ``cache_dir`` / ``use_cache`` the content-addressed
+    variant cache (:mod:`autotune_export.cuda.triton_compile`)."""
+
     name = "materialize-triton-variants"
     summary = "compile each config of a triton(...) group and create one export per variant"
+
+    target: str = "sm_80"
+    jobs: int | None = None
+    executor: object | None = None
+    object_format: str = "ptx"
+    ptx_version: int | None = 86
+    cache_dir: str | None = None
+    use_cache: bool = True
 
     def apply(self, ctx: PassContext, module) -> None:
         from autotune_export.cuda import triton_compile as tc
@@ -136,7 +143,7 @@ class MaterializeTritonVariants(Pass):
         if not planned:
             return
         results = tc.compile_variants(
-            all_specs, jobs=ctx.jobs, executor=ctx.executor, cache_dir=ctx.cache_dir, use_cache=ctx.use_cache
+            all_specs, jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
         )
         compiled = sum(1 for r in results if isinstance(r, tc.CompiledVariant) and not r.cached)
         cached = sum(1 for r in results if getattr(r, "cached", False))
@@ -178,7 +185,7 @@ class MaterializeTritonVariants(Pass):
                     if cfg.get(opt) is not None:
                         entries.append((opt, cfg[opt]))
                 configs.append(entries)
-        archs = targets_of(ctx)
+        archs = targets_of(self.target)
         config_specs, constexpr_sets = [], []
         for index, cfg in enumerate(configs):
             values = {k: v for k, v in cfg if k not in OPTION_NAMES}
@@ -225,7 +232,7 @@ class MaterializeTritonVariants(Pass):
                         num_ctas=options.get("num_ctas", 1),
                         maxnreg=options.get("maxnreg"),
                         arch=archs[0][1],
-                        ptx_version=ctx.ptx_version,
+                        ptx_version=self.ptx_version,
                         divisibility=hints,
                     )
                 )
@@ -275,7 +282,7 @@ class MaterializeTritonVariants(Pass):
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
-        archs = item.archs or targets_of(ctx)
+        archs = item.archs or targets_of(self.target)
         multi = len(archs) > 1
         per_target = len(item.specs) // len(archs)
         per_config = per_target // len(item.configs)  # 2 with scalar ':16' hints, else 1
@@ -303,14 +310,14 @@ class MaterializeTritonVariants(Pass):
             else:
                 survivors.append((index, cfg, item.constexprs[index], mine_by_target))
         if not survivors:
-            raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {ctx.target}", pruned_notes)
+            raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {self.target}", pruned_notes)
         every = [r for *_, by in survivors for rs in by for r in rs]
         compiled = sum(1 for r in every if not r.cached)
         specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""
         ctx.emit_remark(
             Diagnostic(
                 "remark",
-                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {ctx.target} "
+                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {self.target} "
                 f"({compiled} compiled, {len(every) - compiled} from cache), {len(pruned_notes)} pruned",
                 loc,
             )
@@ -382,8 +389,8 @@ class MaterializeTritonVariants(Pass):
             if per_config == 2:
                 spec_names.append(base + "_spec")
         cache_dir = None
-        if ctx.use_cache:
-            cache_dir = str(ctx.cache_dir or tc.default_cache_dir())
+        if self.use_cache:
+            cache_dir = str(self.cache_dir or tc.default_cache_dir())
         objects = []  # (PTX target architecture, object)
         for t in range(len(archs)):
             try:
@@ -393,7 +400,7 @@ class MaterializeTritonVariants(Pass):
                 # ptxas validates the linked module (and makes the cubin); both are memoized by
                 # content, so an unchanged rerun does not assemble again.
                 cubin = tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch))
-                objects.append((arch, cubin if ctx.object_format == "cubin" else linked))
+                objects.append((arch, cubin if self.object_format == "cubin" else linked))
             except ptx_mod.PtxError as err:
                 raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
         layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
@@ -492,4 +499,4 @@ class MaterializeTritonVariants(Pass):
                     f"default(@{group.default}) names no variant of @{group.name}; the variants are {', '.join('@' + n for n in names)}",
                 )
             new_group.default = group.default
-        replace_group(op, new_group)
+        new_group.replace(op)

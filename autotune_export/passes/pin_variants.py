@@ -16,11 +16,12 @@ filtered for the deployment target to pin exactly.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import executable_sources, groups_of, replace_group, sym_name
-from . import Pass, PassContext, register
+from autotune_export.ir.walk import executable_sources, groups_of, sym_name
+from . import ModulePass, PassContext, register
 
 __all__ = ["PinVariants", "RESULTS_FORMAT", "load_results"]
 
@@ -47,14 +48,19 @@ def load_results(path: str) -> list[dict]:
 
 
 @register
-class PinVariants(Pass):
+@dataclass
+class PinVariants(ModulePass):
+    """Option: ``tuning_results``, the JSON file to read (nothing happens without one)."""
+
     name = "pin-variants"
     summary = "make tuned variants (--tuning-results FILE) the groups' defaults"
 
+    tuning_results: str | None = None
+
     def apply(self, ctx: PassContext, module) -> None:
-        if not ctx.tuning_results:
+        if not self.tuning_results:
             return
-        results = load_results(ctx.tuning_results)
+        results = load_results(self.tuning_results)
         for source in executable_sources(module):
             exe = sym_name(source)
             for op in groups_of(source):
@@ -70,4 +76,4 @@ class PinVariants(Pass):
                         f"(were the results made for another build of this module?)",
                     )
                 group.default = variant
-                replace_group(op, group)
+                group.replace(op)

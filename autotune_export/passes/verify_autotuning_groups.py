@@ -17,13 +17,16 @@ checks, for every ``variants([...])`` group:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
-from autotune_export.cuda.abi import SCRATCH_ATTR, constant_slots
+from autotune_export.cuda.abi import constant_slots
+from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
-from . import Pass, PassContext, register
+from . import ModulePass, PassContext, register
 
 __all__ = ["VerifyAutotuningGroups", "object_payloads"]
 
@@ -96,7 +99,8 @@ def _has_entry(payload: bytes, name: str) -> bool:
 
 
 @register
-class VerifyAutotuningGroups(Pass):
+@dataclass
+class VerifyAutotuningGroups(ModulePass):
     name = "verify-autotuning-groups"
     summary = "check variants, layouts, workload arity and object entries of every group"
 

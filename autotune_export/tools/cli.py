@@ -28,7 +28,7 @@ from autotune_export import __version__
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
-from autotune_export.passes import DEFAULT_PIPELINES, PASSES, PassContext, run_pipeline
+from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, run_pipeline
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
 
 __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", help="input .mlir file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout, the default)")
     p.add_argument("--emit", choices=("mlir", "iree", "vmfb"), default="mlir", help="what to write (default: mlir)")
-    p.add_argument("-p", "--passes", default=None, help="comma-separated passes to run instead of the --emit pipeline ('' for none)")
+    p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
+                   help="passes to run instead of the --emit pipeline: name{option=value ...},name ('' for none)")
     p.add_argument("--target", default="sm_80", help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
     p.add_argument("-j", "--jobs", type=int, default=None, help="processes compiling variants (default: one per core)")
     p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help="object embedded in the executable (default: ptx)")
@@ -74,16 +75,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def compile_source(source: SourceFile, passes: Sequence[str], ctx: PassContext) -> str:
-    """Parse ``source``, run ``passes`` and return the printed module (sugared groups).
+def compile_source(source: SourceFile, passes: str | Sequence, ctx: PassContext, **options) -> str:
+    """Parse ``source``, run the pipeline ``passes`` (a spec ``name{opt=val},name`` or a list of
+    names, specs and pass instances; ``options`` are pass options by field name, e.g.
+    ``target="sm_90"``) and return the printed module (sugared groups).
 
     Raises DiagnosticError for user errors.
     """
     module = parse_source(source)
-    try:
-        run_pipeline(list(passes), ctx, module)
-    except KeyError as err:
-        raise DiagnosticError.at(None, f"unknown pass '{err.args[0]}'; known passes: {', '.join(sorted(PASSES))}") from None
+    run_pipeline(passes, ctx, module, **options)
     return print_module(module, source.name)
 
 
@@ -162,17 +162,20 @@ def _read_input(path: str) -> SourceFile:
 def _run(args) -> int:
     if args.input is None:
         raise DiagnosticError.at(None, "no input file (give IN.mlir, or '-' for stdin)")
-    if args.passes is not None:
-        passes = [p.strip() for p in args.passes.split(",") if p.strip()]
-    else:
-        passes = DEFAULT_PIPELINES[args.emit]
-    # Unknown pass names are reported once, before any input is read.
-    from autotune_export.passes import _load_all
-
-    _load_all()
-    unknown = [p for p in passes if p not in PASSES]
-    if unknown:
-        raise DiagnosticError.at(None, f"unknown pass '{unknown[0]}'; known passes: {', '.join(sorted(PASSES))}")
+    passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
+    # The command's flags are the options of every pass that has them, unless the pipeline
+    # spec sets them (materialize-triton-variants{target=sm_90}).
+    options = dict(
+        target=args.target,
+        jobs=args.jobs,
+        object_format=args.object_format,
+        ptx_version=args.ptx_version,
+        cache_dir=args.cache_dir,
+        use_cache=not args.no_cache,
+        tuning_results=args.tuning_results,
+    )
+    # Unknown passes and options are reported once, before any input is read.
+    build_pipeline(passes, **options)
     source = _read_input(args.input)
     collected: list[Diagnostic] = []
 
@@ -188,20 +191,9 @@ def _run(args) -> int:
     start = time.perf_counter()
     stats: dict = {}
     for chunk in chunks:
-        ctx = PassContext(
-            source=chunk,
-            target=args.target,
-            jobs=args.jobs,
-            object_format=args.object_format,
-            ptx_version=args.ptx_version,
-            cache_dir=args.cache_dir,
-            use_cache=not args.no_cache,
-            tuning_results=args.tuning_results,
-            remark=remark,
-            stats=stats,
-        )
+        ctx = PassContext(source=chunk, remark=remark, stats=stats)
         try:
-            outputs.append(compile_source(chunk, passes, ctx))
+            outputs.append(compile_source(chunk, passes, ctx, **options))
         except DiagnosticError as err:
             failed = True
             if args.verify_diagnostics:
@@ -254,11 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: module.main(argv[1:]))
     args = _parser().parse_args(argv)
     if args.list_passes:
-        from autotune_export.passes import _load_all
+        from autotune_export.passes import PASSES, _load_all, pass_options
 
         _load_all()
         for name in sorted(PASSES):
             print(f"{name:32} {PASSES[name].summary}")
+            opts = [f"{f.name.replace('_', '-')}={f.default}" for f in pass_options(PASSES[name]) if f.name != "executor"]
+            if opts:
+                print(f"{'':32}   options: {' '.join(opts)}")
         return 0
     with progress.verbosity(progress.level_of(args)):
         return _guarded(lambda: _run(args))

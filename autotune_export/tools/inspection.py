@@ -749,11 +749,10 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
         remarks.append(diag)
         progress.note(diag.format())  # -v
 
-    ctx = PassContext(source=source, target=target, jobs=jobs, executor=executor, object_format=object_format,
-                      ptx_version=ptx_version, cache_dir=cache_dir, use_cache=use_cache,
-                      tuning_results=tuning_results, remark=remark)
+    ctx = PassContext(source=source, remark=remark)
     passes = ["materialize-triton-variants"] + (["pin-variants"] if tuning_results else [])
-    run_pipeline(passes, ctx, module)
+    run_pipeline(passes, ctx, module, target=target, jobs=jobs, executor=executor, object_format=object_format,
+                 ptx_version=ptx_version, cache_dir=cache_dir, use_cache=use_cache, tuning_results=tuning_results)
     memo = (str(cache_dir or tc.default_cache_dir())) if use_cache else None
 
     notes: list[str] = []

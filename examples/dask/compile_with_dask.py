@@ -58,17 +58,18 @@ def main(argv=None) -> int:
     with open(args.input, encoding="utf-8") as f:
         source = SourceFile(f.read(), args.input, os.path.dirname(os.path.abspath(args.input)))
     stats: dict = {}
-    ctx = PassContext(
-        source=source,
-        target=args.target,
-        executor=client.get_executor(),  # <- the Dask part
-        cache_dir=args.cache_dir,
-        use_cache=not args.no_cache,
-        stats=stats,
-    )
+    ctx = PassContext(source=source, stats=stats)
     start = time.perf_counter()
     try:
-        text = compile_source(source, DEFAULT_PIPELINES[args.emit], ctx)
+        text = compile_source(
+            source,
+            DEFAULT_PIPELINES[args.emit],
+            ctx,
+            target=args.target,
+            executor=client.get_executor(),  # <- the Dask part
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+        )
     finally:
         client.close()
     print(f"compiled {stats.get('compiled', 0)} variants on the cluster, {stats.get('cached', 0)} from the cache, "

@@ -68,7 +68,7 @@ def build_axpy(out_dir: str, target: str) -> str:
         f.write(text)
     source = SourceFile(text, src, out_dir)
     module = parse_source(source)
-    run_pipeline(DEFAULT_PIPELINES["iree"], PassContext(source=source, target=target, remark=lambda d: None), module)
+    run_pipeline(DEFAULT_PIPELINES["iree"], PassContext(source=source, remark=lambda d: None), module, target=target)
     lowered = os.path.join(out_dir, "axpy.iree.mlir")
     with open(lowered, "w") as f:
         f.write(print_module(module))

@@ -282,7 +282,7 @@ def test_triton_tma_kernel_needs_scratch_on_sm90_only(have_ptxas, tmp_path, monk
 
 
 def test_object_entries_and_compute_capability_ranges():
-    from autotune_export.passes.lower_autotuning_dispatch import _cc_range, object_entries
+    from autotune_export.passes.split_architectures import _cc_range, object_entries
 
     text = ('#hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}> = '
             '[#hal.executable.object<{path = "a.ptx", data = "x, y = {z} ]>"}>], '

@@ -159,10 +159,9 @@ def test_dask_through_the_pass_pipeline(dask_client, tmp_path):
     source = SourceFile(SOURCE, "add.mlir", str(tmp_path))
     stats: dict = {}
     remarks = []
-    ctx = PassContext(source=source, executor=dask_client.get_executor(), cache_dir=str(tmp_path), stats=stats,
-                      remark=remarks.append)
+    ctx = PassContext(source=source, stats=stats, remark=remarks.append)
     module = parse_source(source)
-    run_pipeline(["materialize-triton-variants"], ctx, module)
+    run_pipeline(["materialize-triton-variants"], ctx, module, executor=dask_client.get_executor(), cache_dir=str(tmp_path))
     assert stats == {"compiled": 2, "cached": 0}
     assert "add_0_128_w4_s3" in str(module) and "add_1_1024_w8_s3" in str(module)
     assert any("2 variants for sm_80 (2 compiled, 0 from cache)" in r.message for r in remarks)

@@ -208,8 +208,8 @@ def test_triton_call_module_compiles_with_iree(tmp_path):
                                   input_output_aliases={0: 0}, BLOCK=512)
     source = SourceFile(text, "<test>", str(tmp_path))
     module = parse_source(source)
-    ctx = PassContext(source=source, cache_dir=str(tmp_path / "cache"), jobs=1, remark=lambda d: None)
-    run_pipeline(DEFAULT_PIPELINES["iree"], ctx, module)
+    ctx = PassContext(source=source, remark=lambda d: None)
+    run_pipeline(DEFAULT_PIPELINES["iree"], ctx, module, cache_dir=str(tmp_path / "cache"), jobs=1)
     lowered = print_module(module)
     (tmp_path / "m.mlir").write_text(lowered)
     proc = subprocess.run([IREE_COMPILE, str(tmp_path / "m.mlir"), "--iree-hal-target-device=cuda",

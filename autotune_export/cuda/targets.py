@@ -1,0 +1,104 @@
+"""CUDA targets (``sm_XY``) and the limits that decide what can run on them.
+
+The one parser of ``--target`` spellings: ``sm_80``, ``sm_90a``, ``90``, and comma-separated
+lists (``sm_80,sm_90``: one object per architecture). Limits come from NVIDIA's CUDA C++
+Programming Guide ("Technical Specifications per Compute Capability") and from IREE 3.13's
+CUDA HAL (``native_executable.c``: bindings and constants per export, checked at load).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "CudaTarget",
+    "TargetError",
+    "parse_target",
+    "parse_targets",
+    "max_shared_memory",
+    "SUPPORTED_CAPABILITIES",
+    "MAX_THREADS_PER_BLOCK",
+    "MAX_BINDINGS",
+    "MAX_CONSTANTS",
+]
+
+#: Opt-in maximum of dynamic shared memory per thread block, in bytes (KB = 1024 bytes):
+#: 163 KB for 8.0, 99 KB for 8.6 and 8.9, 227 KB for 9.0 and 10.0.
+_MAX_SHARED_MEMORY = {80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 1024, 100: 227 * 1024}
+#: Compute capabilities (major * 10 + minor) that the toolkit compiles for.
+SUPPORTED_CAPABILITIES = tuple(_MAX_SHARED_MEMORY)
+#: Threads per block on every supported architecture.
+MAX_THREADS_PER_BLOCK = 1024
+#: IREE 3.13 CUDA HAL: bindings per export ("binding_flags count N exceeds maximum of 16").
+MAX_BINDINGS = 16
+#: IREE 3.13 CUDA HAL: 32-bit constants per export ("constant_count N exceeds maximum of 64").
+MAX_CONSTANTS = 64
+
+_SPELLING = re.compile(r"(?:sm_)?(\d+)([af]?)")
+
+
+class TargetError(ValueError):
+    """A ``--target`` that names no supported CUDA architecture (one-line message)."""
+
+
+@dataclass(frozen=True)
+class CudaTarget:
+    """One CUDA architecture: ``capability`` is major * 10 + minor (90 for sm_90), ``suffix``
+    ``""``, ``"a"`` (arch-specific, e.g. sm_90a) or ``"f"`` (family)."""
+
+    capability: int
+    suffix: str = ""
+
+    @property
+    def name(self) -> str:
+        """``sm_90`` / ``sm_90a``."""
+        return f"sm_{self.capability}{self.suffix}"
+
+    @property
+    def max_shared_memory(self) -> int:
+        """Bytes of dynamic shared memory per block (opt-in maximum)."""
+        return _MAX_SHARED_MEMORY[self.capability]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def parse_target(text: str) -> CudaTarget:
+    """``sm_90`` / ``sm_90a`` / ``90`` -> :class:`CudaTarget`. Raises TargetError for other
+    spellings and for architectures outside :data:`SUPPORTED_CAPABILITIES`."""
+    m = _SPELLING.fullmatch(str(text).strip())
+    if m is None:
+        raise TargetError(f"unknown CUDA target '{text}' (expected sm_XY, e.g. sm_80 or sm_90)")
+    cc = int(m.group(1))
+    if cc not in _MAX_SHARED_MEMORY:
+        supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
+        raise TargetError(f"unsupported CUDA target '{text}': supported are {supported}")
+    return CudaTarget(cc, m.group(2))
+
+
+def parse_targets(text: str) -> list[CudaTarget]:
+    """A comma-separated list of targets, in order. Raises TargetError when empty, for an
+    unknown target, or when one architecture is given twice."""
+    out: list[CudaTarget] = []
+    for part in [p.strip() for p in str(text).split(",")]:
+        if not part:
+            continue
+        target = parse_target(part)
+        if any(t.capability == target.capability for t in out):
+            raise TargetError(f"target {part} is given twice in --target {text}")
+        out.append(target)
+    if not out:
+        raise TargetError("no CUDA target given (expected e.g. sm_80 or sm_80,sm_90)")
+    return out
+
+
+def max_shared_memory(capability: int) -> int:
+    """Opt-in maximum of dynamic shared memory per thread block on compute capability
+    ``capability`` (80 means 8.0), in bytes: sm_80 166912, sm_86/sm_89 101376, sm_90/sm_100
+    232448. Raises TargetError for an architecture outside :data:`SUPPORTED_CAPABILITIES`."""
+    try:
+        return _MAX_SHARED_MEMORY[capability]
+    except KeyError:
+        supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
+        raise TargetError(f"unsupported CUDA target sm_{capability}: supported are {supported}") from None

@@ -1,0 +1,19 @@
+"""Discardable attributes that one pass leaves on an op for a later one (each is removed by
+the pass that consumes it, so none reaches iree-compile)."""
+
+__all__ = ["FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR"]
+
+#: On a ``flow.dispatch`` whose variant is fixed (``autotune.choice = K : i32``): set by
+#: emit-autotune-initializer on the benchmark entries' copies of the host function, read by
+#: lower-autotuning-dispatch.
+FIXED_CHOICE_ATTR = "autotune.choice"
+
+#: On an export that needs Triton's global scratch: ``[bytes per program, alignment]`` (i64),
+#: set by materialize-triton-variants, read (and removed) by lower-autotuning-dispatch, which
+#: sizes the scratch binding at the dispatch.
+SCRATCH_ATTR = "autotune.global_scratch"
+
+#: On each export when several architectures are compiled (``--target sm_80,sm_90``):
+#: ``{"sm_80" = [threads, shared bytes], "sm_90a" = [...]}`` keyed by each object's PTX
+#: target, set by materialize-triton-variants, read (and removed) by split-architectures.
+TARGETS_ATTR = "autotune.targets"

@@ -1,0 +1,67 @@
+"""Atomic file writes and checked cache entries: the one place that writes files which other
+processes may read at the same time (outputs, caches, the tuning file)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pathlib
+import tempfile
+
+import filelock
+
+__all__ = ["atomic_write", "locked", "read_checked", "write_checked"]
+
+_DIGEST = 32  # bytes of a sha256 digest
+
+
+def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then
+    ``os.replace`` (readers see the old file or the new one, never a part). Creates the
+    directory. ``mode``: permission bits of the new file (default: as ``open`` would make it,
+    honouring the umask). Raises OSError; the temporary file never remains."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike):
+    """Hold the inter-process lock of ``path`` (``<path>.lock``, filelock)."""
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(f"{path}.lock"):
+        yield
+
+
+def write_checked(path: str | os.PathLike, data: bytes) -> None:
+    """A cache entry: ``data`` followed by its sha256, written atomically under the path's
+    lock. Raises OSError."""
+    with locked(path):
+        atomic_write(path, data + hashlib.sha256(data).digest())
+
+
+def read_checked(path: str | os.PathLike) -> bytes | None:
+    """The data of an entry :func:`write_checked` made, or None when it is missing, truncated
+    or altered (its digest does not match)."""
+    try:
+        blob = pathlib.Path(path).read_bytes()
+    except OSError:
+        return None
+    if len(blob) >= _DIGEST and hashlib.sha256(blob[:-_DIGEST]).digest() == blob[-_DIGEST:]:
+        return blob[:-_DIGEST]
+    return None

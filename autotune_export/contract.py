@@ -21,6 +21,7 @@ __all__ = [
     "RESULTS_FORMAT",
     "GROUP_FIELDS",
     "names_for",
+    "choose_result",
 ]
 
 #: The module's tuning entry point (IREE function name).
@@ -47,3 +48,18 @@ def names_for(executable: str, group: str) -> dict[str, str]:
     ``bench + "." + str(K)``)."""
     prefix = f"{AUTOTUNE_FUNCTION}.{executable}.{group}"
     return {"prefix": prefix, "choice": f"{prefix}.choice", "select": f"{prefix}.select", "bench": f"{prefix}.bench"}
+
+
+def choose_result(entries: list, executable: str, group: str, variants: list[str]) -> dict | None:
+    """The entry of a tuning-results file that decides ``@executable::@group``: among entries
+    naming this executable and group whose ``variant`` is one of ``variants``, the last one in
+    the file (the most recent: the runtime's cache replaces an entry with the same key and
+    appends new ones). None when there is none. Both ``--tuning-results`` (pin-variants) and
+    the runtime's ``strategy="fixed"`` choose with this rule, so a file means the same to both.
+    """
+    chosen = None
+    for entry in entries:
+        if (isinstance(entry, dict) and entry.get("executable") == executable and entry.get("group") == group
+                and entry.get("variant") in variants):
+            chosen = entry
+    return chosen

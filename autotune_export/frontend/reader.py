@@ -612,7 +612,7 @@ class _OpReader:
             if group.configs is None:
                 # Only constant subexpressions can be checked: every name stays symbolic.
                 try:
-                    grid_mod.CountEmitter({n.name: f"%{n.name}" for n in grid_mod.names(expr)}).emit(expr)
+                    grid_mod.fold(expr, {n.name: f"%{n.name}" for n in grid_mod.names(expr)})
                 except grid_mod.GridError as err:
                     raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), str(err)) from None
                 continue
@@ -622,7 +622,7 @@ class _OpReader:
                 env.setdefault("num_stages", 3)
                 env.setdefault("num_ctas", 1)
                 try:
-                    grid_mod.CountEmitter({**env, **{w: f"%{w}" for w in group.workload}}).emit(expr)
+                    grid_mod.fold(expr, {**env, **{w: f"%{w}" for w in group.workload}})
                 except grid_mod.GridError as err:
                     raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), f"{err} for config {{{', '.join(f'{k} = {format_value(v)}' for k, v in cfg)}}}") from None
 

@@ -186,7 +186,7 @@ def _value_attr(value: Any) -> ir.Attribute:
     if isinstance(value, int):
         return _i64(value)
     if isinstance(value, float):
-        return ir.FloatAttr.get(ir.F64Type.get(), value)
+        return ir.FloatAttr.get_f64(value)
     return ir.StringAttr.get(str(value))
 
 

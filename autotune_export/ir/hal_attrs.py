@@ -32,7 +32,7 @@ __all__ = [
     "executable_object",
     "executable_objects",
     "read_objects",
-    "object_payload",
+    "object_payloads",
 ]
 
 _LAYOUT = "#hal.pipeline.layout<"
@@ -86,6 +86,13 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
+def _context_of(attr):
+    """The attribute's context (to parse its parts in), or no change for text."""
+    import contextlib
+
+    return attr.context if isinstance(attr, ir.Attribute) else contextlib.nullcontext()
+
+
 def _body(text: str, head: str) -> str:
     """The text between ``head`` (ending in its opening bracket) and the matching close."""
     if not text.startswith(head):
@@ -118,7 +125,7 @@ def pipeline_layout(read_only: Sequence[bool], constants: int) -> ir.Attribute:
 def read_layout(attr: ir.Attribute | str) -> Layout:
     """The constants and binding flags of a pipeline layout. Raises ValueError when ``attr``
     is not one."""
-    body = _body(str(attr), _LAYOUT)
+    body = _body(str(attr), _LAYOUT)  # no builtin attributes inside: plain text
     constants, bindings = 0, []
     for item in _split_top(body):
         key, _, value = item.partition("=")
@@ -150,7 +157,8 @@ def _target_fields(attr: ir.Attribute | str) -> list[str]:
 
 def target_backend(attr: ir.Attribute | str) -> str:
     """The backend of an executable target (``"cuda"``, ``"llvm-cpu"``)."""
-    return ir.StringAttr(ir.Attribute.parse(_target_fields(attr)[0])).value
+    with _context_of(attr):
+        return ir.StringAttr(ir.Attribute.parse(_target_fields(attr)[0])).value
 
 
 def target_arch(attr: ir.Attribute | str) -> str | None:
@@ -158,7 +166,8 @@ def target_arch(attr: ir.Attribute | str) -> str | None:
     fields = _target_fields(attr)
     if len(fields) < 3:
         return None
-    config = ir.DictAttr(ir.Attribute.parse(fields[2]))
+    with _context_of(attr):
+        config = ir.DictAttr(ir.Attribute.parse(fields[2]))
     return ir.StringAttr(config["target_arch"]).value if "target_arch" in config else None
 
 
@@ -228,32 +237,48 @@ def read_objects(attr: ir.Attribute | str) -> list[ObjectsEntry]:
     plain object list ``[#hal.executable.object<...>, ...]`` (a variant's ``objects``, which
     gets target None)."""
     text = str(attr)
-    if text.startswith("["):
-        return [ObjectsEntry(None, None, [_read_object(o) for o in _split_top(text[1:-1])])]
-    out = []
-    for entry in _split_top(_body(text, _OBJECTS)):
-        key_end = _close(entry, len(_TARGET) - 1)
-        target_text = entry[:key_end]
-        objects_text = entry[key_end:].strip().removeprefix("=").strip()
-        target = ir.Attribute.parse(target_text)
-        objects = [_read_object(o) for o in _split_top(objects_text[1:-1])]
-        out.append(ObjectsEntry(target, target_arch(target_text), objects))
-    return out
+    with _context_of(attr):
+        if text.startswith("["):
+            return [ObjectsEntry(None, None, [_read_object(o) for o in _split_top(text[1:-1])])]
+        out = []
+        for entry in _split_top(_body(text, _OBJECTS)):
+            key_end = _close(entry, len(_TARGET) - 1)
+            target_text = entry[:key_end]
+            objects_text = entry[key_end:].strip().removeprefix("=").strip()
+            target = ir.Attribute.parse(target_text)
+            objects = [_read_object(o) for o in _split_top(objects_text[1:-1])]
+            out.append(ObjectsEntry(target, target_arch(target), objects))
+        return out
 
 
-def object_payload(ref: ObjectRef, search_dirs: Sequence[str] = ()) -> str | bytes | None:
-    """The object's bytes/text: its embedded data, else the file at ``path`` (absolute, or
-    relative to one of ``search_dirs``); None when it cannot be found."""
+def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str | None]]:
+    """``(label, bytes or None, error or None)`` for every object of a ``hal.executable.source``
+    (in order, over all target keys).
+
+    Embedded ``data`` is returned as bytes (string data UTF-8 encoded); a ``path`` is read
+    relative to ``base_dir``, then the current directory (as iree-compile's object search
+    does). ``error`` says why an object file could not be read.
+    """
     import os
 
-    if ref.data is not None:
-        return ref.data
-    if ref.path is None:
-        return None
-    for base in [""] + list(search_dirs):
-        full = ref.path if os.path.isabs(ref.path) else os.path.join(base, ref.path)
-        if os.path.isfile(full):
-            with open(full, "rb") as f:
-                blob = f.read()
-            return blob.decode("utf-8", "replace") if full.endswith(".ptx") else blob
-    return None
+    out: list[tuple[str, bytes | None, str | None]] = []
+    if "objects" not in source.attributes:
+        return out
+    for entry in read_objects(source.attributes["objects"]):
+        for ref in entry.objects:
+            label = ref.path or "<object>"
+            if ref.data is not None:
+                out.append((label, ref.data.encode("utf-8") if isinstance(ref.data, str) else ref.data, None))
+                continue
+            candidates = [label] if os.path.isabs(label) else [os.path.join(base_dir, label), label]
+            for cand in candidates:
+                if os.path.exists(cand):
+                    try:
+                        with open(cand, "rb") as f:
+                            out.append((label, f.read(), None))
+                    except OSError as err:
+                        out.append((label, None, f"cannot read object '{label}': {err.strerror}"))
+                    break
+            else:
+                out.append((label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)"))
+    return out

@@ -9,8 +9,10 @@ The file is the JSON that :mod:`autotune_export.runtime` writes (format
 
 For each group with a result, the chosen variant becomes the group's ``default(@variant)``,
 so the choice global starts there and a run needs no tuning. When a file holds several
-results for one group (several workloads or devices), the first one wins; pass a file
-filtered for the deployment target to pin exactly.
+results for one group (several workloads or devices), the last one whose variant the group
+has wins (:func:`autotune_export.contract.choose_result`, the rule the runtime's
+``strategy="fixed"`` follows too); pass a file filtered for the deployment target to pin
+exactly.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from autotune_export.contract import RESULTS_FORMAT, choose_result
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of, sym_name
-from . import ModulePass, PassContext, register
+from autotune_export.passes.base import ModulePass, PassContext, register
 
-__all__ = ["PinVariants", "RESULTS_FORMAT", "load_results"]
+__all__ = ["PinVariants", "load_results"]
 
-RESULTS_FORMAT = "autotune-export.tuning-results/1"
 
 
 def load_results(path: str) -> list[dict]:
@@ -65,15 +67,18 @@ class PinVariants(ModulePass):
             exe = sym_name(source)
             for op in groups_of(source):
                 group = AutotuneGroup.from_op(op, ctx.source.name)
-                chosen = next((r for r in results if r.get("executable") == exe and r.get("group") == group.name), None)
-                if chosen is None:
+                named = [r for r in results if r.get("executable") == exe and r.get("group") == group.name]
+                if not named:
                     continue
-                variant = chosen.get("variant")
-                if group.variants is not None and variant not in group.variants:
+                # A group still in the triton(...) form has no variant list to check against.
+                variants = group.variants if group.variants is not None else [r.get("variant") for r in named]
+                chosen = choose_result(results, exe, group.name, variants)
+                if chosen is None:
                     raise DiagnosticError.at(
                         group.location,
-                        f"tuning results pick @{variant} for @{group.name}, which is not one of its variants "
+                        f"tuning results pick @{named[-1].get('variant')} for @{group.name}, which is not one of its variants "
                         f"(were the results made for another build of this module?)",
                     )
+                variant = chosen["variant"]
                 group.default = variant
                 group.replace(op)

@@ -17,64 +17,18 @@ checks, for every ``variants([...])`` group:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-
-import os
 
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from autotune_export.cuda.abi import constant_slots
 from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.hal_attrs import object_payloads, read_layout
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
-from . import ModulePass, PassContext, register
+from autotune_export.passes.base import ModulePass, PassContext, register
 
-__all__ = ["VerifyAutotuningGroups", "object_payloads"]
-
-
-def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str | None]]:
-    """``(label, bytes or None, error or None)`` for every object of a source.
-
-    Embedded ``data`` is returned as bytes (string data UTF-8 encoded); a ``path`` is read
-    relative to ``base_dir``, then the current directory.
-    """
-    from iree.compiler import ir
-
-    out = []
-    if "objects" not in source.attributes:
-        return out
-    text = str(source.attributes["objects"])
-    # Walk the objects attribute through its printed form: each #hal.executable.object<{...}>.
-    import re
-
-    for m in re.finditer(r"#hal\.executable\.object<\{(.*?)\}>(?=[,\]])", text, re.S):
-        body = m.group(1)
-        path_m = re.search(r'path = "((?:[^"\\]|\\.)*)"', body)
-        label = path_m.group(1) if path_m else "<object>"
-        data_m = re.search(r"data = (.*)$", body, re.S)
-        if data_m:
-            with source.context:
-                attr = ir.Attribute.parse(data_m.group(1))
-            if isinstance(attr, ir.StringAttr):
-                out.append((label, attr.value_bytes, None))
-            else:
-                # dense<...> : vector<Nxi8> (a cubin); MLIR may print it as hex, so read the
-                # attribute's values rather than its text.
-                import numpy as np
-
-                out.append((label, np.array(attr).astype(np.int8).tobytes(), None))
-            continue
-        candidates = [label] if os.path.isabs(label) else [os.path.join(base_dir, label), label]
-        for cand in candidates:
-            if os.path.exists(cand):
-                try:
-                    with open(cand, "rb") as f:
-                        out.append((label, f.read(), None))
-                except OSError as err:
-                    out.append((label, None, f"cannot read object '{label}': {err.strerror}"))
-                break
-        else:
-            out.append((label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)"))
-    return out
+__all__ = ["VerifyAutotuningGroups"]
 
 
 def _inner_functions(source) -> set[str]:
@@ -91,10 +45,9 @@ def _inner_functions(source) -> set[str]:
 
 
 def _has_entry(payload: bytes, name: str) -> bool:
+    """Whether an object (a cubin's symbol table, or PTX text) defines kernel ``name``."""
     if payload.startswith(b"\x7fELF"):
         return name.encode() + b"\0" in payload
-    import re
-
     return re.search(rb"\.entry\s+" + re.escape(name.encode()) + rb"\s*\(", payload) is not None
 
 
@@ -245,14 +198,11 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
 
 
 def _bindings(layout: str) -> int:
-    return layout.count("#hal.pipeline.binding<")
+    return len(read_layout(layout).bindings)
 
 
 def _constants(layout: str) -> int:
-    import re
-
-    m = re.search(r"constants\s*=\s*(\d+)", layout)
-    return int(m.group(1)) if m else 0
+    return read_layout(layout).constants
 
 
 def _workload(count_args: int | None) -> str:

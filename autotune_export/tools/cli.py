@@ -246,9 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: module.main(argv[1:]))
     args = _parser().parse_args(argv)
     if args.list_passes:
-        from autotune_export.passes import PASSES, _load_all, pass_options
+        from autotune_export.passes import PASSES, pass_options
 
-        _load_all()
         for name in sorted(PASSES):
             print(f"{name:32} {PASSES[name].summary}")
             opts = [f"{f.name.replace('_', '-')}={f.default}" for f in pass_options(PASSES[name]) if f.name != "executor"]

@@ -43,6 +43,15 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY
+from autotune_export.cuda import abi
+from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.frontend.reader import SourceFile, parse_source
+from autotune_export.ir import hal_attrs
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
+from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
+                                     groups_of, sym_name)
+from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 
@@ -301,15 +310,13 @@ def _variant_table(g: GroupInfo) -> list[str]:
 
 
 def parse_layout(text: str) -> Layout | None:
-    """Read ``#hal.pipeline.layout<constants = N, bindings = [...]>`` from its printed form."""
-    if "#hal.pipeline.layout" not in text:
+    """A ``#hal.pipeline.layout`` attribute (or its printed form) as a :class:`Layout`
+    (read by :func:`autotune_export.ir.hal_attrs.read_layout`); None for anything else."""
+    try:
+        layout = hal_attrs.read_layout(text)
+    except ValueError:
         return None
-    m = re.search(r"constants\s*=\s*(\d+)", text)
-    bindings = []
-    for b in re.finditer(r"#hal\.pipeline\.binding<([^>]*)>", text):
-        parts = [p.strip() for p in b.group(1).split(",")]
-        bindings.append([p for p in parts[1:] if p])
-    return Layout(bindings, int(m.group(1)) if m else 0)
+    return Layout([list(flags) for flags in layout.bindings], layout.constants)
 
 
 def _binding_flags(bits: int) -> list[str]:
@@ -321,41 +328,6 @@ def _binding_flags(bits: int) -> list[str]:
     if bits & ~3:
         flags.append(f"0x{bits & ~3:x}")
     return flags
-
-
-def object_images(source, base_dir: str) -> list[tuple[str, bytes | None, str | None]]:
-    """``(label, bytes or None, error or None)`` per object of a ``hal.executable.source``:
-    embedded string data, embedded ``dense<...> : vector<Nxi8>`` data (either printed form:
-    integer list or hex string), or a ``path`` read relative to ``base_dir``, then the current
-    directory."""
-    from iree.compiler import ir
-
-    from autotune_export.passes.verify_autotuning_groups import object_payloads
-
-    if "objects" not in source.attributes:
-        return []
-    text = str(source.attributes["objects"])
-    out = []
-    for m in re.finditer(r"#hal\.executable\.object<\{(.*?)\}>(?=[,\]])", text, re.S):
-        body = m.group(1)
-        path_m = re.search(r'path = "((?:[^"\\]|\\.)*)"', body)
-        label = path_m.group(1) if path_m else "<object>"
-        data_m = re.search(r"data = (.*)$", body, re.S)
-        if data_m is None:
-            continue
-        with source.context:
-            attr = ir.Attribute.parse(data_m.group(1))
-        if isinstance(attr, ir.StringAttr):
-            out.append((label, attr.value_bytes, None))
-        elif isinstance(attr, ir.DenseElementsAttr):
-            import numpy as np
-
-            out.append((label, np.array(attr).astype(np.int8).tobytes(), None))
-        else:
-            out.append((label, None, f"object '{label}': unsupported data attribute"))
-    if not out:  # objects given by path: read as verify-autotuning-groups does
-        out = object_payloads(source, base_dir)
-    return out
 
 
 def _image_kind(image: bytes) -> str:
@@ -388,7 +360,6 @@ def _cuobjdump_path() -> str:
     env = os.environ.get("TRITON_CUOBJDUMP_PATH")
     if env:
         return env
-    from autotune_export.cuda import ptx as ptx_mod
 
     return os.path.join(os.path.dirname(ptx_mod.ptxas_path()), "cuobjdump")
 
@@ -400,7 +371,6 @@ class ResourceError(Exception):
 def _cubin_of(image: bytes, cache_dir: str | None) -> bytes:
     if _image_kind(image) == "cubin":
         return image
-    from autotune_export.cuda import ptx as ptx_mod
     from autotune_export.cuda import triton_compile as tc
 
     text = image.rstrip(b"\0").decode("utf-8", errors="replace")
@@ -594,10 +564,10 @@ def _reflection(data: bytes) -> tuple[list[dict], list[str]]:
 
     instance = rt.VmInstance()
     module = rt.VmModule.copy_buffer(instance, data)
-    fn = module.lookup_function("__autotune")
+    fn = module.lookup_function(AUTOTUNE_FUNCTION)
     if fn is None:
         raise DiagnosticError.at(None, "the module has no @__autotune function: was it built by autotune-export?")
-    meta = fn.reflection.get("autotune.groups")
+    meta = fn.reflection.get(REFLECTION_KEY)
     if meta is None:
         raise DiagnosticError.at(None, "@__autotune carries no autotune.groups reflection metadata")
     return json.loads(meta), list(module.function_names)
@@ -694,8 +664,6 @@ def _ordinal(executables: list[ExecutableInfo], exe_name: str, export: str) -> i
 def _triton_groups(module, source_name: str) -> dict[tuple[str, str], Any]:
     """Triton-form groups before materialization, by (executable, group): their configs
     (the kernel's triton.autotune configs when the group gives none) and signature."""
-    from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
-    from autotune_export.ir.walk import executable_sources, groups_of, sym_name
 
     out = {}
     for src in executable_sources(module):
@@ -708,7 +676,6 @@ def _triton_groups(module, source_name: str) -> dict[tuple[str, str], Any]:
 
 def _default_configs(group, base_dir: str) -> list[list[tuple[str, Any]]] | None:
     from autotune_export.cuda import triton_compile as tc
-    from autotune_export.ir.group import OPTION_NAMES
 
     path, name = group.triton
     full = path if os.path.isabs(path) else os.path.normpath(os.path.join(base_dir, path))
@@ -733,13 +700,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
     run materialize-triton-variants (and pin-variants with ``tuning_results``), read the
     groups. The options are :class:`autotune_export.passes.PassContext`'s. Raises
     DiagnosticError for user errors (as the compile command)."""
-    from autotune_export.cuda import abi
     from autotune_export.cuda import triton_compile as tc
-    from autotune_export.frontend.reader import parse_source
-    from autotune_export.ir.group import AutotuneGroup
-    from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
-                           groups_of, sym_name)
-    from autotune_export.passes import PassContext, run_pipeline
     from autotune_export.passes.materialize_triton_variants import variant_name
     module = parse_source(source)
     triton_groups = _triton_groups(module, source.name)
@@ -761,7 +722,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
     for src in executable_sources(module):
         exe = sym_name(src)
         exports = exports_of(src)
-        payloads = object_images(src, source.base_dir)
+        payloads = hal_attrs.object_payloads(src, source.base_dir)
         usage: dict[str, Resources] = {}
         kind = target_arch = None
         for label, image, error in payloads:
@@ -858,7 +819,6 @@ def _is_vmfb(path: str, head: bytes) -> bool:
 def inspect_path(path: str, **options) -> Inspection:
     """Inspect a ``.mlir`` or ``.vmfb`` file (``-``: MLIR on stdin); ``options`` are
     :func:`inspect_mlir`'s (a .vmfb takes ``resources`` and ``cache_dir``)."""
-    from autotune_export.frontend.reader import SourceFile
 
     if path == "-":
         return inspect_mlir(SourceFile(sys.stdin.read(), "<stdin>", os.getcwd()), **options)

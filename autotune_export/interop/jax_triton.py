@@ -32,6 +32,9 @@ Calling conventions bridged (notes/jax-triton-facts.md, notes/iree-hal-facts.md)
   through its input pointer, writes the clone, which becomes the result; IREE removes the copy
   when the input is dead). When the descriptor has no parameter for the aliased output (0.4.x),
   the result is tied to the input operand itself.
+* Read-only bindings: an input binding is ``ReadOnly`` unless the kernel may store through it,
+  which :func:`convert_stablehlo` learns from the kernel's TTIR in the descriptor
+  (:mod:`autotune_export.cuda.ttir`); without an answer every pointer counts as written.
 * Static scalars: i32/u32/f32 become IREE constants (f32 as its bits). Scalars the IREE ABI
   cannot carry (bool, 64-bit ints, f64: jax-triton 0.3.x types a Python ``float`` as fp64)
   are baked into the PTX of :func:`convert_stablehlo` (each ``ld.param`` of the parameter
@@ -52,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, Param, mlir_string
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, Param
 
 __all__ = [
     "JaxTritonError",
@@ -779,28 +782,77 @@ def _backend_bytes(op) -> bytes | None:
     return None
 
 
+#: Mnemonic of the elements of a custom call's ``output_operand_aliases``.
+_ALIAS_ATTR = "#stablehlo.output_operand_alias<"
+
+
 def _aliases_of(op) -> dict[int, int]:
-    """output index -> operand index from ``output_operand_aliases``."""
+    """output index -> operand index, from the custom call's ``output_operand_aliases``.
+
+    The attribute is an ``ArrayAttr`` (read with the bindings) of
+    ``#stablehlo.output_operand_alias<output_tuple_indices = [i], operand_index = n,
+    operand_tuple_indices = []>``. IREE's Python bindings have no StableHLO attribute classes,
+    so the parameters of each element, the text between its ``<`` and the closing ``>``, are
+    read as a builtin dictionary attribute (``ir.DictAttr`` of an ``ArrayAttr`` and an
+    ``IntegerAttr``). An empty ``output_tuple_indices`` (a call with one, non-tuple result)
+    means output 0. Raises JaxTritonError for an element of another kind.
+    """
+    from iree.compiler import ir
+
     attrs = _attrs(op)
     out: dict[int, int] = {}
     if "output_operand_aliases" not in attrs:
         return out
-    for m in re.finditer(
-        r"output_tuple_indices = \[([0-9, ]*)\], operand_index = (\d+)", str(attrs["output_operand_aliases"])
-    ):
-        idx = [int(x) for x in m.group(1).split(",") if x.strip()]
-        out[idx[0] if idx else 0] = int(m.group(2))
+    with op.context:
+        for elem in ir.ArrayAttr(attrs["output_operand_aliases"]):
+            text = str(elem)
+            if not (text.startswith(_ALIAS_ATTR) and text.endswith(">")):
+                raise JaxTritonError(f"output_operand_aliases: expected {_ALIAS_ATTR}...>, got {text[:80]}")
+            try:
+                fields = ir.DictAttr(ir.Attribute.parse("{" + text[len(_ALIAS_ATTR):-1] + "}"))
+                outputs = [ir.IntegerAttr(i).value for i in ir.ArrayAttr(fields["output_tuple_indices"])] \
+                    if "output_tuple_indices" in fields else []
+                operand = ir.IntegerAttr(fields["operand_index"]).value
+            except (ir.MLIRError, KeyError, ValueError, TypeError):
+                raise JaxTritonError(f"output_operand_aliases: cannot read {text[:120]}") from None
+            out[outputs[0] if outputs else 0] = int(operand)
     return out
 
 
+def _config_fields(description: str) -> dict[str, str]:
+    """The ``KEY: VALUE`` items of jax-triton's config description, in order.
+
+    jax-triton describes each config of an autotuned call by Triton's ``str(triton.Config)``:
+    ``"BLOCK: 128, num_warps: 4, num_ctas: 1, num_stages: 2, maxnreg: None"`` (the constexpr
+    kwargs, then the options), items joined by ``", "``. Values are kept as text (stripped); an
+    item without ``:`` or whose key is not an identifier is skipped, and a value holding a
+    comma (a tuple) keeps only its first part.
+    """
+    out: dict[str, str] = {}
+    for item in description.split(","):
+        key, sep, value = item.partition(":")
+        key = key.strip()
+        if sep and key.isidentifier() and value.strip():
+            out[key] = value.strip()
+    return out
+
+
+#: Config description keys that are Triton options, not constexpr values.
+_OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override", "num_buffers_warp_spec",
+                "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer")
+
+
 def _variant_suffix(description: str, k: int) -> str:
-    """``128_w4_s2`` from jax-triton's ``str(config)`` ("BLOCK: 128, num_warps: 4, ...")."""
-    pairs = dict(re.findall(r"(\w+): ([^,]+)", description))
+    """``0_128_w4_s2``: config ``k``'s suffix of its export name, from jax-triton's description
+    (see :func:`_config_fields`): ``k``, the constexpr values joined by ``x`` (``.`` spelled
+    ``p``, ``-`` spelled ``m``, other non-alphanumerics dropped, ``None`` left out), then
+    ``_wN`` / ``_sN`` for num_warps / num_stages. Just ``k`` when the description has no items."""
+    pairs = _config_fields(description)
     if not pairs:
         return str(k)
-    consts = [v.strip() for key, v in pairs.items() if key not in ("num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override", "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer")]
+    consts = [v for key, v in pairs.items() if key not in _OPTION_KEYS]
     body = "x".join(re.sub(r"[^A-Za-z0-9]", "", c.replace(".", "p").replace("-", "m")) for c in consts if c not in ("None",))
-    tail = "".join(f"_{t}{pairs[key].strip()}" for key, t in (("num_warps", "w"), ("num_stages", "s")) if key in pairs)
+    tail = "".join(f"_{t}{pairs[key]}" for key, t in (("num_warps", "w"), ("num_stages", "s")) if key in pairs)
     return f"{k}" + (f"_{body}" if body else "") + tail
 
 
@@ -852,23 +904,56 @@ def _bits_of(kind: str, value: Any) -> tuple[int, int]:
 
 
 @dataclass
+class _ExportPlan:
+    """One ``hal.executable.export`` of a call's executable: the linked PTX entry ``entry``,
+    ``threads`` per block (x; y = z = 1), ``shared`` bytes of dynamic shared memory (0: none)
+    and the constant launch ``grid`` (x, y, z programs)."""
+
+    entry: str
+    threads: int
+    shared: int
+    grid: tuple[int, int, int]
+
+
+@dataclass
 class _CallPlan:
+    """What one jax-triton custom call becomes: the executable source to build
+    (:func:`_build_source`) and the ``flow.dispatch`` replacing the call (:func:`_rewrite_call`).
+
+    ``group``: the symbol the dispatch names (the group of an autotuned call, else the single
+    export); ``group_variants``: the group's exports, None for a plain call (no group op).
+    ``object_data``: the linked PTX (``str``) or cubin (``bytes``) embedded under the label
+    ``object_label``; ``read_only``: per binding, whether the layout marks it ``ReadOnly``.
+    ``operands``: per dispatch tensor operand, ``("operand", i)``, ``("zeros", type)`` or
+    ``("clone", i)``; ``constants``: the 32-bit constants (signed i32 values); ``tied``: per
+    result, the dispatch operand it is tied to or -1. ``loc``: the custom call's location.
+    """
+
     op: Any
     index: int
     exe: str
     group: str
     variants: list[_Variant]
-    source_text: str
-    operands: list  # ir.Value or ("zeros"|"clone"|..., ...)
+    loc: Any
+    object_label: str
+    object_data: str | bytes
+    read_only: list[bool]
+    exports: list[_ExportPlan]
+    group_variants: list[str] | None
+    operands: list  # ("operand", i) | ("zeros", type) | ("clone", i)
     constants: list[int]
     tied: list[int]  # per result: argument index or -1
 
 
 def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: str, ptx_version: str | None,
-               name_prefix: str, target_arch: str | None) -> _CallPlan:
-    from autotune_export.cuda import abi
+               name_prefix: str, device: Any | None) -> _CallPlan:
+    """Plan the rewrite of custom call ``op`` (the ``index``-th jax-triton call) whose decoded
+    descriptor is ``msg``. ``device`` (a :class:`autotune_export.cuda.targets.CudaTarget`, or
+    None) is the GPU the result runs on: PTX that cannot run there is refused; configs needing
+    more than ``arch_limit`` bytes of shared memory are skipped. Raises JaxTritonError."""
     from autotune_export.cuda import ptx as ptx_mod
-    from autotune_export.passes.materialize_triton_variants import CUDA_TARGET
+    from autotune_export.cuda.targets import TargetError
+    from autotune_export.cuda.ttir import written_params_from_ttir
 
     kind = msg.WhichOneof("value")
     if kind == "kernel_call":
@@ -989,14 +1074,23 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
             entry = ptx_mod.parse_entry(ptx)
         except ptx_mod.PtxError as err:
             raise JaxTritonError(f"{loc}, config {k}: {err}") from None
-        if target_arch is not None and not _arch_runs_on(entry.target, target_arch):
-            raise JaxTritonError(f"{loc}, config {k}: the PTX targets {entry.target}, which does not run on {target_arch}")
+        if device is not None:
+            try:
+                runs = _arch_runs_on(entry.target, device)
+            except TargetError as err:
+                raise JaxTritonError(f"{loc}, config {k}: the PTX's .target: {err}") from None
+            if not runs:
+                raise JaxTritonError(f"{loc}, config {k}: the PTX targets {entry.target}, which does not run on {device.name}")
         if len(entry.params) < nparams:
             raise JaxTritonError(f"{loc}, config {k}: the PTX entry has {len(entry.params)} parameters, the descriptor {nparams}")
         for pidx, bits, nbytes in baked:
             ptx = _bake_scalar(ptx, entry.params[pidx].name, bits, nbytes)
-        wr = ptx_mod.written_params(ptx)
-        written |= {p for p in wr if p < nparams}
+        # Pointers the kernel writes through, from its TTIR (descriptor field 5; its function's
+        # arguments are the descriptor's parameters). Without TTIR, when the analysis cannot
+        # tell, or when it names a parameter that is not an array (the two lists disagree),
+        # every pointer parameter counts as written.
+        wr = written_params_from_ttir(kern.ttir) if kern.ttir else None
+        written |= set(array_params) if wr is None or not wr <= set(array_params) else wr
         v.ptx = ptx
         v.entry = f"{name_prefix}{kname}" + (f"_{_variant_suffix(desc, k)}" if kind != "kernel_call" else "")
         drop = [pidx for pidx, _, _ in baked] + list(range(nparams, len(entry.params)))
@@ -1015,54 +1109,65 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         raise JaxTritonError(f"{loc}: {err}") from None
 
     written_bindings = {binding_of_param[p] for p in written if p in binding_of_param}
-    read_only = []
-    for b in range(n_bindings):
-        is_input = b < n_in and b not in [t for t in tied if t >= 0]
-        read_only.append(is_input and b not in written_bindings)
-    layout = abi.layout_attr(read_only, len(constants))
+    tied_operands = {t for t in tied if t >= 0}
+    read_only = [b < n_in and b not in tied_operands and b not in written_bindings for b in range(n_bindings)]
 
     exe = f"{name_prefix}{kname}_ex{index}"
     exports = []
-    for ordinal, v in enumerate(live):
+    for v in live:
         call, kern = v.call, v.call.kernel
         entry = ptx_mod.parse_entry(v.ptx)
         threads = entry.reqntid[0] if entry.reqntid else int(kern.num_warps) * 32
-        props = f"workgroup_size = [{threads} : index, 1 : index, 1 : index]"
-        if kern.shared_mem_bytes:
-            props += f", workgroup_local_memory = {int(kern.shared_mem_bytes)} : index"
-        g = (int(call.grid_0), int(call.grid_1), int(call.grid_2))
-        consts = sorted(set(g))
-        body = "\n".join(f"    %c{c} = arith.constant {c} : index" for c in consts)
-        exports.append(
-            f"  hal.executable.export public @{v.entry} ordinal({ordinal}) layout({layout}) "
-            f"count(%device: !hal.device) -> (index, index, index) {{\n{body}\n"
-            f"    hal.return %c{g[0]}, %c{g[1]}, %c{g[2]} : index, index, index\n  }} <{{{props}}}>"
-        )
-    label = mlir_string(f"{exe}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
-    if isinstance(obj, bytes):
-        data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
-    else:
-        data = mlir_string(obj)
-    objects = f"#hal.executable.objects<{{{CUDA_TARGET} = [#hal.executable.object<{{path = {label}, data = {data}}}>]}}>"
+        grid = (int(call.grid_0), int(call.grid_1), int(call.grid_2))
+        exports.append(_ExportPlan(v.entry, threads, int(kern.shared_mem_bytes), grid))
     group_name = f"{name_prefix}{kname}"
-    lines = [f"hal.executable.source private @{exe} <{{objects = {objects}}}> {{"]
-    if kind != "kernel_call":
-        lines.append("  " + AutotuneGroup(name=group_name, variants=[v.entry for v in live]).to_generic())
-    lines += exports
-    lines.append("}")
     target_symbol = group_name if kind != "kernel_call" else live[0].entry
-    return _CallPlan(op, index, exe, target_symbol, variants, "\n".join(lines), disp_operands, constants, tied)
+    return _CallPlan(
+        op, index, exe, target_symbol, variants, op.location,
+        object_label=f"{exe}.{'cubin' if isinstance(obj, bytes) else 'ptx'}",
+        object_data=obj,
+        read_only=read_only,
+        exports=exports,
+        group_variants=[v.entry for v in live] if kind != "kernel_call" else None,
+        operands=disp_operands,
+        constants=constants,
+        tied=tied,
+    )
 
 
-def _arch_runs_on(ptx_target: str, device: str) -> bool:
-    """Whether PTX for ``ptx_target`` (sm_80, sm_90a) can be JIT-compiled for ``device``."""
-    def num(a):
-        m = re.search(r"(\d+)", a)
-        return int(m.group(1)) if m else 0
+def _build_source(plan: _CallPlan, ip) -> None:
+    """Build the call's ``hal.executable.source`` at ``ip`` with the bindings (inside its
+    context, at the call's location): the one object (PTX string or cubin bytes) keyed by the
+    generic CUDA target, the group op of an autotuned call, then one export per config with
+    the shared pipeline layout, a count region returning the constant grid, the block size
+    and the dynamic shared memory."""
+    from autotune_export.ir import builders, hal_attrs
 
-    if ptx_target.endswith("a"):
-        return num(ptx_target) == num(device)
-    return num(ptx_target) <= num(device)
+    with plan.loc:
+        obj = hal_attrs.executable_object(plan.object_label, plan.object_data)
+        objects = hal_attrs.executable_objects([(hal_attrs.cuda_target(), [obj])])
+        source = builders.executable_source(plan.exe, objects, ip=ip)
+        body = builders.source_block(source)
+        if plan.group_variants is not None:
+            AutotuneGroup(name=plan.group, variants=plan.group_variants).build(ip=body)
+        layout = hal_attrs.pipeline_layout(plan.read_only, len(plan.constants))
+        for ordinal, e in enumerate(plan.exports):
+            builders.export(e.entry, ordinal, layout, [], builders.constant_count(e.grid),
+                            workgroup_size=[e.threads, 1, 1], workgroup_local_memory=e.shared or None, ip=body)
+
+
+def _arch_runs_on(ptx_target: str, device: Any) -> bool:
+    """Whether PTX whose ``.target`` is ``ptx_target`` (``sm_80``, ``sm_90a``) can be
+    JIT-compiled for ``device`` (a :class:`autotune_export.cuda.targets.CudaTarget`):
+    arch-specific PTX (``a`` suffix) only on its own architecture, other PTX on its
+    architecture and newer ones. Raises TargetError for a ``.target`` that
+    :func:`autotune_export.cuda.targets.parse_target` does not accept."""
+    from autotune_export.cuda.targets import parse_target
+
+    built = parse_target(ptx_target)
+    if built.suffix == "a":
+        return built.capability == device.capability
+    return built.capability <= device.capability
 
 
 def _rewrite_call(plan: _CallPlan) -> None:
@@ -1131,24 +1236,41 @@ def convert_stablehlo(
       default) by verify-autotuning-groups, emit-autotune-initializer and
       lower-autotuning-dispatch into IREE's condition/fallback chain with ``@__autotune``.
 
-    ``target`` (``"sm_80"``): the GPU the result will run on; configs needing more shared
-    memory than it has are dropped, and PTX built for a newer architecture is refused.
+    ``target`` (``"sm_80"``, read by :func:`autotune_export.cuda.targets.parse_target`; one
+    of its supported architectures): the GPU the result will run on; configs needing more
+    shared memory than it has are dropped, and PTX built for a newer architecture (or
+    arch-specific PTX, ``sm_90a``, for another one) is refused.
     ``object_format="cubin"`` embeds a cubin assembled by Triton's ptxas instead of PTX;
     ``ptx_version`` (``"8.6"``) rewrites the linked PTX's ``.version``. ``lower=False`` returns
     the module with the groups still in the sugared form (the CLI's input).
 
+    Each executable source is built with the bindings (:mod:`autotune_export.ir.builders`,
+    :mod:`autotune_export.ir.hal_attrs`) and placed at the top of the module, in call order.
+    A binding is ``ReadOnly`` when it is an untied input that no config writes through,
+    according to the TTIR the descriptor carries
+    (:func:`autotune_export.cuda.ttir.written_params_from_ttir`); without TTIR, or when the
+    analysis cannot tell, every pointer counts as written.
+
     The result is what ``iree-compile --iree-input-type=stablehlo --iree-hal-target-device=cuda
-    --iree-cuda-target=sm_80`` accepts. Raises JaxTritonError (DiagnosticError from the passes).
+    --iree-cuda-target=sm_80`` accepts. Raises JaxTritonError (an unsupported ``target``
+    included; DiagnosticError from the passes).
     """
     from iree.compiler import ir
 
-    from autotune_export.interop import jax_triton_proto as proto
+    from autotune_export.cuda.targets import TargetError, parse_target
     from autotune_export.frontend.reader import SourceFile, new_context, print_module
-    from autotune_export.ir.walk import parse_detached, walk
+    from autotune_export.interop import jax_triton_proto as proto
+    from autotune_export.ir.walk import walk
     from autotune_export.passes import PassContext, run_pipeline
 
     if object_format not in ("ptx", "cubin"):
         raise JaxTritonError(f"object_format must be 'ptx' or 'cubin', got {object_format!r}")
+    device = None
+    if target is not None:
+        try:
+            device = parse_target(target)
+        except TargetError as err:
+            raise JaxTritonError(str(err)) from None
     ctx = new_context()
     if isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
         data = bytes(text_or_bytes)
@@ -1165,14 +1287,7 @@ def convert_stablehlo(
         except ir.MLIRError as err:
             raise JaxTritonError(f"cannot parse the module: {err}") from None
 
-    arch_limit = None
-    if target is not None:
-        try:
-            from autotune_export.cuda.triton_compile import max_shared_memory
-
-            arch_limit = max_shared_memory(int(re.sub(r"\D", "", target)))
-        except (ImportError, ValueError):
-            arch_limit = None
+    arch_limit = device.max_shared_memory if device is not None else None
 
     calls = []
     for op in walk(module.operation):
@@ -1194,18 +1309,17 @@ def convert_stablehlo(
     for index, (op, msg) in enumerate(calls):
         plans.append(
             _plan_call(op, index, msg, arch_limit=arch_limit, object_format=object_format, ptx_version=ptx_version,
-                       name_prefix="", target_arch=target)
+                       name_prefix="", device=device)
         )
+    if plans:
+        # The executable sources go first in the module, in call order.
+        first = next(iter(module.body.operations), None)
+        with ctx:
+            point = ir.InsertionPoint(first.operation) if first is not None else ir.InsertionPoint(module.body)
+            for plan in plans:
+                _build_source(plan, point)
     for plan in plans:
         _rewrite_call(plan)
-    if plans:
-        with ctx:
-            new_ops = parse_detached("\n".join(p.source_text for p in plans), ctx)
-        body = module.body
-        first = next(iter(body.operations), None)
-        point = ir.InsertionPoint(first.operation) if first is not None else ir.InsertionPoint(body)
-        for new in new_ops:
-            point.insert(new)
     with ctx, ir.Location.unknown():
         module.operation.verify()
     if lower and plans:

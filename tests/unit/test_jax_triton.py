@@ -356,8 +356,53 @@ def test_convert_errors():
     msg.kernel_call.kernel.num_ctas = 2
     with pytest.raises(jt.JaxTritonError, match="no config can run under IREE.*cluster launch"):
         jt.convert_stablehlo(_custom_call_module(msg))
-    with pytest.raises(jt.JaxTritonError, match="does not run on sm_75"):
+    # Targets are read by autotune_export.cuda.targets: sm_75 is not one the toolkit supports.
+    with pytest.raises(jt.JaxTritonError, match="unsupported CUDA target 'sm_75'"):
         jt.convert_stablehlo(_custom_call_module(_add_call()), target="sm_75")
+    with pytest.raises(jt.JaxTritonError, match="unknown CUDA target 'gfx90a'"):
+        jt.convert_stablehlo(_custom_call_module(_add_call()), target="gfx90a")
+
+
+_READ_ONLY_X = ("#hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, "
+                "#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>")
+_ALL_WRITTEN = ("#hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer>, "
+                "#hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>")
+
+
+def test_written_pointers_come_from_ttir():
+    """ReadOnly bindings follow the TTIR analysis (descriptor field 5); without TTIR, or TTIR
+    the analysis cannot read, every pointer counts as written."""
+    text = jt.convert_stablehlo(_custom_call_module(_add_call()))
+    assert _READ_ONLY_X in text
+    msg = _add_call()
+    msg.kernel_call.kernel.ttir = ""
+    assert _ALL_WRITTEN in jt.convert_stablehlo(_custom_call_module(msg))
+    msg.kernel_call.kernel.ttir = "this is not TTIR"
+    assert _ALL_WRITTEN in jt.convert_stablehlo(_custom_call_module(msg))
+
+
+def test_output_operand_aliases_read_with_bindings():
+    from iree.compiler import ir
+
+    text = (
+        "func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+        '  %0:2 = stablehlo.custom_call @k(%a, %b) {output_operand_aliases = ['
+        "#stablehlo.output_operand_alias<output_tuple_indices = [1], operand_index = 0, operand_tuple_indices = []>]}"
+        " : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)\n"
+        "  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>\n}\n"
+    )
+    with ir.Context():
+        module = ir.Module.parse(text)
+        op = next(o for o in walk(module.operation) if o.name == "stablehlo.custom_call")
+        assert jt._aliases_of(op) == {1: 0}
+
+
+def test_variant_suffix_from_config_description():
+    desc = "BLOCK: 128, num_warps: 4, num_ctas: 1, num_stages: 2, maxnreg: None, ir_override: None"
+    assert jt._config_fields(desc)["BLOCK"] == "128" and jt._config_fields(desc)["maxnreg"] == "None"
+    assert jt._variant_suffix(desc, 0) == "0_128_w4_s2"
+    assert jt._variant_suffix("BLOCK_M: 64, SCALE: -0.5, EVEN: True, num_warps: 8", 3) == "3_64xm0p5xTrue_w8"
+    assert jt._variant_suffix("", 2) == "2"
 
 
 @pytest.mark.parametrize("name,target", [("two_kernels", "sm_80"), ("aliases_zeroed", "sm_80"), ("two_kernels_ffi", "sm_80"),

@@ -1,10 +1,17 @@
-"""Our protobuf schema of jax-triton's call descriptor (autotune_export/jax_triton_proto.py)."""
+"""Our protobuf schema of jax-triton's call descriptor: jax_triton.proto, the generated
+jax_triton_pb2.py and the codec in autotune_export/interop/jax_triton_proto.py."""
 
+import importlib.util
 import os
+import re
+import shutil
 import struct
+import subprocess
+import sys
 import zlib
 
 import pytest
+from google.protobuf import descriptor_pb2
 
 from autotune_export.interop import jax_triton_proto as proto
 
@@ -28,10 +35,101 @@ def _kernel_call(name="k", grid=(4, 1, 1), params=()):
     return call
 
 
-def test_proto_file_matches_descriptor():
-    with open(os.path.join(ROOT, "autotune_export", "interop", "jax_triton.proto")) as f:
+# --------------------------------------------------------------------------------------------
+# jax_triton.proto (the source of truth) against the generated jax_triton_pb2.py
+
+PROTO_FILE = os.path.join(ROOT, "autotune_export", "interop", "jax_triton.proto")
+GENERATED = os.path.join(ROOT, "autotune_export", "interop", "jax_triton_pb2.py")
+SCRIPT = os.path.join(ROOT, "scripts", "generate_proto.py")
+
+_F = descriptor_pb2.FieldDescriptorProto
+_TYPE_NAMES = {
+    _F.TYPE_STRING: "string", _F.TYPE_BYTES: "bytes", _F.TYPE_BOOL: "bool", _F.TYPE_INT32: "int32",
+    _F.TYPE_UINT32: "uint32", _F.TYPE_INT64: "int64", _F.TYPE_UINT64: "uint64", _F.TYPE_FLOAT: "float",
+    _F.TYPE_DOUBLE: "double",
+}
+
+
+def _render_message(msg, indent):
+    """One message of a FileDescriptorProto in .proto syntax (nested messages first, then the
+    fields in declaration order, real oneofs grouped at their first field)."""
+    lines = [f"{indent}message {msg.name} {{"]
+    inner = indent + "  "
+    for sub in msg.nested_type:
+        lines += _render_message(sub, inner)
+
+    def field_line(f, pad):
+        typ = _TYPE_NAMES.get(f.type) or f.type_name.removeprefix(f".{proto.PACKAGE}.")
+        label = "repeated " if f.label == _F.LABEL_REPEATED else ("optional " if f.proto3_optional else "")
+        return f"{pad}{label}{typ} {f.name} = {f.number};"
+
+    in_oneof = lambda f: f.HasField("oneof_index") and not f.proto3_optional  # noqa: E731
+    done = set()
+    for f in msg.field:
+        if not in_oneof(f):
+            lines.append(field_line(f, inner))
+        elif f.oneof_index not in done:
+            done.add(f.oneof_index)
+            lines.append(f"{inner}oneof {msg.oneof_decl[f.oneof_index].name} {{")
+            lines += [field_line(g, inner + "  ") for g in msg.field if in_oneof(g) and g.oneof_index == f.oneof_index]
+            lines.append(f"{inner}}}")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _render_proto(fd):
+    lines = [f'syntax = "{fd.syntax}";', "", f"package {fd.package};"]
+    for msg in fd.message_type:
+        lines += [""] + _render_message(msg, "")
+    return "\n".join(lines) + "\n"
+
+
+def test_proto_file_matches_generated_descriptor():
+    """The .proto file, comments dropped, is what the generated code's descriptor spells."""
+    with open(PROTO_FILE) as f:
         text = "\n".join(line for line in f.read().splitlines() if not line.startswith("//"))
-    assert text.strip() == proto.render_proto().strip()
+    fd = proto.file_descriptor_proto()
+    assert fd.name == "autotune_export/interop/jax_triton.proto" == proto.FILE_NAME
+    assert text.strip() == _render_proto(fd).strip()
+
+
+def _protoc_command():
+    """A protoc command line, or None: $PROTOC, protoc on PATH, grpc_tools in this interpreter."""
+    if os.environ.get("PROTOC"):
+        return os.environ["PROTOC"]
+    if shutil.which("protoc"):
+        return shutil.which("protoc")
+    if importlib.util.find_spec("grpc_tools") is not None:
+        return f"{sys.executable} -m grpc_tools.protoc"
+    return None
+
+
+def test_generated_module_is_current():
+    """Regenerate from the .proto with protoc (into a temporary folder) and compare: the text
+    when protoc is the pinned version, the descriptors otherwise."""
+    cmd = _protoc_command()
+    if cmd is None:
+        pytest.skip("no protoc ($PROTOC, protoc on PATH or grpc_tools); the descriptor test above still ran")
+    proc = subprocess.run([sys.executable, SCRIPT, "--check", "--no-install", "--protoc", cmd],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_gencode_version_matches_protobuf_floor():
+    """Generated code needs a runtime >= its gencode version: pyproject's floor is that version,
+    the script pins the protoc that makes it, and the installed runtime loads it."""
+    with open(GENERATED) as f:
+        gencode = re.search(r"^# Protobuf Python Version: (\d+)\.(\d+)\.(\d+)$", f.read(), re.M).groups()
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        floor = re.search(r'"protobuf>=(\d+)\.(\d+)\.(\d+)"', f.read()).groups()
+    assert gencode == floor
+    spec = importlib.util.spec_from_file_location("generate_proto", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.PROTOC_VERSION == f"libprotoc {gencode[1]}.{gencode[2]}"  # protoc 29.0 makes Python 5.29.0
+    from google.protobuf import __version__ as runtime
+
+    assert tuple(int(x) for x in runtime.split(".")[:3]) >= tuple(int(x) for x in gencode)
 
 
 def test_round_trip_single_call():

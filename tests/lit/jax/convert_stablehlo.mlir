@@ -11,7 +11,8 @@
 // RUN: FileCheck %s --check-prefix=ALIAS < %t.alias.mlir
 // RUN: iree-compile %t.alias.mlir --iree-input-type=stablehlo --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.alias.vmfb
 // RUN: %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --no-lower | FileCheck %s --check-prefix=SUGAR
-// RUN: not %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_75 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/h200_jax0.11.2/two_kernels.stablehlo.mlir --target sm_80 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not %python -m autotune_export.interop.jax_triton convert %S/../../fixtures/jax/two_kernels.stablehlo.mlir --target sm_75 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
 // TWO-NOT: stablehlo.custom_call
 //     TWO: hal.executable.source private @add_kernel_ex0 {{.*}}path = "add_kernel_ex0.ptx", data = "{{.*}}.visible .entry add_kernel(
@@ -37,4 +38,8 @@
 // SUGAR: hal.executable.autotuning.export @scale_add_kernel variants([@scale_add_kernel_0_128_w4_s2, @scale_add_kernel_1_256_w4_s3, @scale_add_kernel_2_512_w8_s3, @scale_add_kernel_3_1024_w8_s4])
 // SUGAR: flow.dispatch @scale_add_kernel_ex1::@scale_add_kernel(
 
-// ARCH: error: triton call 0 ('add_kernel'), config 0: the PTX targets sm_80, which does not run on sm_75
+// Arch-specific PTX (jax-triton on an H200 compiles for sm_90a) runs on sm_90 only.
+// ARCH: error: triton call 0 ('add_kernel'), config 0: the PTX targets sm_90a, which does not run on sm_80
+
+// Targets are read by autotune_export.cuda.targets.
+// BADTARGET: error: unsupported CUDA target 'sm_75': supported are sm_80,

@@ -2,8 +2,9 @@
 
 A grid expression (``grid(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N))`` in the extension syntax) is
 parsed with ``dialects/grid.lark`` into a small tree, checked against the names in scope,
-evaluated on integers (for tests and tuning), and emitted as ``arith`` ops on ``index`` values
-inside a ``hal.executable.export`` workgroup-count region, where each grid dimension becomes
+evaluated on integers (for tests and tuning), and built with the bindings' ``arith`` op classes
+on ``index`` values (:class:`CountBuilder`, :func:`count_builder`) inside a
+``hal.executable.export`` workgroup-count region, where each grid dimension becomes
 one workgroup-count dimension (Triton launches ``grid[0] * num_ctas`` blocks in x; with
 ``num_ctas == 1`` that is IREE's workgroup count x).
 
@@ -22,10 +23,23 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence, Union
 
 import lark
+from iree.compiler import ir
+from iree.compiler.dialects import arith
 
 from autotune_export.dialects import grammar
 
-__all__ = ["GridError", "Expr", "parse", "format_expr", "names", "evaluate", "CountEmitter"]
+__all__ = [
+    "GridError",
+    "Expr",
+    "parse",
+    "format_expr",
+    "names",
+    "evaluate",
+    "fold",
+    "check_grid",
+    "CountBuilder",
+    "count_builder",
+]
 
 
 class GridError(ValueError):
@@ -186,90 +200,125 @@ def _division_by_zero(op: str) -> str:
     return f"division by zero in grid expression ({what})"
 
 
-_ARITH = {
-    "+": "arith.addi",
-    "-": "arith.subi",
-    "*": "arith.muli",
-    "//": "arith.floordivsi",
-    "%": "arith.remsi",  # not emitted: Python's % is lowered through floordivsi (see _binary)
-    "cdiv": "arith.ceildivsi",
-    "min": "arith.minsi",
-    "max": "arith.maxsi",
-}
+def _fold(expr: Expr, values: Mapping[str, object], binary: Callable[[str, object, object], object]):
+    """Fold ``expr`` bottom-up: constant subtrees become Python ints (Python semantics, via
+    :func:`_apply`); a node with a symbolic operand (any value in ``values`` that is not an
+    int) becomes ``binary(op, lhs, rhs)``, called lhs subtree first, then rhs subtree, then
+    the node (``-x`` is ``binary("-", 0, x)``). Raises GridError for unknown names and for a
+    division by a value known to be zero."""
+    if isinstance(expr, Num):
+        return expr.value
+    if isinstance(expr, Name):
+        if expr.name not in values:
+            raise GridError(f"unknown name '{expr.name}' in grid expression", expr.column)
+        return values[expr.name]
+    if isinstance(expr, Neg):
+        inner = _fold(expr.operand, values, binary)
+        return -inner if isinstance(inner, int) else binary("-", 0, inner)
+    lhs, rhs = _fold(expr.lhs, values, binary), _fold(expr.rhs, values, binary)
+    if expr.op in ("//", "%", "cdiv") and isinstance(rhs, int) and rhs == 0:
+        raise GridError(_division_by_zero(expr.op), expr.column or None)
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        return _apply(expr.op, lhs, rhs, expr.column)
+    return binary(expr.op, lhs, rhs)
 
 
-class CountEmitter:
-    """Emit grid expressions as ``arith`` ops on ``index`` values (MLIR text lines).
+_SYMBOLIC = object()
 
-    ``values`` maps each name in scope to an int (a config constant, folded) or to the SSA
-    name of an ``index`` value (a workload argument of the count region, e.g. ``"%M"``).
-    Constant subtrees are folded in Python, so a grid of constants emits one constant.
-    Raises GridError for unknown names and for division by a constant zero.
+
+def fold(expr: Expr, values: Mapping[str, object]) -> int | None:
+    """The value of ``expr`` when every name it uses has an int in ``values``; None when it
+    depends on a symbolic name (a value in ``values`` that is not an int, e.g. a workload
+    value known only at the dispatch). Checks what can be checked without the symbolic
+    values: raises GridError for unknown names and for a division by a constant zero (the
+    errors :class:`CountBuilder` raises for the same inputs)."""
+    value = _fold(expr, values, lambda op, lhs, rhs: _SYMBOLIC)
+    return value if isinstance(value, int) else None
+
+
+def _check_dims(grid: Sequence[Expr]) -> None:
+    if not 1 <= len(grid) <= 3:
+        raise GridError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
+
+
+def check_grid(grid: Sequence[Expr], values: Mapping[str, object]) -> None:
+    """Raise the GridError that :meth:`CountBuilder.build_grid` would raise for ``grid`` and
+    ``values`` (names as in :func:`fold`), without building anything: wrong number of
+    dimensions, unknown names, division by a constant zero."""
+    _check_dims(grid)
+    for expr in grid:
+        fold(expr, values)
+
+
+class CountBuilder:
+    """Build grid expressions as ``arith`` ops on ``index`` values, at the current
+    ``ir.InsertionPoint`` and ``ir.Location`` (inside a workgroup-count region).
+
+    ``values`` maps each name in scope to an int (a config constant, folded in Python) or to
+    an ``ir.Value`` of type ``index`` (a workload argument of the count region). Constant
+    subtrees are folded, so a grid of constants builds constants only; each constant value
+    is built once per builder. The ops: ``+`` ``arith.addi``, ``-`` ``arith.subi``, ``*``
+    ``arith.muli``, ``//`` ``arith.floordivsi``, ``cdiv`` ``arith.ceildivsi``, ``min``/``max``
+    ``arith.minsi``/``arith.maxsi``; ``a % b`` (Python's, the sign of the divisor) is
+    ``a - floordivsi(a, b) * b``, since ``arith.remsi`` takes the dividend's sign; ``-a`` is
+    ``0 - a``. Raises GridError for unknown names and for division by a constant zero.
     """
 
-    def __init__(self, values: Mapping[str, Union[int, str]], indent: str = "  "):
+    def __init__(self, values: Mapping[str, object]):
         self.values = dict(values)
-        self.indent = indent
-        self.lines: list[str] = []
-        self._constants: dict[int, str] = {}
-        self._counter = 0
+        self._constants: dict[int, object] = {}
 
-    def _fresh(self) -> str:
-        self._counter += 1
-        return f"%g{self._counter}"
-
-    def constant(self, value: int) -> str:
-        """SSA name of an ``index`` constant, created once per value."""
+    def constant(self, value: int):
+        """An ``index`` ``arith.constant`` of ``value`` (built once per value)."""
         if value not in self._constants:
-            name = f"%c{value}" if value >= 0 else f"%c_{-value}"
-            self._constants[value] = name
-            self.lines.append(f"{self.indent}{name} = arith.constant {value} : index")
+            self._constants[value] = arith.ConstantOp(ir.IndexType.get(), int(value)).result
         return self._constants[value]
 
-    def _fold(self, expr: Expr) -> Union[int, str]:
-        if isinstance(expr, Num):
-            return expr.value
-        if isinstance(expr, Name):
-            if expr.name not in self.values:
-                raise GridError(f"unknown name '{expr.name}' in grid expression", expr.column)
-            return self.values[expr.name]
-        if isinstance(expr, Neg):
-            inner = self._fold(expr.operand)
-            if isinstance(inner, int):
-                return -inner
-            return self._binary("-", 0, inner)
-        lhs, rhs = self._fold(expr.lhs), self._fold(expr.rhs)
-        if expr.op in ("//", "%", "cdiv") and rhs == 0:
-            raise GridError(_division_by_zero(expr.op), expr.column or None)
-        if isinstance(lhs, int) and isinstance(rhs, int):
-            return _apply(expr.op, lhs, rhs, expr.column)
-        return self._binary(expr.op, lhs, rhs)
-
-    def _binary(self, op: str, lhs, rhs) -> str:
+    def _binary(self, op: str, lhs, rhs):
         a = self.constant(lhs) if isinstance(lhs, int) else lhs
         b = self.constant(rhs) if isinstance(rhs, int) else rhs
-        result = self._fresh()
         if op == "%":
-            # Python's % takes the divisor's sign: r = a - floordiv(a, b) * b.
-            q = self._fresh()
-            p = self._fresh()
-            self.lines.append(f"{self.indent}{q} = arith.floordivsi {a}, {b} : index")
-            self.lines.append(f"{self.indent}{p} = arith.muli {q}, {b} : index")
-            self.lines.append(f"{self.indent}{result} = arith.subi {a}, {p} : index")
-            return result
-        self.lines.append(f"{self.indent}{result} = {_ARITH[op]} {a}, {b} : index")
-        return result
+            quotient = arith.FloorDivSIOp(a, b).result
+            return arith.SubIOp(a, arith.MulIOp(quotient, b).result).result
+        cls = {
+            "+": arith.AddIOp,
+            "-": arith.SubIOp,
+            "*": arith.MulIOp,
+            "//": arith.FloorDivSIOp,
+            "cdiv": arith.CeilDivSIOp,
+            "min": arith.MinSIOp,
+            "max": arith.MaxSIOp,
+        }[op]
+        return cls(a, b).result
 
-    def emit(self, expr: Expr) -> str:
-        """Emit ``expr``; return the SSA name of its ``index`` result."""
-        value = self._fold(expr)
+    def build(self, expr: Expr):
+        """Build ``expr``; return its ``index`` value (an ``ir.Value``)."""
+        value = _fold(expr, self.values, self._binary)
         return self.constant(value) if isinstance(value, int) else value
 
-    def emit_grid(self, grid: Sequence[Expr]) -> tuple[str, str, str]:
-        """Emit up to three grid dimensions; missing ones are 1 (Triton's convention)."""
-        if not 1 <= len(grid) <= 3:
-            raise GridError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
-        dims = [self.emit(e) for e in grid]
+    def build_grid(self, grid: Sequence[Expr]) -> tuple:
+        """Build up to three grid dimensions, missing ones 1 (Triton's convention): the
+        ``(x, y, z)`` ``index`` values of a workgroup count. Raises GridError for 0 or more
+        than 3 dimensions (before building anything)."""
+        _check_dims(grid)
+        dims = [self.build(e) for e in grid]
         while len(dims) < 3:
             dims.append(self.constant(1))
-        return tuple(dims)  # type: ignore[return-value]
+        return tuple(dims)
+
+
+def count_builder(grid: Sequence[Expr], constants: Mapping[str, int], workload: Sequence[str]):
+    """A ``count(device, workload_values)`` callback for
+    :func:`autotune_export.ir.builders.export`: builds ``grid`` with ``constants`` (config
+    constants, folded) and the count region's workload arguments bound to the names in
+    ``workload`` (in order; they shadow constants of the same name), and returns the
+    ``[x, y, z]`` index values. Call :func:`check_grid` first (with the workload names bound
+    to anything but an int): a GridError raised while the region is being built leaves a
+    half-built export behind."""
+
+    def build(device, workload_values):
+        values: dict[str, object] = dict(constants)
+        values.update(zip(workload, workload_values))
+        return list(CountBuilder(values).build_grid(grid))
+
+    return build

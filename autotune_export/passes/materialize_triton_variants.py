@@ -33,27 +33,28 @@ from typing import Any
 
 from autotune_export.cuda import abi
 from autotune_export.cuda.targets import TargetError, parse_targets
+from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, mlir_string
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
 from autotune_export.support.diagnostics import location_of
-from autotune_export.ir.markers import TARGETS_ATTR
+from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
     executable_sources,
     exports_of,
     groups_of,
-    parse_detached,
     sym_name,
 )
-from . import ModulePass, PassContext, register
+from autotune_export.passes.base import ModulePass, PassContext, register
 
 __all__ = ["MaterializeTritonVariants", "variant_name"]
 
 #: CUDA executable target that matches every ``--iree-cuda-target`` (notes: objects are keyed
-#: by target; a key carrying ``target_arch`` does not match).
+#: by target; a key carrying ``target_arch`` does not match). Text kept for
+#: interop/jax_triton only; this pass builds it with :func:`autotune_export.ir.hal_attrs.cuda_target`.
 CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
 
 
@@ -101,6 +102,22 @@ class _Planned:
     specs: list[Any]
     first_spec: int
     archs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+
+
+@dataclass
+class _Export:
+    """One export to build: its symbol ``name`` and ``ordinal``, the parsed ``grid`` with the
+    config ``constants`` it may use, and per target (in ``--target`` order) the block size
+    ``threads`` and dynamic ``shared`` memory in bytes; ``scratch``: Triton's global scratch,
+    ``(bytes per program, alignment)`` (the largest over the targets), or None."""
+
+    name: str
+    ordinal: int
+    grid: list[Any]
+    constants: dict[str, int]
+    threads: list[int]
+    shared: list[int]
+    scratch: tuple[int, int] | None
 
 
 @register
@@ -346,7 +363,8 @@ class MaterializeTritonVariants(ModulePass):
         except abi.AbiError as err:
             raise DiagnosticError.at(loc, str(err)) from None
         nsig = len(group.signature)
-        written: set[int] = set()
+        position = {p.name: i for i, p in enumerate(group.signature)}
+        written: set[int] = set()  # signature indices of pointers a variant may write through
         existing = exports_of(item.source)
         next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
         names, spec_names = [], []
@@ -378,10 +396,14 @@ class MaterializeTritonVariants(ModulePass):
                         raise DiagnosticError.at(loc, f"config {index}: {err}") from None
                     if name in scratch[t] and scratch[t][name][1] > 1:
                         adapt[nsig] = f"align:{scratch[t][name][1]}"
+                    # written_params: indices into the variant's own signature (the
+                    # specialized one lacks the ':1' parameters), mapped here by name.
                     written_list = r.metadata.get("written_params")
-                    if written_list is None:
-                        written_list = ptx_mod.written_params(r.ptx)
-                    written |= {i for i in written_list if i < nsig}
+                    if written_list is None:  # not analysed: every pointer may be written
+                        written |= {i for i, p in enumerate(group.signature) if p.is_pointer}
+                    else:
+                        own = [n for n, _ in r.spec.signature]
+                        written |= {position[own[i]] for i in written_list if i < len(own)}
                     parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
                     per_target_results.append(r)
                 units.append((index, cfg, consts, per_target_results, name))
@@ -403,51 +425,46 @@ class MaterializeTritonVariants(ModulePass):
                 objects.append((arch, cubin if self.object_format == "cubin" else linked))
             except ptx_mod.PtxError as err:
                 raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
-        layout = abi.layout_attr(plan.read_only(written), plan.num_constants)
-
         exports = []
         for ordinal, (index, cfg, consts, rs, name) in enumerate(units, start=next_ordinal):
             result = rs[0]
             env: dict[str, Any] = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
             env.update({"num_warps": result.metadata["num_warps"], "num_stages": dict(cfg).get("num_stages", 3), "num_ctas": 1})
-            env.update({w: f"%{w}" for w in group.workload})
-            emitter = grid_mod.CountEmitter(env, indent="  ")
             try:
-                x, y, z = emitter.emit_grid([grid_mod.parse(g) for g in group.grid])
+                exprs = [grid_mod.parse(g) for g in group.grid]
+                # Workload values are symbolic (None); the count region binds them.
+                grid_mod.check_grid(exprs, {**env, **{w: None for w in group.workload}})
             except grid_mod.GridError as err:
                 text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
                 raise DiagnosticError.at(loc, f"{err} for config {index} {text}") from None
-            args = ", ".join(["%device: !hal.device"] + [f"%{w}: index" for w in group.workload])
-            body = "\n".join(emitter.lines)
-            threads = [int(r.metadata["num_warps"]) * 32 for r in rs]
-            shareds = [int(r.metadata.get("shared", 0)) for r in rs]
-            # With several targets the export holds the first target's block size and the
-            # largest shared memory; lower-autotuning-dispatch gives each target's copy its own
-            # (autotune.targets).
-            props = f"workgroup_size = [{threads[0]} : index, 1 : index, 1 : index]"
-            if max(shareds):
-                props += f", workgroup_local_memory = {max(shareds)} : index"
-            attrs = []
             need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
-            if need:
-                attrs.append(f"{abi.SCRATCH_ATTR} = [{max(n for n, _ in need)} : i64, {max(a for _, a in need)} : i64]")
-            if multi:
-                per = ", ".join(f"{mlir_string(objects[t][0])} = [{threads[t]} : i64, {shareds[t]} : i64]" for t in range(len(archs)))
-                attrs.append(f"{TARGETS_ATTR} = {{{per}}}")
-            extra = f" attributes {{{', '.join(attrs)}}}" if attrs else ""
             exports.append(
-                f"hal.executable.export public @{name} ordinal({ordinal}) layout({layout}) "
-                f"count({args}) -> (index, index, index) {{\n{body}\n  hal.return {x}, {y}, {z} : index, index, index\n}} <{{{props}}}>{extra}"
+                _Export(
+                    name=name,
+                    ordinal=ordinal,
+                    grid=exprs,
+                    constants=env,
+                    threads=[int(r.metadata["num_warps"]) * 32 for r in rs],
+                    shared=[int(r.metadata.get("shared", 0)) for r in rs],
+                    scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
+                )
             )
         divisible = equal_one = None
         if spec_names:
             scalars = [group.signature[i] for i in plan.scalars]
             divisible = [k for k, p in enumerate(scalars) if p.hint == 16]
             equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
-        self._insert(ctx, item, exports, objects, names, spec_names or None, divisible, equal_one)
+        self._insert(item, exports, objects, plan.read_only(written), plan.num_constants, names,
+                     spec_names or None, divisible, equal_one)
 
-    def _insert(self, ctx: PassContext, item: _Planned, exports: list[str], objects, names: list[str],
+    def _insert(self, item: _Planned, exports: list[_Export], objects: list[tuple[str, str | bytes]],
+                read_only: list[bool], num_constants: int, names: list[str],
                 specialized: list[str] | None, divisible: list[int] | None, equal_one: list[int] | None) -> None:
+        """Set the source's objects, add ``exports`` right after the group op and rewrite the
+        group into the ``variants([...])`` form. ``objects``: ``(PTX target architecture,
+        linked PTX text or cubin bytes)`` per target; ``read_only``/``num_constants``: the
+        pipeline layout every export shares. Raises DiagnosticError (before changing the IR)
+        when the source already has objects or ``default(@...)`` names no variant."""
         from iree.compiler import ir
 
         source, op, group = item.source, item.op, item.group
@@ -457,32 +474,52 @@ class MaterializeTritonVariants(ModulePass):
                 f"@{sym_name(source)} already has objects; IREE takes one object per external executable, "
                 "so a triton(...) group needs a hal.executable.source of its own",
             )
-        entries = []
-        for arch, obj in objects:
-            suffix = f".{arch}" if len(objects) > 1 else ""
-            label = mlir_string(f"{sym_name(source)}{suffix}.{'cubin' if isinstance(obj, bytes) else 'ptx'}")
-            if isinstance(obj, bytes):
-                data = "dense<[" + ", ".join(str(b if b < 128 else b - 256) for b in obj) + f"]> : vector<{len(obj)}xi8>"
-            else:
-                data = mlir_string(obj)
-            # One object: the key that matches every CUDA target. Several: one key per
-            # architecture, split into hal.executable.variants by lower-autotuning-dispatch.
-            key = CUDA_TARGET if len(objects) == 1 else f'#hal.executable.target<"cuda", "cuda-nvptx-fb", {{target_arch = "{arch}"}}>'
-            entries.append(f"{key} = [#hal.executable.object<{{path = {label}, data = {data}}}>]")
-        objects_text = f"#hal.executable.objects<{{{', '.join(entries)}}}>"
-        text = f"hal.executable.source private @__tmp {{\n" + "\n".join(exports) + "\n}"
-        with source.context:
-            tmp = parse_detached(text, source.context)[0]
-            source.attributes["objects"] = ir.Attribute.parse(objects_text)
-        block_ops = [o.operation for o in source.regions[0].blocks[0].operations]
-        index = next(i for i, o in enumerate(block_ops) if o == op)
-        after = block_ops[index + 1] if index + 1 < len(block_ops) else None
-        point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(source.regions[0].blocks[0])
-        for export in [o.operation for o in tmp.regions[0].blocks[0].operations]:
-            if export.operation.name != "hal.executable.export":
-                continue
-            point.insert(export.detach_from_parent())
-        tmp.erase()
+        if group.default is not None and group.default not in names:
+            raise DiagnosticError.at(
+                group.location,
+                f"default(@{group.default}) names no variant of @{group.name}; the variants are {', '.join('@' + n for n in names)}",
+            )
+        multi = len(objects) > 1
+        with source.context, op.location:
+            entries = []
+            for arch, obj in objects:
+                suffix = f".{arch}" if multi else ""
+                label = f"{sym_name(source)}{suffix}.{'cubin' if isinstance(obj, bytes) else 'ptx'}"
+                # One object: the key that matches every CUDA target. Several: one key per
+                # architecture, split into hal.executable.variants by split-architectures.
+                target = hal_attrs.cuda_target(arch if multi else None)
+                entries.append((target, [hal_attrs.executable_object(label, obj)]))
+            source.attributes["objects"] = hal_attrs.executable_objects(entries)
+            layout = hal_attrs.pipeline_layout(read_only, num_constants)
+
+            block = source.regions[0].blocks[0]
+            block_ops = [o.operation for o in block.operations]
+            index = next(i for i, o in enumerate(block_ops) if o == op)
+            after = block_ops[index + 1] if index + 1 < len(block_ops) else None
+            point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(block)
+            for e in exports:
+                attributes: dict[str, ir.Attribute] = {}
+                if e.scratch is not None:
+                    attributes[SCRATCH_ATTR] = ir.ArrayAttr.get([builders.i64_attr(v) for v in e.scratch])
+                if multi:
+                    attributes[TARGETS_ATTR] = ir.DictAttr.get({
+                        arch: ir.ArrayAttr.get([builders.i64_attr(threads), builders.i64_attr(shared)])
+                        for (arch, _), threads, shared in zip(objects, e.threads, e.shared)
+                    })
+                # With several targets the export holds the first target's block size and the
+                # largest shared memory; split-architectures gives each target's copy its own
+                # (autotune.targets).
+                builders.export(
+                    e.name,
+                    e.ordinal,
+                    layout,
+                    group.workload,
+                    grid_mod.count_builder(e.grid, e.constants, group.workload),
+                    workgroup_size=[e.threads[0], 1, 1],
+                    workgroup_local_memory=max(e.shared) or None,
+                    attributes=attributes,
+                    ip=point,
+                )
         new_group = AutotuneGroup(
             name=group.name,
             variants=names,
@@ -493,10 +530,5 @@ class MaterializeTritonVariants(ModulePass):
             location=group.location,
         )
         if group.default is not None:
-            if group.default not in names:
-                raise DiagnosticError.at(
-                    group.location,
-                    f"default(@{group.default}) names no variant of @{group.name}; the variants are {', '.join('@' + n for n in names)}",
-                )
             new_group.default = group.default
         new_group.replace(op)

@@ -10,23 +10,35 @@ compute_capability_major/minor``, answered by IREE's CUDA driver). IREE evaluate
 conditions when the module loads and creates the executable from the first variant whose
 condition holds. PTX for ``sm_XY`` runs on compute capability >= X.Y (the driver JIT-compiles
 it); arch-specific PTX (``sm_90a``) and any cubin only on their own architecture (a cubin
-on X.Y and later minors of X). Dispatches name the export in every variant;
+on X.Y and later minors of X). Dispatches name the export in every variant
+(``@ex::@sm_90a::@k, @ex::@sm_80::@k``, most capable first).
+
+The pass leaves alone a source without objects, with fewer than two keys, or with a key
+that has no ``target_arch = "sm_XY"`` / ``"sm_XYa"``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from autotune_export.ir.markers import TARGETS_ATTR
-from autotune_export.ir.walk import executable_sources, exports_of, sym_name
-from . import ModulePass, PassContext, register
+from iree.compiler import ir
+from iree.compiler.dialects import arith, hal
 
-__all__ = ["SplitArchitectures", "TARGETS_ATTR"]
+from autotune_export.ir import builders, hal_attrs
+from autotune_export.ir.markers import TARGETS_ATTR
+from autotune_export.ir.walk import dispatch_sites, executable_sources, exports_of, sym_name
+from autotune_export.passes.base import ModulePass, PassContext, register
+
+__all__ = ["SplitArchitectures", "TARGETS_ATTR", "compute_capability_range"]
 
 
 @register
 @dataclass
 class SplitArchitectures(ModulePass):
+    """No options: every ``hal.executable.source`` whose objects are keyed by two or more
+    CUDA architectures is split (see the module doc)."""
+
     name = "split-architectures"
     summary = "give each CUDA architecture's object an executable variant chosen when the module loads"
 
@@ -35,138 +47,108 @@ class SplitArchitectures(ModulePass):
             _split_by_target(module, source)
 
 
+#: ``sm_XY`` (PTX or cubin for X.Y) and ``sm_XYa`` (arch-specific: X.Y only) as they appear in
+#: an object key's ``target_arch``. Not :func:`autotune_export.cuda.targets.parse_target`,
+#: which refuses architectures the toolkit does not compile for; a user's objects may have any.
+_ARCH = re.compile(r"sm_(\d+)(a?)")
 
 
-
-def _scan_top(text: str, start: int, stop_chars: str) -> int:
-    """Index of the first of ``stop_chars`` at bracket depth 0 from ``start`` (strings skipped);
-    ``len(text)`` when none."""
-    depth, i, n = 0, start, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "<{[(":
-            depth += 1
-        elif c in ">}])":
-            if depth == 0 and c in stop_chars:
-                return i
-            depth -= 1
-        elif depth == 0 and c in stop_chars:
-            return i
-        i += 1
-    return n
-
-
-def object_entries(objects_text: str) -> list[tuple[str, str]]:
-    """``[(target attribute text, object list text)]`` of a printed
-    ``#hal.executable.objects<{#target = [#object, ...], ...}>``."""
-    head = "#hal.executable.objects<{"
-    if not objects_text.startswith(head):
-        return []
-    body_end = len(objects_text) - len("}>")
-    out, i = [], len(head)
-    while i < body_end:
-        comma = min(_scan_top(objects_text, i, ","), body_end)
-        entry = objects_text[i:comma].strip()
-        eq = _scan_top(entry, 0, "=")
-        if eq < len(entry):
-            out.append((entry[:eq].strip(), entry[eq + 1 :].strip()))
-        i = comma + 1
-    return out
-
-
-def _cc_range(target: str, objects: str) -> tuple[int, int | None] | None:
-    """Compute capabilities (``major * 10 + minor``) an object for ``target`` runs on."""
-    import re
-
-    m = re.search(r'target_arch\s*=\s*"sm_(\d+)(a?)"', target)
+def compute_capability_range(arch: str | None, binary: bool) -> tuple[int, int | None] | None:
+    """Compute capabilities (``major * 10 + minor``, 86 for 8.6) that an object for CUDA
+    architecture ``arch`` (an object key's ``target_arch``, e.g. ``"sm_80"``) runs on:
+    ``(low, high)`` inclusive, ``high`` None for no upper bound. Arch-specific ``sm_XYa``:
+    X.Y only; a ``binary`` object (a cubin): X.Y up to X.9; PTX: X.Y and later (the driver
+    JIT-compiles it). None when ``arch`` is None or not spelled ``sm_XY``/``sm_XYa``."""
+    m = _ARCH.fullmatch(arch or "")
     if m is None:
         return None
     cc, specific = int(m.group(1)), bool(m.group(2))
     if specific:
         return cc, cc
-    if "dense<" in objects:  # a cubin: this architecture and later minors of its major
+    if binary:  # a cubin: this architecture and later minors of its major
         return cc, cc // 10 * 10 + 9
     return cc, None  # PTX: JIT-compiled by the driver on any later architecture
 
 
+def _condition(low: int, high: int | None, ip: ir.InsertionPoint) -> None:
+    """``hal.executable.condition(%device: !hal.device) -> i1`` that holds when the device's
+    compute capability (``cuda.device :: compute_capability_major * 10 + _minor``, 0 when the
+    query fails) lies in ``[low, high]`` (``high`` None: no upper bound)."""
+    i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
+    device = builders.device_type()
+    op = hal.ExecutableConditionOp(ir.TypeAttr.get(ir.FunctionType.get([device], [i1])), ip=ip)
+    block = op.regions[0].blocks.append(device)
+    with ir.InsertionPoint(block):
+        zero = ir.IntegerAttr.get(i32, 0)
+        major = hal.DeviceQueryOp(i1, i32, block.arguments[0], "cuda.device", "compute_capability_major", default_value=zero)
+        minor = hal.DeviceQueryOp(i1, i32, block.arguments[0], "cuda.device", "compute_capability_minor", default_value=zero)
+        ten = arith.ConstantOp(i32, 10).result
+        tens = arith.MulIOp(major.results[1], ten).result
+        cc = arith.AddIOp(tens, minor.results[1]).result
+        lo = arith.ConstantOp(i32, low).result
+        ok = arith.CmpIOp(arith.CmpIPredicate.sge, cc, lo).result
+        if high is not None:
+            hi = arith.ConstantOp(i32, high).result
+            le = arith.CmpIOp(arith.CmpIPredicate.sle, cc, hi).result
+            ok = arith.AndIOp(ok, le).result
+        hal.ReturnOp([ok])
+
+
+def _specialize(export, arch: str) -> None:
+    """Give an export copy ``arch``'s block size and shared memory from its
+    ``autotune.targets`` (when it names ``arch``) and drop that attribute."""
+    if TARGETS_ATTR not in export.attributes:
+        return
+    per = ir.DictAttr(export.attributes[TARGETS_ATTR])
+    if arch in per:
+        threads, shared = (ir.IntegerAttr(v).value for v in ir.ArrayAttr(per[arch]))
+        export.attributes["workgroup_size"] = ir.ArrayAttr.get([builders.index_attr(v) for v in (threads, 1, 1)])
+        if shared:
+            export.attributes["workgroup_local_memory"] = builders.index_attr(shared)
+        elif "workgroup_local_memory" in export.attributes:
+            del export.attributes["workgroup_local_memory"]
+    del export.attributes[TARGETS_ATTR]
+
+
 def _split_by_target(module, source) -> None:
     """Turn a ``hal.executable.source`` with objects for several architectures into a
-    ``hal.executable`` with one conditioned variant per architecture (see the module doc)."""
-    import re
-
-    from iree.compiler import ir
-
-    from autotune_export.ir.walk import parse_detached, walk
-
+    ``hal.executable`` with one conditioned variant per architecture (see the module doc),
+    inserted where the source was; rewrite every ``flow.dispatch`` that names one of its
+    exports to name that export in each variant."""
     if "objects" not in source.attributes:
         return
-    entries = object_entries(str(source.attributes["objects"]))
-    ranges = [_cc_range(t, o) for t, o in entries]
+    entries = hal_attrs.read_objects(source.attributes["objects"])
+    ranges = [compute_capability_range(e.arch, any(isinstance(o.data, bytes) for o in e.objects)) for e in entries]
     if len(entries) < 2 or any(r is None for r in ranges):
         return
     exe = sym_name(source)
     order = sorted(range(len(entries)), key=lambda k: -ranges[k][0])
-    variants, names = [], []
-    for k in order:
-        target, objects = entries[k]
-        arch = re.search(r'target_arch\s*=\s*"([^"]+)"', target).group(1)
-        names.append(arch)
-        lo, hi = ranges[k]
-        upper = (
-            f"        %hi = arith.constant {hi} : i32\n"
-            "        %le = arith.cmpi sle, %cc, %hi : i32\n"
-            "        %ok = arith.andi %ge, %le : i1\n"
-            "        hal.return %ok : i1\n"
-        ) if hi is not None else "        hal.return %ge : i1\n"
-        variants.append(
-            f"  hal.executable.variant public @{arch} target({target}) objects({objects}) {{\n"
-            "    hal.executable.condition(%device: !hal.device) -> i1 {\n"
-            '        %ok1, %major = hal.device.query<%device : !hal.device> key("cuda.device" :: "compute_capability_major") : i1, i32 = 0 : i32\n'
-            '        %ok2, %minor = hal.device.query<%device : !hal.device> key("cuda.device" :: "compute_capability_minor") : i1, i32 = 0 : i32\n'
-            "        %c10 = arith.constant 10 : i32\n"
-            "        %tens = arith.muli %major, %c10 : i32\n"
-            "        %cc = arith.addi %tens, %minor : i32\n"
-            f"        %lo = arith.constant {lo} : i32\n"
-            "        %ge = arith.cmpi sge, %cc, %lo : i32\n"
-            + upper +
-            "    }\n  }"
-        )
-    text = f"hal.executable private @{exe} {{\n" + "\n".join(variants) + "\n}"
+    names = [entries[k].arch for k in order]
+    exports = list(exports_of(source).values())
     with source.context, source.location:
-        new = parse_detached(text, source.context)[0]
-        ir.InsertionPoint(source).insert(new)
-        exports = list(exports_of(source).values())
-        index = ir.IndexType.get()
-        for variant, arch in zip([o.operation for o in new.regions[0].blocks[0].operations], names):
-            point = ir.InsertionPoint.at_block_terminator(variant.regions[0].blocks[0])
+        executable = hal.ExecutableOp(exe, sym_visibility="private", ip=ir.InsertionPoint(source))
+        with ir.InsertionPoint(executable.regions[0].blocks.append()):
+            hal.ExecutableEndOp()
+        for k, arch in zip(order, names):
+            entry = entries[k]
+            objects = ir.ArrayAttr.get([hal_attrs.executable_object(o.path, o.data) for o in entry.objects])
+            variant = hal.ExecutableVariantOp(arch, entry.target, sym_visibility="public", objects=objects,
+                                              ip=builders.source_block(executable))
+            with ir.InsertionPoint(variant.regions[0].blocks.append()):
+                hal.ExecutableVariantEndOp()
+            point = builders.source_block(variant)
+            _condition(*ranges[k], ip=point)
             for export in exports:
-                clone = export.clone(ip=point)
-                if TARGETS_ATTR in clone.attributes:
-                    per = clone.attributes[TARGETS_ATTR]
-                    if arch in per:
-                        threads, shared = (int(v.value) for v in per[arch])
-                        clone.attributes["workgroup_size"] = ir.ArrayAttr.get(
-                            [ir.IntegerAttr.get(index, threads), ir.IntegerAttr.get(index, 1), ir.IntegerAttr.get(index, 1)]
-                        )
-                        if shared:
-                            clone.attributes["workgroup_local_memory"] = ir.IntegerAttr.get(index, shared)
-                        elif "workgroup_local_memory" in clone.attributes:
-                            del clone.attributes["workgroup_local_memory"]
-                    del clone.attributes[TARGETS_ATTR]
-        for dispatch in [op for op in walk(module.operation) if op.name == "flow.dispatch"]:
-            refs = list(dispatch.attributes["entry_points"])
+                _specialize(export.clone(ip=point), arch)
+        for dispatch in dispatch_sites(module):
             new_refs, changed = [], False
-            for ref in refs:
-                parts = [p.lstrip("@").strip('"') for p in str(ref).split("::")]
-                if len(parts) == 2 and parts[0] == exe:
-                    new_refs.extend(ir.SymbolRefAttr.get([exe, arch, parts[1]]) for arch in names)
+            for ref in dispatch.attributes["entry_points"]:
+                path = ir.SymbolRefAttr(ref).value  # @ex::@name -> ["ex", "name"]
+                if len(path) == 2 and path[0] == exe:
+                    new_refs.extend(ir.SymbolRefAttr.get([exe, arch, path[1]]) for arch in names)
                     changed = True
                 else:
                     new_refs.append(ref)
             if changed:
                 dispatch.attributes["entry_points"] = ir.ArrayAttr.get(new_refs)
-        source.erase()
+    source.erase()

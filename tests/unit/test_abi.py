@@ -282,17 +282,25 @@ def test_triton_tma_kernel_needs_scratch_on_sm90_only(have_ptxas, tmp_path, monk
 
 
 def test_object_entries_and_compute_capability_ranges():
-    from autotune_export.passes.split_architectures import _cc_range, object_entries
+    from iree.compiler import ir
+
+    from autotune_export.ir import hal_attrs
+    from autotune_export.passes.split_architectures import compute_capability_range
 
     text = ('#hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}> = '
             '[#hal.executable.object<{path = "a.ptx", data = "x, y = {z} ]>"}>], '
             '#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_90a"}> = '
             '[#hal.executable.object<{path = "b.cubin", data = dense<[1, 2]> : vector<2xi8>}>]}>')
-    entries = object_entries(text)
-    assert [t for t, _ in entries] == ['#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}>',
-                                        '#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_90a"}>']
-    assert entries[0][1].endswith('data = "x, y = {z} ]>"}>]')
-    assert _cc_range(*entries[0]) == (80, None)  # PTX: any later architecture
-    assert _cc_range(*entries[1]) == (90, 90)  # arch-specific
-    assert _cc_range('#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}>', "[dense<[1]>]") == (80, 89)
-    assert _cc_range('#hal.executable.target<"cuda", "cuda-nvptx-fb">', "[]") is None
+    with ir.Context():
+        entries = hal_attrs.read_objects(ir.Attribute.parse(text))
+        assert [str(e.target) for e in entries] == ['#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}>',
+                                                    '#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_90a"}>']
+    assert [e.arch for e in entries] == ["sm_80", "sm_90a"]
+    assert [(o.path, o.data) for e in entries for o in e.objects] == [("a.ptx", "x, y = {z} ]>"), ("b.cubin", b"\x01\x02")]
+    assert compute_capability_range("sm_80", False) == (80, None)  # PTX: any later architecture
+    assert compute_capability_range("sm_90a", True) == (90, 90)  # arch-specific
+    assert compute_capability_range("sm_90a", False) == (90, 90)
+    assert compute_capability_range("sm_80", True) == (80, 89)  # a cubin: later minors of its major
+    assert compute_capability_range("sm_86", True) == (86, 89)
+    assert compute_capability_range(None, False) is None  # a key without target_arch
+    assert compute_capability_range("gfx942", False) is None

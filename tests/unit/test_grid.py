@@ -1,17 +1,16 @@
 """Tests of autotune_export.ir.grid: parsing and printing grid expressions, evaluating them with
-Python's integer semantics, and emitting them as arith ops (checked by interpreting the
-emitted lines)."""
+Python's integer semantics, and building them as the arith ops of a count region (checked op
+by op and by interpreting the built ops)."""
 
 from __future__ import annotations
 
 import math
 import random
-import re
 
 import pytest
 
 from autotune_export.ir import grid as G
-from autotune_export.ir.grid import BinOp, CountEmitter, GridError, Name, Neg, Num
+from autotune_export.ir.grid import BinOp, GridError, Name, Neg, Num
 
 
 def cdiv_ceil(a: int, b: int) -> int:
@@ -173,114 +172,197 @@ def test_evaluate_big_workloads():
 
 
 # --------------------------------------------------------------------------------------------
-# Emission
+# Building count regions (arith ops through the bindings)
 
 
-_LINE = re.compile(r"^\s*(%\w+) = (arith\.\w+) (.*) : index$")
+_INTERPRET = {
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": cdiv_ceil,
+    "arith.minsi": min,
+    "arith.maxsi": max,
+}
 
 
-def run_arith(lines: list[str], args: dict[str, int]) -> dict[str, int]:
-    """Interpret emitted ``arith`` lines on Python ints (index = 64-bit, values stay small)."""
-    values = {f"%{k}": v for k, v in args.items()}
-    for line in lines:
-        m = _LINE.match(line)
-        assert m, line
-        result, op, operands = m.groups()
-        assert result not in values, f"{result} defined twice"
-        if op == "arith.constant":
-            values[result] = int(operands)
-            continue
-        a, b = (values[x.strip()] for x in operands.split(","))
-        values[result] = {
-            "arith.addi": lambda: a + b,
-            "arith.subi": lambda: a - b,
-            "arith.muli": lambda: a * b,
-            "arith.floordivsi": lambda: a // b,
-            "arith.ceildivsi": lambda: cdiv_ceil(a, b),
-            "arith.minsi": lambda: min(a, b),
-            "arith.maxsi": lambda: max(a, b),
-        }[op]()
-    return values
+def build_export(grid: list[str], constants: dict[str, int], workload: list[str]):
+    """A module with one ``hal.executable.export`` whose count region is built from ``grid``;
+    returns (module, the export op). The module verifies."""
+    from iree.compiler import ir
+
+    from autotune_export.ir import builders, hal_attrs
+
+    ctx = ir.Context()
+    with ctx, ir.Location.unknown():
+        module = ir.Module.create()
+        source = builders.executable_source("ex", ip=ir.InsertionPoint(module.body))
+        exprs = [G.parse(g) for g in grid]
+        G.check_grid(exprs, {**constants, **{w: None for w in workload}})
+        op = builders.export(
+            "k", 0, hal_attrs.pipeline_layout([True], 1), workload,
+            G.count_builder(exprs, constants, workload), workgroup_size=[128, 1, 1], ip=builders.source_block(source),
+        )
+        assert module.operation.verify()
+    return module, op
 
 
-def test_count_emitter_text():
-    em = CountEmitter({"BLOCK_M": 128, "BLOCK_N": 64, "M": "%M", "N": "%N"}, indent="  ")
-    x, y, z = em.emit_grid([G.parse("cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)")])
-    assert em.lines == [
-        "  %c128 = arith.constant 128 : index",
-        "  %g1 = arith.ceildivsi %M, %c128 : index",
-        "  %c64 = arith.constant 64 : index",
-        "  %g2 = arith.ceildivsi %N, %c64 : index",
-        "  %g3 = arith.muli %g1, %g2 : index",
-        "  %c1 = arith.constant 1 : index",
+def count_ops(export) -> list[tuple[str, list[str]]]:
+    """The count region's ops as (name, [operand kinds]): block arguments as ``%<index>``
+    (``%1`` is the first workload value), results of earlier ops as ``#<position>``, and
+    constants with their value as ``=<value>``."""
+    block = export.regions[0].blocks[0]
+    where = {block.arguments[i]: f"%{i}" for i in range(len(block.arguments))}
+    out = []
+    for k, op in enumerate(block.operations):
+        op = op.operation
+        if op.name == "arith.constant":
+            out.append((op.name, [f"={op.attributes['value'].value}"]))
+        else:
+            out.append((op.name, [where[v] for v in op.operands]))
+        for r in op.results:
+            where[r] = f"#{k}"
+    return out
+
+
+def run_count(export, workload: list[int]) -> list[int]:
+    """Interpret the count region on Python ints; returns the ``hal.return`` values."""
+    block = export.regions[0].blocks[0]
+    values = {block.arguments[i + 1]: w for i, w in enumerate(workload)}
+    for op in block.operations:
+        op = op.operation
+        for r in op.results:
+            assert str(r.type) == "index"
+        if op.name == "arith.constant":
+            values[op.results[0]] = op.attributes["value"].value
+        elif op.name == "hal.return":
+            return [values[v] for v in op.operands]
+        else:
+            a, b = (values[v] for v in op.operands)
+            values[op.results[0]] = _INTERPRET[op.name](a, b)
+    raise AssertionError("no hal.return")
+
+
+def test_count_builder_ops():
+    module, export = build_export(["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"], {"BLOCK_M": 128, "BLOCK_N": 64}, ["M", "N"])
+    assert count_ops(export) == [
+        ("arith.constant", ["=128"]),
+        ("arith.ceildivsi", ["%1", "#0"]),
+        ("arith.constant", ["=64"]),
+        ("arith.ceildivsi", ["%2", "#2"]),
+        ("arith.muli", ["#1", "#3"]),
+        ("arith.constant", ["=1"]),
+        ("hal.return", ["#4", "#5", "#5"]),
     ]
-    assert (x, y, z) == ("%g3", "%c1", "%c1")
+    text = str(module)
+    assert "count(%arg0: !hal.device, %arg1: index, %arg2: index) -> (index, index, index)" in text
+    assert "workgroup_size = [128 : index, 1 : index, 1 : index]" in text
+    assert run_count(export, [1000, 70]) == [8 * 2, 1, 1]
 
 
-def test_count_emitter_python_modulo_and_negation():
-    em = CountEmitter({"M": "%M"}, indent="")
-    result = em.emit(G.parse("-M % 3"))
-    assert em.lines == [
-        "%c0 = arith.constant 0 : index",
-        "%g1 = arith.subi %c0, %M : index",
-        "%c3 = arith.constant 3 : index",
-        "%g3 = arith.floordivsi %g1, %c3 : index",
-        "%g4 = arith.muli %g3, %c3 : index",
-        "%g2 = arith.subi %g1, %g4 : index",
+def test_count_builder_python_modulo_and_negation():
+    _, export = build_export(["-M % 3"], {}, ["M"])
+    assert count_ops(export) == [
+        ("arith.constant", ["=0"]),
+        ("arith.subi", ["#0", "%1"]),
+        ("arith.constant", ["=3"]),
+        ("arith.floordivsi", ["#1", "#2"]),
+        ("arith.muli", ["#3", "#2"]),
+        ("arith.subi", ["#1", "#4"]),
+        ("arith.constant", ["=1"]),
+        ("hal.return", ["#5", "#6", "#6"]),
     ]
     for m in range(-5, 6):
-        assert run_arith(em.lines, {"M": m})[result] == (-m) % 3
+        assert run_count(export, [m])[0] == (-m) % 3
 
 
-def test_count_emitter_constant_folding():
-    em = CountEmitter({"BLOCK": 128, "num_warps": 4})
-    x, y, z = em.emit_grid([G.parse("cdiv(1000, BLOCK) * num_warps"), G.parse("-7 // 2"), G.parse("-7 % 3")])
+def test_count_builder_constant_folding():
+    _, export = build_export(["cdiv(1000, BLOCK) * num_warps", "-7 // 2", "-7 % 3"], {"BLOCK": 128, "num_warps": 4}, [])
     # Everything folds to constants, each made once; Python semantics for // and %.
-    assert em.lines == [
-        "  %c32 = arith.constant 32 : index",
-        "  %c_4 = arith.constant -4 : index",
-        "  %c2 = arith.constant 2 : index",
+    assert count_ops(export) == [
+        ("arith.constant", ["=32"]),
+        ("arith.constant", ["=-4"]),
+        ("arith.constant", ["=2"]),
+        ("hal.return", ["#0", "#1", "#2"]),
     ]
-    assert (x, y, z) == ("%c32", "%c_4", "%c2")
-    em = CountEmitter({"n": "%n"})
-    em.emit_grid([G.parse("n"), G.parse("1"), G.parse("2 - 1")])
-    assert em.lines == ["  %c1 = arith.constant 1 : index"]  # one constant for both
+    _, export = build_export(["n", "1", "2 - 1"], {}, ["n"])
+    assert count_ops(export) == [("arith.constant", ["=1"]), ("hal.return", ["%1", "#0", "#0"])]  # one constant for both
 
 
-def test_count_emitter_agrees_with_evaluate_random():
+def test_count_builder_workload_shadows_constants():
+    _, export = build_export(["n * 2"], {"n": 5}, ["n"])
+    assert run_count(export, [7]) == [14, 1, 1]
+
+
+def test_count_builder_agrees_with_evaluate_random():
+    from iree.compiler import ir
+
+    from autotune_export.ir import builders, hal_attrs
+
     rng = random.Random(99)
-    for _ in range(300):
-        expr = random_expr(rng, 4)
-        env = {"a": rng.randint(-30, 30), "b": rng.randint(1, 30), "c": rng.randint(1, 9)}
-        const = {"c": env["c"]}  # a config constant, folded; a and b are workload values
-        try:
-            expected = G.evaluate(expr, env)
-        except GridError:
-            expected = None
-        em = CountEmitter({**const, "a": "%a", "b": "%b"})
-        try:
-            name = em.emit(expr)
-        except GridError as err:
-            # only a division by a value known to be zero while emitting
-            assert "division by zero" in str(err)
-            assert expected is None
-            continue
-        if expected is None:
-            continue  # divides by a workload value that is zero for this env: a run-time matter
-        assert run_arith(em.lines, {"a": env["a"], "b": env["b"]})[name] == expected, G.format_expr(expr)
+    checked = 0
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        source = builders.executable_source("ex", ip=ir.InsertionPoint(module.body))
+        layout = hal_attrs.pipeline_layout([], 0)
+        for i in range(300):
+            expr = random_expr(rng, 4)
+            env = {"a": rng.randint(-30, 30), "b": rng.randint(1, 30), "c": rng.randint(1, 9)}
+            const = {"c": env["c"]}  # a config constant, folded; a and b are workload values
+            try:
+                expected = G.evaluate(expr, env)
+            except GridError:
+                expected = None
+            try:
+                G.check_grid([expr], {**const, "a": None, "b": None})
+            except GridError as err:
+                # only a division by a value known to be zero while building
+                assert "division by zero" in str(err)
+                assert expected is None
+                continue
+            export = builders.export(f"k{i}", i, layout, ["a", "b"], G.count_builder([expr], const, ["a", "b"]),
+                                     ip=builders.source_block(source))
+            if expected is None:
+                continue  # divides by a workload value that is zero for this env: a run-time matter
+            assert run_count(export, [env["a"], env["b"]])[0] == expected, G.format_expr(expr)
+            checked += 1
+        assert module.operation.verify()
+    assert checked > 150
 
 
-def test_count_emitter_errors():
+def test_fold():
+    assert G.fold(G.parse("cdiv(1000, B) * 2"), {"B": 128}) == 16
+    assert G.fold(G.parse("cdiv(M, B)"), {"M": "%M", "B": 128}) is None
+    assert G.fold(G.parse("-7 % 3"), {}) == 2
+
+
+def test_fold_and_check_errors():
     with pytest.raises(GridError, match="unknown name 'BLOCK'") as info:
-        CountEmitter({"M": "%M"}).emit(G.parse("cdiv(M, BLOCK)"))
+        G.fold(G.parse("cdiv(M, BLOCK)"), {"M": None})
     assert info.value.column == 9
     with pytest.raises(GridError, match=r"division by zero in grid expression \(cdiv\(\.\.\., 0\)\)"):
-        CountEmitter({"M": "%M", "B": 0}).emit(G.parse("cdiv(M, B)"))
+        G.fold(G.parse("cdiv(M, B)"), {"M": None, "B": 0})
     with pytest.raises(GridError, match=r"division by zero in grid expression \('// 0'\)"):
-        CountEmitter({"M": "%M"}).emit(G.parse("M // (4 - 4)"))
+        G.fold(G.parse("M // (4 - 4)"), {"M": None})
     with pytest.raises(GridError, match=r"\('% 0'\)"):
-        CountEmitter({}).emit(G.parse("7 % 0"))
+        G.fold(G.parse("7 % 0"), {})
     with pytest.raises(GridError, match="a grid has 1 to 3 dimensions, got 4"):
-        CountEmitter({}).emit_grid([G.parse("1")] * 4)
+        G.check_grid([G.parse("1")] * 4, {})
     with pytest.raises(GridError, match="got 0"):
-        CountEmitter({}).emit_grid([])
+        G.check_grid([], {})
+
+
+def test_count_builder_errors():
+    """CountBuilder raises what check_grid raises (it is what materialize checks first)."""
+    from iree.compiler import ir
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            with pytest.raises(GridError, match="unknown name 'BLOCK'"):
+                G.CountBuilder({}).build(G.parse("cdiv(8, BLOCK)"))
+            with pytest.raises(GridError, match="division by zero"):
+                G.CountBuilder({"B": 0}).build(G.parse("cdiv(8, B)"))
+            with pytest.raises(GridError, match="got 4"):
+                G.CountBuilder({}).build_grid([G.parse("1")] * 4)
+        assert len(list(module.body.operations)) == 0  # nothing built: errors come before ops

@@ -238,13 +238,14 @@ _TOKEN_NAMES = {
     "TENSOR_TYPE": "a tensor type",
     "SIGNED_INT": "an integer",
     "SIGNED_FLOAT": "a number",
+    "SPECIAL_FLOAT": "a number",
     "SIGNED_NUMBER": "a number",
     "SCALAR_TYPE": "a scalar type (e.g. i32)",
     "TRUE": "'true'",
     "FALSE": "'false'",
     "$END": "end of op",
 }
-_VALUE_TERMINALS = {"SIGNED_INT", "SIGNED_FLOAT", "TRUE", "FALSE", "STRING"}
+_VALUE_TERMINALS = {"SIGNED_INT", "SIGNED_FLOAT", "SPECIAL_FLOAT", "TRUE", "FALSE", "STRING"}
 
 
 def _expected(expected) -> str:

@@ -118,7 +118,7 @@ def triton_worker(space: str, which: str, arch: int) -> None:
 
 def breakdown(space: str, target: str, toolkit: str) -> dict:
     """Run the CLI in this process with -j 1 and a fresh cache, timing (wall and CPU, ptxas
-    children included) triton.compile, the PTX analysis, linking and ptxas on the linked module."""
+    children included) triton.compile, the TTIR analysis, linking and ptxas on the linked module."""
     import functools
 
     sys.path.insert(0, toolkit)
@@ -126,6 +126,7 @@ def breakdown(space: str, target: str, toolkit: str) -> dict:
     import triton
 
     import autotune_export.cuda.ptx as ptx
+    import autotune_export.cuda.ttir as ttir
     from autotune_export.tools import cli
 
     def cpu():
@@ -150,7 +151,7 @@ def breakdown(space: str, target: str, toolkit: str) -> dict:
         setattr(mod, name, g)
 
     wrap(triton, "compile", "triton.compile (with its own ptxas)")
-    wrap(ptx, "written_params", "written-pointer analysis of each PTX")
+    wrap(ttir, "analyze", "written-pointer analysis of each TTIR")
     wrap(ptx, "link", "linking the PTX")
     wrap(ptx, "assemble", "ptxas on the linked module")
     scratch = tempfile.mkdtemp(prefix="bench-breakdown-")
@@ -230,12 +231,17 @@ def main() -> int:
         return 0
     if not os.path.exists(C.SPACE32_MLIR):
         write_space()
+    from autotune_export.cuda.targets import TargetError, parse_target
+
+    try:
+        arch = parse_target(args.target).capability
+    except TargetError as err:
+        ap.error(str(err))
     if args.breakdown:
         out = [breakdown(space, args.target, os.path.abspath(args.toolkit)) for space in args.space.split(",")]
         C.write_json(args.json, {"env": C.environment(), "breakdown": out})
         return 0
 
-    arch = int(args.target.removeprefix("sm_"))
     spaces = args.space.split(",")
     jobs = [int(j) for j in args.jobs.split(",")]
     toolkit = os.path.abspath(args.toolkit)

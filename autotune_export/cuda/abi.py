@@ -159,7 +159,7 @@ class AbiPlan:
         """Per binding: True when the kernel never writes through it.
 
         ``written`` holds signature indices of pointers the PTX may store through
-        (:func:`autotune_export.cuda.ptx.written_params`, mapped to signature indices).
+        (:func:`autotune_export.cuda.ttir.written_params_from_ttir`, mapped to signature indices).
         Outputs and the scratch binding are never read-only.
         """
         written = set(written)

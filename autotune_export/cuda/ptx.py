@@ -1,4 +1,13 @@
-"""PTX text utilities: read Triton's kernel entry, find written pointers, link variants, run ptxas.
+"""PTX text utilities: read Triton's kernel entry, link variants into one module, run ptxas.
+
+Why PTX text is edited at all, when Triton has IR levels above it (TTIR, TTGIR, LLVM IR): two
+things no IR level of Triton exposes. First, linking: IREE wants several Triton compilations
+(every config of a kernel, each its own module with an entry of the same name) as ONE object;
+Triton compiles one kernel per module and has no linker for its outputs. Second, IREE's calling
+convention: the parameter list IREE passes (bindings, then 32-bit constants, nothing hidden)
+differs from Triton's (arguments in declaration order, 64-bit scalars, hidden scratch pointers),
+and Triton's lowering offers no hook to change it. What can be read from an IR is read there:
+the pointers a kernel writes come from its TTIR (:mod:`autotune_export.cuda.ttir`).
 
 IREE's CUDA HAL takes exactly one object per external executable variant ("only one object
 reference is supported for external variants"), so every config of a Triton kernel that becomes an
@@ -35,6 +44,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from autotune_export.cuda.targets import TargetError, parse_target
+
 __all__ = [
     "PtxError",
     "PtxParam",
@@ -42,7 +53,6 @@ __all__ = [
     "LinkPart",
     "parse_entry",
     "param_is_used",
-    "written_params",
     "link",
     "assemble",
     "check",
@@ -126,13 +136,11 @@ class LinkPart:
 # (.shared::cta) and numbers (0f3F800000) are single tokens that never equal a symbol name.
 _WORD_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|[A-Za-z0-9_$%.]+(?:::[A-Za-z0-9_$.]+)*')
 _IDENT_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+)$")
-_NAME_RE = re.compile(r"(?<![A-Za-z0-9_$%.])[A-Za-z_$%][A-Za-z0-9_$]*")
 _COMMENT_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
 _DEBUG_LINE_RE = re.compile(r"^[ \t]*(?:\.loc|\.file|@@DWARF)\b[^\n]*\n?", re.M)
 _VERSION_RE = re.compile(r"^[ \t]*\.version[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
 _TARGET_RE = re.compile(r"^[ \t]*\.target[ \t]+([^\n]*?)[ \t]*(?:\n|$)", re.M)
 _ADDRESS_SIZE_RE = re.compile(r"^[ \t]*\.address_size[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
-_LABEL_RE = re.compile(r"[A-Za-z0-9_$%]+[ \t]*:(?!:)")
 _SCAN_RE = re.compile(r'[;{}()\[\]"=]')
 _LINKAGE = (".visible", ".extern", ".weak", ".common")
 _VAR_SPACES = (".global", ".const", ".shared", ".local", ".tex")
@@ -479,333 +487,6 @@ def param_is_used(ptx: str, index: int) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# Written-pointer analysis
-
-_SPACES = ("global", "shared", "local", "param", "const")
-_ALL_DATA_SPACES = ("global", "shared", "local", "param")
-# Opcode heads whose memory operands are only read or only synchronised on (never data-written).
-_NO_WRITE_HEADS = {
-    "bra", "brx", "call", "ret", "exit", "trap", "brkpt", "pmevent", "nanosleep", "bar",
-    "barrier", "membar", "fence", "prefetch", "prefetchu", "applypriority", "griddepcontrol",
-    "setmaxnreg", "isspacep", "ldmatrix", "tex", "tld4", "txq", "suq", "suld",
-}
-
-
-def _spaces_of(parts: Sequence[str]) -> list[str]:
-    out = []
-    for p in parts:
-        base = p.split("::", 1)[0]
-        if base in _SPACES:
-            out.append(base)
-    return out
-
-
-@dataclass
-class _Op:
-    dsts: tuple[int, ...] = ()  # register ids that receive the source taint
-    srcs: tuple[int, ...] = ()  # register ids whose taint flows into dsts / written memory
-    seed: int = 0  # parameter bits named directly in sources
-    reads: tuple[str, ...] = ()  # memory spaces read into dsts
-    writes: tuple[str, ...] = ()  # memory spaces that receive the source taint
-    addr: tuple[int, ...] = ()  # registers forming a global (or generic) address that is written
-    addr_seed: int = 0
-    wild: bool = False  # writes global memory somewhere we cannot tell (tensor maps): all taints
-
-
-class _TaintProgram:
-    """Instructions of every function in a module, lowered to taint transfer records."""
-
-    def __init__(self, mod: _Module, entry: _EntryInfo):
-        self.ids: dict[tuple[int, str], int] = {}
-        self.ops: list[_Op] = []
-        self.param_bits: dict[str, int] = {}
-        self.entry_params = frozenset(p.name for p in entry.params)
-        for p in entry.params:
-            if p.is_pointer or "[" in p.ptx_type:
-                self.param_bits[p.name] = 1 << p.index
-        # Registers are per function; values cross functions through .param memory (call
-        # arguments and return values), which is one shared taint bucket.
-        self._function(0, entry.body, is_entry=True)
-        fi = 1
-        for s in mod.stmts:
-            if s.kind == "func" and s.text.rstrip().endswith("}"):
-                self._function(fi, s.text[s.text.index("{", _func_header_end(s.text)):], is_entry=False)
-                fi += 1
-
-    def _reg(self, fi: int, name: str) -> int:
-        key = (fi, name)
-        rid = self.ids.get(key)
-        if rid is None:
-            rid = self.ids[key] = len(self.ids)
-        return rid
-
-    def _names(self, fi: int, text: str, is_entry: bool) -> tuple[tuple[int, ...], int]:
-        regs, seed = [], 0
-        for nm in _NAME_RE.findall(text):
-            if is_entry and nm in self.param_bits:
-                seed |= self.param_bits[nm]
-            else:
-                regs.append(self._reg(fi, nm))
-        return tuple(regs), seed
-
-    def _function(self, fi: int, body: str, is_entry: bool) -> None:
-        for ins in _body_instructions(body[1:-1]):
-            op = self._lower(fi, ins, is_entry)
-            if op is not None:
-                self.ops.append(op)
-
-    def _lower(self, fi: int, ins: str, is_entry: bool) -> _Op | None:
-        m = re.match(r"(?:@!?\S+\s+)?([A-Za-z][\w.:]*)\s*(.*)$", ins, re.S)
-        if not m:
-            return None
-        opcode, rest = m.group(1), m.group(2).strip()
-        parts = opcode.split(".")
-        head = parts[0]
-        operands = [o.strip() for o in _split_top(rest)] if rest else []
-        mem = [i for i, o in enumerate(operands) if o.startswith("[")]
-        spaces = _spaces_of(parts[1:])
-
-        def names(txt: str) -> tuple[tuple[int, ...], int]:
-            return self._names(fi, txt, is_entry)
-
-        def many(idxs) -> tuple[tuple[int, ...], int]:
-            regs, seed = [], 0
-            for i in idxs:
-                r, s = names(operands[i])
-                regs.extend(r)
-                seed |= s
-            return tuple(regs), seed
-
-        def expand(space_list: list[str]) -> tuple[str, ...]:
-            if not space_list:  # generic address: may be any data space
-                return _ALL_DATA_SPACES
-            return tuple(space_list)
-
-        def store(space: list[str], addr_i: int, val_idx) -> _Op:
-            a_regs, a_seed = names(operands[addr_i]) if addr_i < len(operands) else ((), 0)
-            v_regs, v_seed = many(val_idx)
-            writes_global = not space or "global" in space
-            return _Op(
-                srcs=v_regs, seed=v_seed, writes=expand(space),
-                addr=a_regs if writes_global else (), addr_seed=a_seed if writes_global else 0,
-            )
-
-        if head in _NO_WRITE_HEADS:
-            if head in ("ldmatrix", "tex", "tld4", "suld", "txq", "suq") and operands:
-                # loads into registers: the result carries the memory's taint, not the address's
-                return _Op(dsts=names(operands[0])[0], reads=expand(spaces))
-            return None
-        if head in ("ld", "ldu"):
-            if not operands:
-                return None
-            d_regs, _ = names(operands[0])
-            a_regs, a_seed = many(range(1, len(operands)))
-            if spaces == ["param"] and is_entry and self.entry_params & set(_NAME_RE.findall(rest)):
-                return _Op(dsts=d_regs, seed=a_seed)  # ld.param of an entry parameter (seed 0: scalar)
-            if not spaces or "param" in spaces:
-                # Generic or through a register: the address may point into a by-value parameter
-                # (mov.b64 %rd1, k_param_0; ld.param.b64 %rd2, [%rd1+8]), whose contents are
-                # that parameter's value: keep the address's taint.
-                return _Op(dsts=d_regs, srcs=a_regs, seed=a_seed, reads=expand(spaces))
-            return _Op(dsts=d_regs, reads=tuple(spaces))
-        if head == "st" or (head == "tensormap" and len(parts) > 1 and parts[1] == "replace"):
-            return store(spaces, 0, range(1, len(operands)))
-        if head == "stmatrix":  # stmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 [p], {r...}
-            return store(spaces or ["shared"], 0, range(1, len(operands)))
-        if head == "atom":  # atom d, [a], b[, c]: returns the old value and writes [a]
-            if len(operands) < 2:
-                return None
-            op = store(spaces, 1, range(2, len(operands)))
-            op.dsts = names(operands[0])[0]
-            op.reads = expand(spaces)
-            return op
-        if head == "multimem" and len(parts) > 1 and parts[1] == "ld_reduce":
-            return _Op(dsts=names(operands[0])[0], reads=("global",)) if operands else None
-        if head in ("red", "multimem"):  # red [a], b; multimem.st / multimem.red [a], b
-            return store(spaces or (["global"] if head == "multimem" else []), 0, range(1, len(operands)))
-        if head == "discard":
-            return store(spaces, 0, ())
-        if head == "tensormap" and len(parts) > 1 and parts[1] == "cp_fenceproxy":
-            # copy a tensor map from shared (operand 1) to global (operand 0)
-            op = store(["global"], 0, ())
-            op.reads = ("shared",)
-            return op
-        if head in ("cp", "cp_async"):
-            return self._lower_cp(parts, operands, mem, names, many, expand)
-        if head == "tcgen05" and mem:
-            # Blackwell tensor memory (alloc / ld / st / cp / mma): shared and tensor memory only,
-            # never global. Tensor memory is folded into the shared bucket.
-            regs, seed = many(range(len(operands)))
-            d_regs = names(operands[0])[0] if not operands[0].startswith("[") else ()
-            return _Op(dsts=d_regs, srcs=regs, seed=seed, reads=("shared",), writes=("shared",))
-        if head in ("sust", "sured") and mem:  # surfaces: cannot tell which buffer
-            regs, seed = many(range(len(operands)))
-            return _Op(srcs=regs, seed=seed, wild=True)
-        if not operands:
-            return None
-        if mem and mem[0] == 0:
-            # Unknown op whose first operand is an address (mbarrier.*, st-like): a store there.
-            return store(spaces, 0, range(1, len(operands)))
-        d_regs, _ = names(operands[0])
-        s_regs, s_seed = many(i for i in range(1, len(operands)) if i not in mem)
-        op = _Op(dsts=d_regs, srcs=s_regs, seed=s_seed)
-        if mem:
-            # Unknown op that reads memory: its result carries that memory's taint. It might
-            # also write there (an atomic-like op we do not know): treat the address as written.
-            a_regs, a_seed = many(mem)
-            op.reads = expand(spaces)
-            if not spaces or "global" in spaces:
-                op.addr, op.addr_seed = a_regs, a_seed
-        if head == "wgmma" or head == "mma" or head == "wmma":
-            op.reads = op.reads or ("shared",)
-        return op
-
-    @staticmethod
-    def _lower_cp(parts, operands, mem, names, many, expand) -> _Op | None:
-        # cp.async.{ca,cg}.shared.global [dst], [src], ...; cp.async.bulk.DST.SRC ...;
-        # cp.async.bulk.tensor.Nd.DST.SRC ...; cp.reduce.async.bulk[.tensor].DST.SRC ...
-        if not mem or "prefetch" in parts:
-            return None  # commit_group, wait_group, mbarrier.arrive-less forms, prefetch
-        if "mbarrier" in parts and "arrive" in parts:
-            return None
-        spaces = _spaces_of(parts[1:])
-        dst = spaces[0:1]
-        src = spaces[1:2]
-        if "tensor" in parts:
-            regs, seed = many(range(len(operands)))
-            if dst == ["global"] or not dst:
-                # The destination is named by a tensor map whose contents (base pointers) we
-                # cannot see: every pointer that reached any memory may be the target.
-                return _Op(srcs=regs, seed=seed, reads=_ALL_DATA_SPACES, writes=("global",), wild=True)
-            return _Op(srcs=regs, seed=seed, reads=_ALL_DATA_SPACES, writes=expand(dst))
-        a_regs, a_seed = names(operands[mem[0]])
-        writes_global = not dst or dst == ["global"]
-        reads = expand(src)
-        if len(mem) < 2:  # unknown form: conservative
-            s_regs, s_seed = many(range(len(operands)))
-            return _Op(srcs=s_regs, seed=s_seed, reads=_ALL_DATA_SPACES, writes=expand(dst),
-                       addr=a_regs, addr_seed=a_seed, wild=not dst)
-        return _Op(reads=reads, writes=expand(dst), addr=a_regs if writes_global else (),
-                   addr_seed=a_seed if writes_global else 0)
-
-    def run(self) -> int:
-        taint = [0] * len(self.ids)
-        memory = {s: 0 for s in _SPACES}
-        written = 0
-        changed = True
-        while changed:
-            changed = False
-            for op in self.ops:
-                t = op.seed
-                for r in op.srcs:
-                    t |= taint[r]
-                for sp in op.reads:
-                    t |= memory[sp]
-                if t:
-                    for d in op.dsts:
-                        if taint[d] | t != taint[d]:
-                            taint[d] |= t
-                            changed = True
-                    for sp in op.writes:
-                        if memory[sp] | t != memory[sp]:
-                            memory[sp] |= t
-                            changed = True
-                w = op.addr_seed
-                for r in op.addr:
-                    w |= taint[r]
-                if op.wild:
-                    w |= t
-                    for v in memory.values():
-                        w |= v
-                if written | w != written:
-                    written |= w
-                    changed = True
-        return written
-
-
-def _func_header_end(stmt: str) -> int:
-    """Offset after the parameter list(s) of a .func definition (before its body)."""
-    kw = stmt.index(".func") + len(".func")
-    i = kw
-    n = len(stmt)
-    while i < n and stmt[i].isspace():
-        i += 1
-    if stmt[i] == "(":
-        i = _match_close(stmt, i)
-    m = re.compile(r"\s*[A-Za-z_$%][A-Za-z0-9_$]*\s*").match(stmt, i)
-    i = m.end() if m else i
-    if i < n and stmt[i] == "(":
-        i = _match_close(stmt, i)
-    return i
-
-
-def _body_instructions(body: str) -> list[str]:
-    """Instructions and directives of a function body (scope braces and labels removed)."""
-    out: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        while i < n and (body[i].isspace() or body[i] in "{}"):
-            i += 1
-        if i >= n:
-            break
-        m = _LABEL_RE.match(body, i)
-        if m:
-            i = m.end()
-            continue
-        depth = 0
-        j = i
-        end = n
-        while j < n:
-            m = _SCAN_RE.search(body, j)
-            if m is None:
-                break
-            c = m.group(0)
-            j = m.end()
-            if c == '"':
-                j = _skip_string(body, m.start())
-            elif c in "([{":
-                depth += 1
-            elif c in ")]}":
-                depth -= 1
-            elif c == ";" and depth == 0:
-                end = m.start()
-                break
-        stmt = body[i:end].strip()
-        i = end + 1
-        if stmt and not stmt.startswith("."):
-            out.append(stmt)
-    return out
-
-
-def written_params(ptx: str) -> set[int]:
-    """Indices of pointer parameters whose memory the kernel may write.
-
-    A conservative, flow-insensitive taint analysis over every function in the module (the
-    entry and the ``.func`` helpers it calls). Each pointer parameter (declared ``.ptr``, or a
-    by-value array such as a TMA descriptor) seeds a taint bit at its ``ld.param``; taint flows
-    through every instruction from sources to destinations (mov, add, mad, cvta, selp, inline
-    asm blocks, ...), iterated to a fixpoint, so loops that reassign registers are covered. A
-    parameter is written if a tainted value forms the address of ``st.global`` / generic ``st``,
-    ``atom``, ``red``, ``multimem.st/red``, ``cp.async.bulk`` with a global destination, or any
-    unrecognised instruction that takes a global or generic address. Values stored to memory
-    taint that memory space (``.shared``, ``.local``, ``.param`` for call arguments, and also
-    ``.global``), so a pointer spilled or exchanged through shared memory and loaded back stays
-    tracked. Bulk tensor stores (``cp.async.bulk.tensor`` to global) address memory through a
-    tensor map: every pointer that reached any memory counts as written.
-
-    Errs towards "written": a pointer reported written may in fact only be read (e.g. the source
-    of a device-side tensor descriptor whose contents went through shared memory); a written
-    pointer is never reported unwritten. Triton's hidden scratch pointers may appear in the
-    result when the kernel uses scratch memory.
-
-    Raises :class:`PtxError` if the module does not have exactly one entry.
-    """
-    mod, e = _single_entry(ptx)
-    bits = _TaintProgram(mod, e).run()
-    return {p.index for p in e.params if bits >> p.index & 1}
-
-
-# --------------------------------------------------------------------------------------------
 # Linking
 
 
@@ -1128,28 +809,30 @@ def ptxas_path() -> str:
     return _triton_bin("ptxas")
 
 
-def _normalize_arch(arch: str) -> str:
-    a = str(arch).strip()
-    if re.fullmatch(r"\d+[af]?", a):
-        a = "sm_" + a
-    if not re.fullmatch(r"sm_\d+[af]?", a):
-        raise PtxError(f"unsupported GPU architecture {arch!r} (expected e.g. 'sm_80' or 'sm_90a')")
-    return a
+def _gpu_name(arch: str) -> str:
+    """``arch`` as ptxas's ``--gpu-name`` (``sm_80``, ``sm_90a``); PtxError for a target that
+    :func:`autotune_export.cuda.targets.parse_target` refuses."""
+    try:
+        return parse_target(arch).name
+    except TargetError as err:
+        raise PtxError(str(err)) from None
 
 
 def assemble(ptx: str, arch: str, *, output: str = "cubin") -> bytes:
-    """Assemble PTX text with Triton's bundled ptxas for ``arch`` (``"sm_80"``, ``"sm_90a"``).
+    """Assemble PTX text with Triton's bundled ptxas for ``arch`` (``"sm_80"``, ``"sm_90a"``;
+    any spelling :func:`autotune_export.cuda.targets.parse_target` accepts).
 
     ``output="cubin"`` returns the ELF cubin bytes (loadable by ``cuModuleLoadData``, e.g. as a
     ``dense<...> : vector<Nxi8>`` HAL executable object); ``output="sass"`` returns the SASS
     listing of that cubin (bundled ``nvdisasm``) as UTF-8 bytes. Runs with no GPU and no driver.
 
-    Raises :class:`PtxError` if ptxas is missing or rejects the PTX; the message carries the
-    first lines of ptxas's stderr (the temporary file name replaced by ``input.ptx``).
+    Raises :class:`PtxError` for an unsupported ``arch``, or if ptxas is missing or rejects the
+    PTX; the message carries the first lines of ptxas's stderr (the temporary file name
+    replaced by ``input.ptx``).
     """
     if output not in ("cubin", "sass"):
         raise PtxError(f"unknown assemble output {output!r} (expected 'cubin' or 'sass')")
-    gpu = _normalize_arch(arch)
+    gpu = _gpu_name(arch)
     exe = ptxas_path()
     if not os.path.isfile(exe):
         raise PtxError(f"ptxas not found at {exe}")

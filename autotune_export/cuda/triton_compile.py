@@ -24,7 +24,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import importlib.util
 import json
@@ -39,7 +38,6 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import filelock
 import triton
 from triton import knobs
 from triton._C.libtriton import get_cache_invalidating_env_vars
@@ -49,9 +47,11 @@ from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
-from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
-
+from autotune_export.cuda import ttir as _ttir
+from autotune_export.cuda.targets import max_shared_memory  # noqa: F401  (part of this module's API)
+from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
+from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 
 __all__ = [
     "CompiledVariant",
@@ -66,14 +66,9 @@ __all__ = [
     "max_shared_memory",
 ]
 
-# Bump when the layout of a cache entry or the recipe of VariantSpec.key changes.
-CACHE_FORMAT = 3
-
-# Maximum dynamic shared memory per thread block with the opt-in attribute, in bytes.
-# NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability"
-# ("Maximum amount of shared memory per thread block"): 163 KB for 8.0, 99 KB for 8.6 and 8.9,
-# 227 KB for 9.0 and 10.0 (KB = 1024 bytes).
-_MAX_SHARED_MEMORY = {80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 1024, 100: 227 * 1024}
+# Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
+# metadata field changes (4: written_params from the TTIR, as signature indices).
+CACHE_FORMAT = 4
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "global_scratch_size",
@@ -85,19 +80,6 @@ _METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "gl
 class KernelLoadError(Exception):
     """A kernel could not be loaded: missing file, import failure, no such attribute, or the
     attribute is not a Triton kernel. The message is one line."""
-
-
-def max_shared_memory(arch: int) -> int:
-    """Opt-in maximum of dynamic shared memory per thread block on compute capability ``arch``
-    (80 means 8.0), in bytes: sm_80 166912, sm_86/sm_89 101376, sm_90/sm_100 232448 (NVIDIA CUDA C++
-    Programming Guide, technical specifications per compute capability).
-
-    Raises ValueError for an architecture this module does not target."""
-    try:
-        return _MAX_SHARED_MEMORY[arch]
-    except KeyError:
-        raise ValueError(f"unsupported arch {arch!r}: expected one of "
-                         f"{', '.join(map(str, _MAX_SHARED_MEMORY))}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,13 +216,15 @@ class VariantSpec:
     lets Triton know that an inner stride is 1.
     ``divisibility`` holds indices into ``signature`` of parameters promised to be multiples of
     16 (pointers: 16-byte aligned); the code is only valid for such values.
-    ``arch`` is the compute capability times ten (80, 86, 89, 90, 100); 90 and 100 compile to
-    sm_90a / sm_100a. ``ptx_version`` pins the PTX ISA of the output (86 means 8.6; None keeps
-    Triton's default, which the CUDA 13.0 driver cannot JIT). ``num_warps``, ``num_stages``,
+    ``arch`` is the compute capability times ten (80, 86, 89, 90, 100: those of
+    :mod:`autotune_export.cuda.targets`); 90 and 100 compile to sm_90a / sm_100a.
+    ``ptx_version`` pins the PTX ISA of the output (86 means 8.6; None keeps Triton's default,
+    which the CUDA 13.0 driver cannot JIT). ``num_warps``, ``num_stages``,
     ``num_ctas``, ``maxnreg`` are Triton's compile options.
 
-    Raises ValueError on malformed fields. Lists are accepted and stored as tuples; divisibility
-    is sorted."""
+    Raises ValueError on malformed fields (:class:`~autotune_export.cuda.targets.TargetError`, a
+    ValueError, for an unsupported ``arch``). Lists are accepted and stored as tuples;
+    divisibility is sorted."""
     kernel: KernelSource
     signature: tuple[tuple[str, str], ...]
     constexprs: tuple[tuple[str, object], ...]
@@ -290,7 +274,10 @@ class CompiledVariant:
     the same for every variant of a kernel), num_warps (launch with this one), num_ctas,
     num_stages, shared (dynamic shared memory bytes), global_scratch_size/_align and
     profile_scratch_size/_align (bytes per program), tmem_size, arch, ptx_version,
-    triton_version and hash (Triton's). ``cached`` is True when it came from our disk cache."""
+    triton_version, hash (Triton's) and written_params: the indices into ``spec.signature`` of
+    the pointer parameters the kernel may store through (from its TTIR, see
+    :mod:`autotune_export.cuda.ttir`; every pointer when the TTIR cannot be analysed).
+    ``cached`` is True when it came from our disk cache."""
     spec: VariantSpec
     ptx: str
     metadata: dict
@@ -391,6 +378,8 @@ def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: 
 
 
 def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
+    from autotune_export.cuda import ptx as ptx_mod
+
     types = dict(spec.signature)
     signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}
     options = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, "num_ctas": spec.num_ctas,
@@ -412,12 +401,24 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     metadata = {name: _jsonable(getattr(md, name, None)) for name in _METADATA_FIELDS}
     metadata["arch"] = md.target.arch
     ptx_text = compiled.asm["ptx"]
+    # PTX that does not parse (damaged in Triton's cache) raises PtxError: _compile_payload
+    # then compiles again with a fresh Triton cache.
+    ptx_mod.parse_entry(ptx_text)
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
     # computed once here so that cache hits skip the analysis.
-    from autotune_export.cuda import ptx as ptx_mod
-
-    metadata["written_params"] = sorted(ptx_mod.written_params(ptx_text))
+    metadata["written_params"] = _written_params(spec, compiled.asm.get("ttir"))
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
+
+
+def _written_params(spec: VariantSpec, ttir_text: str | None) -> list[int]:
+    """Indices into ``spec.signature`` of the pointers (and tensor descriptors) the kernel may
+    write, from its TTIR; all of them when the TTIR is missing or cannot be analysed."""
+    if ttir_text is not None:
+        try:
+            return sorted(_ttir.analyze(ttir_text).written_parameters)
+        except _ttir.TtirError:
+            pass
+    return [i for i, (_, t) in enumerate(spec.signature) if t.startswith(("*", "tensordesc", "nvtmadesc"))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -448,17 +449,10 @@ def _read_entry(path: pathlib.Path, key: str) -> dict | None:
 
 
 def _write_entry(path: pathlib.Path, key: str, payload: dict) -> None:
-    """Atomically: a temporary file in the same directory, then os.replace."""
+    """Write the entry atomically (:func:`autotune_export.support.files.atomic_write`); the
+    caller holds the entry's lock. Raises OSError."""
     doc = {"format": CACHE_FORMAT, "key": key, "payload": payload, "sha256": _digest(payload)}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _files.atomic_write(path, json.dumps(doc, sort_keys=True))
 
 
 def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material: bytes,
@@ -467,32 +461,21 @@ def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material
 
     ``key_material`` is hashed (sha256) into ``<cache_dir>/<kind>/<hash[:2]>/<hash>``; the file
     holds ``compute()``'s bytes followed by their sha256 (32 bytes), so a truncated or altered
-    entry is recomputed. Written atomically under a file lock. ``cache_dir=None`` computes
-    without caching. Exceptions of ``compute`` propagate and nothing is stored.
+    entry is recomputed (:func:`autotune_export.support.files.read_checked` /
+    :func:`~autotune_export.support.files.write_checked`: written atomically under a file
+    lock). ``cache_dir=None`` computes without caching. Exceptions of ``compute`` propagate and
+    nothing is stored; a cache that cannot be written only warns (RuntimeWarning).
     """
     if cache_dir is None:
         return compute()
     digest = hashlib.sha256(key_material).hexdigest()
     path = pathlib.Path(cache_dir) / kind / digest[:2] / digest
-    try:
-        blob = path.read_bytes()
-        if len(blob) >= 32 and hashlib.sha256(blob[:-32]).digest() == blob[-32:]:
-            return blob[:-32]
-    except OSError:
-        pass
+    data = _files.read_checked(path)
+    if data is not None:
+        return data
     data = compute()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(f"{path}.lock"):
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data + hashlib.sha256(data).digest())
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+        _files.write_checked(path, data)
     except OSError as e:
         warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
     return data
@@ -513,8 +496,7 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
         return _result(spec, _compile_payload(spec, kernel, None), cached=False)
     key = spec.key(kernel.source_hash)
     path = _entry_path(cache_dir, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with filelock.FileLock(f"{path}.lock"):
+    with _files.locked(path):
         payload = _read_entry(path, key)
         if payload is not None:
             return _result(spec, payload, cached=True)
@@ -597,8 +579,7 @@ def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
     else:
         payload = {"kind": "compiled", "ptx": outcome.ptx, "metadata": outcome.metadata}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(f"{path}.lock"):
+        with _files.locked(path):
             _write_entry(path, key, payload)
     except OSError as e:
         warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)

@@ -110,10 +110,3 @@ def find_groups(module, with_parent: bool = False):
     visit(module.operation, None)
     return found if with_parent else [op for op, _ in found]
 
-
-def parse_detached(text: str, context) -> list:
-    """TRANSITIONAL (being removed): parse ``text`` as a module and return its top-level ops,
-    detached."""
-    module = ir.Module.parse(text, context)
-    ops = [op.operation for op in module.body.operations]
-    return [op.detach_from_parent() for op in ops]

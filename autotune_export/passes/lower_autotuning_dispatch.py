@@ -37,7 +37,7 @@ from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
-from . import ModulePass, PassContext, register
+from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
 

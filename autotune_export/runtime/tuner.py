@@ -38,10 +38,13 @@ import os
 import pathlib
 import platform
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
+
+from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT
+from autotune_export.support import files
+from autotune_export.support.stats import quantile as _quantile
 
 __all__ = [
     "GroupInfo",
@@ -54,7 +57,6 @@ __all__ = [
     "STRATEGIES",
 ]
 
-RESULTS_FORMAT = "autotune-export.tuning-results/1"
 STRATEGIES = ("load", "request", "round-robin", "fixed")
 
 
@@ -90,14 +92,9 @@ class VariantTiming:
         return statistics.median(self.times_ms) if self.times_ms else float("inf")
 
     def quantile(self, q: float) -> float:
-        """The ``q`` quantile (0..1) of the samples, by linear interpolation."""
-        xs = sorted(self.times_ms)
-        if not xs:
-            return float("inf")
-        pos = q * (len(xs) - 1)
-        lo = int(pos)
-        hi = min(lo + 1, len(xs) - 1)
-        return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+        """The ``q`` quantile (0..1) of the samples in ms, by linear interpolation
+        (:func:`autotune_export.support.stats.quantile`); infinite without samples."""
+        return _quantile(self.times_ms, q) if self.times_ms else float("inf")
 
     @property
     def spread_ms(self) -> tuple[float, float]:
@@ -189,8 +186,9 @@ class TuningCache:
 
     Entries: ``{"executable", "group", "variant", "device", "driver", "driver_version",
     "module_sha256", "workload", "median_ms": {variant: ms}, "spread_ms": {variant: [p20, p80]},
-    "strategy", "time"}``. Writes are atomic (temporary file + ``os.replace``) under a file
-    lock; an unreadable file is treated as empty (and replaced on the next write).
+    "strategy", "time"}``. Writes are atomic under the file's lock (``<path>.lock``, see
+    :mod:`autotune_export.support.files`); an unreadable file is treated as empty (and replaced
+    on the next write).
     """
 
     def __init__(self, path: str | os.PathLike | None = None):
@@ -215,22 +213,12 @@ class TuningCache:
         return next((e for e in self.entries() if self._key(e) == want), None)
 
     def store(self, entry: dict) -> None:
-        """Add or replace the entry with the same key."""
-        import filelock
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(str(self.path) + ".lock"):
+        """Add or replace the entry with the same key. Raises OSError when the file cannot be
+        written."""
+        with files.locked(self.path):
             kept = [e for e in self.entries() if self._key(e) != self._key(entry)]
             data = {"format": RESULTS_FORMAT, "results": kept + [entry]}
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(data, f, indent=1, sort_keys=True)
-                os.replace(tmp, self.path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            files.atomic_write(self.path, json.dumps(data, indent=1, sort_keys=True))
 
 
 class AutotunedModule:
@@ -268,12 +256,12 @@ class AutotunedModule:
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(self.vm_module)
         self.functions = self.context.modules[self.vm_module.name]
-        fn = self.vm_module.lookup_function("__autotune")
+        fn = self.vm_module.lookup_function(AUTOTUNE_FUNCTION)
         if fn is None:
-            raise ValueError("the module has no @__autotune function: was it built by autotune-export?")
-        meta = fn.reflection.get("autotune.groups")
+            raise ValueError(f"the module has no @{AUTOTUNE_FUNCTION} function: was it built by autotune-export?")
+        meta = fn.reflection.get(REFLECTION_KEY)
         if meta is None:
-            raise ValueError("@__autotune carries no autotune.groups reflection metadata")
+            raise ValueError(f"@{AUTOTUNE_FUNCTION} carries no {REFLECTION_KEY} reflection metadata")
         fields = GroupInfo.__dataclass_fields__
         self.groups = {g.key: g for g in (GroupInfo(**{k: d[k] for k in fields if k in d}) for d in json.loads(meta))}
         if cache is True:
@@ -332,7 +320,7 @@ class AutotunedModule:
         With the ``"round-robin"`` strategy, a call of a group's host function first runs on
         the next variant in rotation and is timed, until the group locks on its fastest variant.
         """
-        if function == "__autotune":
+        if function == AUTOTUNE_FUNCTION:
             # The module's own @__autotune runs each variant once (no clock in the VM); through
             # this runtime the same entry point tunes for real.
             self.autotune()
@@ -403,7 +391,7 @@ class AutotunedModule:
         return VariantTiming(info.variants[variant], list(self.do_bench(lambda n: fn(n), unroll=info.unroll, warmup_ms=warmup, rep_ms=rep)))
 
     def _flushed_samples(self, fn, warmup_ms: float, rep_ms: float) -> list[float]:
-        flush = self.functions["__autotune.flush_l2"]
+        flush = self.functions[FLUSH_L2_FUNCTION]
         fn(1)
         start = time.perf_counter()
         while (time.perf_counter() - start) * 1e3 < warmup_ms:

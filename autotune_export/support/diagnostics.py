@@ -7,7 +7,6 @@ status 1; ``--verify-diagnostics`` compares them against ``expected-error`` anno
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -69,24 +68,40 @@ class DiagnosticError(Exception):
         return cls(Diagnostic("error", message, location, list(notes)))
 
 
-_LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)\)')
+def _specific(loc):
+    """``loc`` as the bindings' most specific location class (FileLineColLoc, NameLoc,
+    CallSiteLoc, FusedLoc, UnknownLoc). Locations of ops already are; those of diagnostics come
+    as the base ``Location``, which ``Location.from_attr`` turns into the specific one."""
+    try:
+        return type(loc).from_attr(loc.attr, loc.context)
+    except (AttributeError, TypeError, ValueError):
+        return loc
 
 
 def location_of(mlir_location, filename: str | None = None) -> Location | None:
     """Convert an MLIR ``Location`` (from ``iree.compiler.ir``) to a :class:`Location`.
 
-    MLIR's Python ``Module.parse`` names its buffer ``"-"``; ``filename`` replaces that name.
-    Fused and call-site locations resolve to their first file position. Returns None for
-    unknown locations.
+    A file location (``loc("f.mlir":3:7)``) gives its file, line and column; name, call-site and
+    fused locations resolve to the first file location inside them, in printed order (a name's
+    child; a call site's callee, then its caller; a fused location's parts in order). MLIR's
+    Python ``Module.parse`` names its buffer ``"-"``; ``filename`` replaces that name. Returns
+    None for unknown locations, for None, and for locations holding no file position.
     """
-    text = str(mlir_location)
-    m = _LOC_RE.search(text)
-    if not m:
-        return None
-    file = m.group("file")
-    if file == "-" and filename is not None:
-        file = filename
-    return Location(file, int(m.group("line")), int(m.group("col")))
+    pending = [mlir_location] if mlir_location is not None else []
+    while pending:
+        loc = _specific(pending.pop())
+        if hasattr(loc, "filename") and hasattr(loc, "start_line"):
+            file = loc.filename
+            if file == "-" and filename is not None:
+                file = filename
+            return Location(file, loc.start_line, loc.start_col)
+        if hasattr(loc, "child_loc"):  # NameLoc
+            pending.append(loc.child_loc)
+        elif hasattr(loc, "callee"):  # CallSiteLoc
+            pending += [loc.caller, loc.callee]
+        elif hasattr(loc, "locations"):  # FusedLoc
+            pending += reversed(list(loc.locations))
+    return None
 
 
 def from_mlir_error(err, filename: str | None = None, line_offset: int = 0, remap: Callable[[Location], Location] | None = None) -> DiagnosticError:

@@ -10,9 +10,8 @@ NORMAL           remarks and, on a terminal, a progress bar per long loop
 VERBOSE   ``-v`` also one line per item (``compiled ...``, ``from cache ...``, timings)
 ========  =====  ====================================================================
 
-A bar is drawn only when stderr is a terminal (not in pipes, CI logs or lit), with ``rich``
-when it is installed, else ``tqdm``, else a plain one-line bar; the bar is transient (erased
-when the loop ends), so a terminal shows the same lines as a log. ``AUTOTUNE_EXPORT_PROGRESS=0``
+A bar is drawn with ``rich`` only when stderr is a terminal (not in pipes, CI logs or lit);
+the bar is transient (erased when the loop ends), so a terminal shows the same lines as a log. ``AUTOTUNE_EXPORT_PROGRESS=0``
 turns bars off, ``=1`` forces them on (e.g. for a terminal that does not say it is one).
 
 Library code reports through :class:`Progress` (or :func:`track`) and :func:`note`::
@@ -37,7 +36,6 @@ import contextvars
 import os
 import sys
 import threading
-import time
 from typing import IO, Iterable, Iterator, TypeVar
 
 __all__ = [
@@ -103,7 +101,8 @@ def bars_enabled(stream: IO[str] | None = None) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# Backends: start(), advance(n), write(line), close()
+# Backends: start(), advance(n), write(line), close(). _NullBackend when no bar is drawn (its
+# write() prints plain lines), _RichBackend when one is.
 
 
 class _NullBackend:
@@ -121,48 +120,6 @@ class _NullBackend:
 
     def close(self) -> None:
         pass
-
-
-class _PlainBackend(_NullBackend):
-    """``description [#######.......] 3/9 0:04`` redrawn in place with a carriage return."""
-
-    width = 24
-
-    def __init__(self, stream: IO[str], total: int, description: str):
-        super().__init__(stream)
-        self.total, self.description, self.done = total, description, 0
-        self.t0 = time.monotonic()
-        self.shown = 0
-
-    def _draw(self) -> None:
-        filled = self.width * self.done // self.total if self.total else self.width
-        elapsed = int(time.monotonic() - self.t0)
-        text = (f"{self.description} [{'#' * filled}{'.' * (self.width - filled)}] "
-                f"{self.done}/{self.total} {elapsed // 60}:{elapsed % 60:02d}")
-        self.stream.write("\r" + text + " " * max(0, self.shown - len(text)))
-        self.stream.flush()
-        self.shown = len(text)
-
-    def _clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * self.shown + "\r")
-            self.stream.flush()
-            self.shown = 0
-
-    def start(self) -> None:
-        self._draw()
-
-    def advance(self, n: int) -> None:
-        self.done += n
-        self._draw()
-
-    def write(self, line: str) -> None:
-        self._clear()
-        print(line, file=self.stream, flush=True)
-        self._draw()
-
-    def close(self) -> None:
-        self._clear()
 
 
 class _RichBackend(_NullBackend):
@@ -193,30 +150,6 @@ class _RichBackend(_NullBackend):
         self.bar.stop()
 
 
-class _TqdmBackend(_NullBackend):
-    def __init__(self, stream: IO[str], total: int, description: str, unit: str):
-        super().__init__(stream)
-        import tqdm
-
-        self._tqdm = tqdm.tqdm
-        self.bar = tqdm.tqdm(total=total, desc=description, unit=unit, file=stream, leave=False, dynamic_ncols=True)
-
-    def advance(self, n: int) -> None:
-        self.bar.update(n)
-
-    def write(self, line: str) -> None:
-        self._tqdm.write(line, file=self.stream)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-def _available(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
 # The innermost bar drawing now: note() and echo() print through it so lines do not tear it.
 _active: list["Progress"] = []
 _active_lock = threading.Lock()
@@ -226,14 +159,14 @@ class Progress:
     """A progress bar over ``total`` items, used as a context manager.
 
     ``description`` heads the bar (``compiling 9 Triton variants``), ``unit`` names an item.
-    ``enabled``: None decides with :func:`bars_enabled`; True/False force it.
-    ``backend``: ``"rich"``, ``"tqdm"`` or ``"plain"``; None takes the first installed of rich
-    and tqdm, else plain. When disabled nothing is drawn, and :meth:`log` / ``detail`` lines
-    still go to the stream (they are what ``-v`` prints in logs).
+    ``stream``: where the bar and lines go (default: stderr at the time of the call).
+    ``enabled``: None decides with :func:`bars_enabled`; True/False force it. The bar is drawn
+    with rich. When disabled nothing is drawn, and :meth:`log` / ``detail`` lines still go to
+    the stream (they are what ``-v`` prints in logs).
     """
 
     def __init__(self, total: int, description: str, *, unit: str = "variant", stream: IO[str] | None = None,
-                 enabled: bool | None = None, backend: str | None = None):
+                 enabled: bool | None = None):
         self.total = max(0, int(total))
         self.description = description
         self.unit = unit
@@ -243,18 +176,8 @@ class Progress:
         self._lock = threading.Lock()
         self._backend: _NullBackend = _NullBackend(self.stream)
         if self.enabled and self.total > 0:
-            self._backend = self._make(backend)
-
-    def _make(self, backend: str | None) -> _NullBackend:
-        force = os.environ.get("AUTOTUNE_EXPORT_PROGRESS", "").strip().lower() in _ON
-        choice = backend or ("rich" if _available("rich") else "tqdm" if _available("tqdm") else "plain")
-        if choice == "rich":
-            return _RichBackend(self.stream, self.total, self.description, self.unit, force)
-        if choice == "tqdm":
-            return _TqdmBackend(self.stream, self.total, self.description, self.unit)
-        if choice == "plain":
-            return _PlainBackend(self.stream, self.total, self.description)
-        raise ValueError(f"unknown progress backend {choice!r} (expected 'rich', 'tqdm' or 'plain')")
+            force = os.environ.get("AUTOTUNE_EXPORT_PROGRESS", "").strip().lower() in _ON
+            self._backend = _RichBackend(self.stream, self.total, self.description, self.unit, force)
 
     @property
     def drawing(self) -> bool:

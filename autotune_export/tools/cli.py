@@ -20,12 +20,12 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
 import time
 from typing import Sequence
 
 from autotune_export import __version__
-from autotune_export.support import progress
+from autotune_export.cuda.targets import CudaTarget, TargetError, parse_targets
+from autotune_export.support import files, progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, run_pipeline
@@ -90,10 +90,13 @@ def compile_source(source: SourceFile, passes: str | Sequence, ctx: PassContext,
 def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] = (), backend: str = "cuda") -> None:
     """Compile IREE input ``text`` to a .vmfb at ``output``.
 
-    ``backend`` ``cuda``: for the CUDA ``target`` (e.g. sm_90); ``llvm-cpu``: for the host CPU
-    (groups whose variants IREE compiles itself from an MLIR body). Runs the ``iree-compile``
-    of the installed iree-base-compiler. Raises DiagnosticError with iree-compile's messages
-    when it fails.
+    ``backend`` ``cuda``: for the CUDA ``target`` (``sm_90``, or a list ``sm_80,sm_90``: the
+    lowest architecture is iree-compile's codegen target); ``llvm-cpu``: for the host CPU
+    (groups whose variants IREE compiles itself from an MLIR body; ``target`` is not used).
+    Runs the ``iree-compile`` of the installed iree-base-compiler. ``output`` is written
+    atomically (:func:`autotune_export.support.files.atomic_write`, default permissions): it is
+    left untouched when compiling fails. Raises DiagnosticError with iree-compile's messages when
+    it fails, and for an unsupported ``target``.
     """
     from iree.compiler.tools import CompilerToolError, compile_str
 
@@ -103,36 +106,24 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
     else:
         # With several architectures (sm_80,sm_90) the module carries one executable variant per
         # architecture; iree-compile's own CUDA codegen target is the lowest of them.
-        lowest = min(target.split(","), key=lambda t: int("".join(c for c in t if c.isdigit()) or 0))
-        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={lowest}", *extra_args]
+        lowest = min(_targets(target), key=lambda t: t.capability)
+        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={lowest.name}", *extra_args]
     try:
-        compile_str(text, extra_args=args, output_file=output)
+        vmfb = compile_str(text, extra_args=args)
     except CompilerToolError as err:
         msg = str(err).strip().splitlines()
         detail = next((line for line in msg if "error:" in line), msg[0] if msg else "iree-compile failed")
         raise DiagnosticError.at(None, f"iree-compile failed: {detail.strip()}") from None
+    files.atomic_write(output, vmfb)
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".autotune-export-", dir=directory)
+def _targets(target: str) -> list[CudaTarget]:
+    """``--target`` as :class:`~autotune_export.cuda.targets.CudaTarget` objects; a
+    DiagnosticError (one line, naming the supported targets) for anything else."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        _chmod_default(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _chmod_default(path: str) -> None:
-    """Give a temporary file the mode a plain ``open()`` would (0666 less the umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+        return parse_targets(target)
+    except TargetError as err:
+        raise DiagnosticError.at(None, str(err)) from None
 
 
 def read_source(path: str) -> SourceFile:
@@ -174,8 +165,10 @@ def _run(args) -> int:
         use_cache=not args.no_cache,
         tuning_results=args.tuning_results,
     )
-    # Unknown passes and options are reported once, before any input is read.
+    # Unknown passes and options, and an unsupported --target, are reported once, before any
+    # input is read.
     build_pipeline(passes, **options)
+    _targets(args.target)
     source = _read_input(args.input)
     collected: list[Diagnostic] = []
 
@@ -212,22 +205,12 @@ def _run(args) -> int:
     if args.emit == "vmfb":
         if args.output == "-":
             raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
-        directory = os.path.dirname(os.path.abspath(args.output))
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".autotune-export-", suffix=".vmfb", dir=directory)
-        os.close(fd)
-        try:
-            iree_compile(text, args.target, tmp, args.iree_compile_arg, backend=args.backend)
-            _chmod_default(tmp)
-            os.replace(tmp, args.output)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        iree_compile(text, args.target, args.output, args.iree_compile_arg, backend=args.backend)
     elif args.output == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        _write_atomic(args.output, text.encode("utf-8"))
+        files.atomic_write(args.output, text)  # no partial file; default permissions
     if args.output != "-":
         elapsed = time.perf_counter() - start
         compiled, cached = stats.get("compiled", 0), stats.get("cached", 0)

@@ -28,17 +28,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from autotune_export.support.stats import quantile
+
 __all__ = ["FORMAT", "VariantStats", "summarize", "write_report", "render_markdown", "render_png"]
 
 FORMAT = "autotune-export.report/1"
-
-
-def _quantile(xs: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of sorted ``xs`` by linear interpolation (numpy's/torch's default)."""
-    pos = q * (len(xs) - 1)
-    lo = int(math.floor(pos))
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 @dataclass
@@ -75,8 +69,8 @@ def _stats(variant: str, times: Sequence[float]) -> VariantStats:
     xs = sorted(samples)
     if not xs:
         return VariantStats(variant, [], None, None, None, None, None, None)
-    return VariantStats(variant, samples, statistics.median(xs), _quantile(xs, 0.2),
-                        _quantile(xs, 0.8), xs[0], xs[-1], statistics.fmean(xs))
+    return VariantStats(variant, samples, statistics.median(xs), quantile(xs, 0.2),
+                        quantile(xs, 0.8), xs[0], xs[-1], statistics.fmean(xs))
 
 
 def summarize(timings: Mapping[str, Sequence[Any]]) -> dict[str, list[VariantStats]]:

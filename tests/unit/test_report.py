@@ -120,3 +120,42 @@ def test_png_does_not_touch_pyplot_state(tmp_path):
         warnings.simplefilter("error")  # e.g. no "FigureCanvasAgg is non-interactive" warnings
         write_report(tmp_path, TIMINGS, META)
     assert ("matplotlib.pyplot" in sys.modules) == had_pyplot
+
+
+# --------------------------------------------------------------------------------------------
+# Quantiles: one helper (autotune_export.support.stats, statistics.quantiles) for the report
+# and the runtime, equal to numpy's default linear interpolation
+
+
+SAMPLE_LISTS = [[1.8, 1.9, 2.0, 2.1, 2.2], [3.0, 1.0], [0.25], [5.0, 1.0, 4.0, 2.0, 3.0, 7.5, 0.5],
+                [0.001 * k * k for k in range(1, 38)], [2.0] * 4 + [9.0]]
+
+
+@pytest.mark.parametrize("xs", SAMPLE_LISTS)
+@pytest.mark.parametrize("q", [0.0, 0.2, 0.25, 0.5, 0.8, 1.0])
+def test_quantile_matches_numpy(xs, q):
+    np = pytest.importorskip("numpy")
+    from autotune_export.support.stats import quantile
+
+    expected = float(np.quantile(xs, q))  # method="linear"
+    assert quantile(xs, q) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert VariantTiming("v", xs).quantile(q) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("xs", SAMPLE_LISTS)
+def test_report_and_runtime_spread_agree(xs):
+    np = pytest.importorskip("numpy")
+    [stats] = summarize({"g": [VariantTiming("v", xs)]})["g"]
+    assert (stats.p20_ms, stats.p80_ms) == VariantTiming("v", xs).spread_ms
+    assert stats.p20_ms == pytest.approx(float(np.quantile(xs, 0.2)), rel=1e-12)
+
+
+def test_quantile_edges():
+    from autotune_export.support.stats import quantile
+
+    assert quantile([4.0], 0.2) == quantile([4.0], 0.8) == 4.0  # one sample
+    assert VariantTiming("v", []).quantile(0.5) == math.inf
+    with pytest.raises(ValueError):
+        quantile([], 0.5)
+    with pytest.raises(ValueError):
+        quantile([1.0, 2.0], 1.5)

@@ -6,6 +6,7 @@ compiles itself (tests/unit/data/cpu_group.mlir: @slow does 64 extra square root
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -99,6 +100,11 @@ def test_cache_is_keyed_by_module(vmfb, tmp_path):
     assert cache.entries() == []
     cache.store({**key, "variant": "fast"})
     assert cache.lookup(**key)["variant"] == "fast"
+    # Written atomically next to its lock file, with the permissions open() would give.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("tuning")) == ["tuning.json", "tuning.json.lock"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "tuning.json").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_autotune_entry_point_tunes_through_the_runtime(vmfb, tmp_path):

@@ -141,6 +141,36 @@ def test_compiled_ptx_and_metadata(batch):
     assert ".reqntid 256" in large.ptx  # num_warps * 32 threads
     assert small.ptx != large.ptx
     assert dot.metadata["shared"] > 0
+    # From the TTIR (autotune_export.cuda.ttir), as indices into the spec's signature.
+    assert small.metadata["written_params"] == large.metadata["written_params"] == [2]  # out_ptr
+    assert dot.metadata["written_params"] == [2]  # c_ptr
+
+
+def test_written_params_index_the_signature(kernels):
+    """A constexpr first and an inner stride specialized to 1 leave the TTIR's argument list;
+    written_params still index spec.signature. Without an analysable TTIR every pointer counts."""
+    [scaled] = compile_variants([scale_spec(kernels)], jobs=1, use_cache=False)
+    assert scaled.metadata["written_params"] == [1]  # (x_ptr, out_ptr, n): out_ptr
+    spec = scale_spec(kernels)
+    assert tc._written_params(spec, None) == [0, 1]
+    assert tc._written_params(spec, "this is not TTIR") == [0, 1]
+
+
+def test_cached_artifact(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return b"cubin bytes"
+
+    assert tc.cached_artifact(tmp_path, "cubin", b"key", compute) == b"cubin bytes"
+    assert tc.cached_artifact(tmp_path, "cubin", b"key", compute) == b"cubin bytes" and len(calls) == 1
+    [entry] = [p for p in (tmp_path / "cubin").glob("*/*") if not p.name.endswith(".lock")]
+    assert entry.read_bytes().startswith(b"cubin bytes") and len(entry.read_bytes()) == len(b"cubin bytes") + 32
+    entry.write_bytes(b"cubin byteZ" + entry.read_bytes()[11:])  # altered: recomputed
+    assert tc.cached_artifact(tmp_path, "cubin", b"key", compute) == b"cubin bytes" and len(calls) == 2
+    assert tc.cached_artifact(None, "cubin", b"key", compute) == b"cubin bytes" and len(calls) == 3
+    assert not [p for p in tmp_path.rglob("*.tmp")]  # no temporary file left behind
 
 
 def test_num_ctas_pruned_before_compiling(batch):
@@ -273,7 +303,7 @@ def test_key_covers_fields_and_source():
 
 
 def test_spec_errors(kernels):
-    with pytest.raises(ValueError, match="unsupported arch 75"):
+    with pytest.raises(ValueError, match="unsupported CUDA target sm_75: supported are sm_80, sm_86"):
         add_spec(kernels, arch=75)
     with pytest.raises(ValueError, match="outside the signature"):
         add_spec(kernels, divisibility=(4,))
@@ -344,8 +374,11 @@ def test_load_errors(kernels, tmp_path):
 
 
 def test_max_shared_memory():
+    from autotune_export.cuda import targets
+
+    assert max_shared_memory is targets.max_shared_memory  # one table, re-exported here
     assert [max_shared_memory(a) for a in (80, 86, 89, 90, 100)] == [166912, 101376, 101376, 232448, 232448]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unsupported CUDA target sm_70: supported are"):
         max_shared_memory(70)
 
 

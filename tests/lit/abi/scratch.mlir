@@ -32,9 +32,10 @@ util.func public @tma_scale(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 
 // REMARK: remark: @tma_scale: global scratch per program: @tma_scale_0_32x32_w4_s3 256 B (align 128), @tma_scale_1_64x128_w4_s3 256 B (align 128); passed as the last binding, allocated at the dispatch
 
-// Three bindings: x, out, then the scratch; the hidden global_scratch parameter is the third
-// one in the PTX, its load rounded up to 128 bytes.
-// MAT: #pipeline_layout = #hal.pipeline.layout<constants = 2, bindings = [#hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>
+// Three bindings: x (only read, as on sm_80: its TTIR stores through out only), out, then the
+// scratch; the hidden global_scratch parameter is the third one in the PTX, its load rounded
+// up to 128 bytes.
+// MAT: #pipeline_layout = #hal.pipeline.layout<constants = 2, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>
 // MAT: ld.param.b64 %rd[[P:[0-9]+]], [tma_scale_0_32x32_w4_s3_param_2]; add.s64 %rd[[P]], %rd[[P]], 127; and.b64 %rd[[P]], %rd[[P]], -128;
 // MAT: hal.executable.export public @tma_scale_0_32x32_w4_s3
 // MAT: } <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}> attributes {autotune.global_scratch = [256, 128]}

@@ -77,6 +77,16 @@ _METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "gl
                     "tensordesc_meta")
 
 
+#: When this environment variable is set, compiling a variant raises CompilationForbidden
+#: instead (cache hits still work). The fast test suite sets it to keep itself fast.
+NO_COMPILE_ENV = "AUTOTUNE_EXPORT_NO_TRITON_COMPILE"
+
+
+class CompilationForbidden(BaseException):
+    """A variant was to be compiled while :data:`NO_COMPILE_ENV` is set. A BaseException so that
+    no handler turns it into a pruned config: it reaches the caller (and fails a test)."""
+
+
 class KernelLoadError(Exception):
     """A kernel could not be loaded: missing file, import failure, no such attribute, or the
     attribute is not a Triton kernel. The message is one line."""
@@ -386,6 +396,9 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
                "ptx_version": spec.ptx_version, "enable_fp_fusion": True}
     if spec.maxnreg is not None:
         options["maxnreg"] = spec.maxnreg
+    if os.environ.get(NO_COMPILE_ENV):
+        raise CompilationForbidden(f"{NO_COMPILE_ENV} is set: this process may not compile Triton kernels "
+                                   f"(kernel '{spec.kernel.name}'; the fast test suite compiles none)")
     try:
         with _triton_settings(triton_cache_dir):
             compiled = triton.compile(

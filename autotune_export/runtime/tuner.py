@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT
+from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result
 from autotune_export.support import files
 from autotune_export.support.stats import quantile as _quantile
 
@@ -298,19 +298,17 @@ class AutotunedModule:
         self.chosen[info.key] = info.variants[index]
 
     def apply_results(self, results: str | os.PathLike) -> dict[str, str]:
-        """Select the variants a tuning-results file picks for this module's groups (entries for
-        this module's hash first, then any entry naming the group). Returns group -> variant."""
+        """Select the variants a tuning-results file picks for this module's groups, by the rule
+        ``--tuning-results`` follows too (:func:`autotune_export.contract.choose_result`: the
+        last entry naming the group whose variant the group has). Returns group -> variant."""
         entries = TuningCache(results).entries()
         picked = {}
         for info in self.groups.values():
-            mine = [e for e in entries if e.get("executable") == info.executable and e.get("group") == info.group]
-            mine.sort(key=lambda e: e.get("module_sha256") != self.module_sha256)
-            for e in mine:
-                if e.get("variant") in info.variants:
-                    self.select(info.key, e["variant"])
-                    self.sources[info.key] = "results"
-                    picked[info.key] = e["variant"]
-                    break
+            chosen = choose_result(entries, info.executable, info.group, info.variants)
+            if chosen is not None:
+                self.select(info.key, chosen["variant"])
+                self.sources[info.key] = "results"
+                picked[info.key] = chosen["variant"]
         return picked
 
     # --- calling --------------------------------------------------------------------------

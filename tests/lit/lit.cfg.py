@@ -1,14 +1,27 @@
 # lit configuration for autotune-export's FileCheck tests.
-# Run with:  lit -v tests/lit
+# Run with:  lit -v tests/lit                         (every test)
+#            lit -v tests/lit --param suite=fast      (no Triton compilation, under a minute)
+#            lit -v tests/lit --param suite=integration
+# A test that compiles Triton kernels (or runs iree-compile on the examples) says
+# `// REQUIRES: integration`; the fast suite runs the others with Triton compilation forbidden
+# (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test in the wrong suite fails there.
 import os
 import sys
 
-import lit.formats
+sys.path.insert(0, os.path.dirname(__file__))
+from suite_format import SuiteTest  # noqa: E402
+
+SUITE = lit_config.params.get("suite", "all")
+if SUITE not in ("all", "fast", "integration"):
+    lit_config.fatal(f"--param suite={SUITE}: expected all, fast or integration")
+
 
 config.name = "autotune-export"
-config.test_format = lit.formats.ShTest(execute_external=False)
+config.test_format = SuiteTest(SUITE)
+if SUITE != "fast":
+    config.available_features.add("integration")
 config.suffixes = [".mlir"]
-config.excludes = ["Inputs", "lit.cfg.py"]
+config.excludes = ["Inputs", "lit.cfg.py", "suite_format.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
@@ -18,6 +31,8 @@ for var in ("HOME", "AUTOTUNE_EXPORT_CACHE_DIR", "XDG_CACHE_HOME", "TRITON_CACHE
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment["PYTHONUNBUFFERED"] = "1"
+if SUITE == "fast":
+    config.environment["AUTOTUNE_EXPORT_NO_TRITON_COMPILE"] = "1"
 # A cache of compiled variants shared by the tests of one checkout (hermetic: not the user's).
 config.environment.setdefault("AUTOTUNE_EXPORT_CACHE_DIR", os.path.join(config.test_exec_root, "cache"))
 

@@ -237,6 +237,7 @@ SCALARS_SIG = {
 
 
 @pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.integration
 def test_triton_scalars_kernel_links_and_assembles(arch, have_ptxas, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     text, md = _compile("scalars_kernel", SCALARS_SIG, {"BLOCK": 128}, arch)
@@ -254,6 +255,7 @@ def test_triton_scalars_kernel_links_and_assembles(arch, have_ptxas, tmp_path, m
     ptx.check(linked, ptx.parse_entry(text).target)
 
 
+@pytest.mark.integration
 def test_triton_tma_kernel_needs_scratch_on_sm90_only(have_ptxas, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
     signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "M": "i32", "N": "i32", "BM": "constexpr", "BN": "constexpr"}

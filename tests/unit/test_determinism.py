@@ -23,6 +23,9 @@ import sys
 
 import pytest
 
+# Every test here compiles Triton kernels: the integration suite.
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = {
     "vector_add": ROOT / "examples" / "vector_add" / "vector_add.mlir",

@@ -15,6 +15,9 @@ from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.cuda.triton_compile import CompiledVariant, KernelSource, PrunedVariant, VariantSpec, compile_variants
 
+# Every test here compiles Triton kernels: the integration suite.
+pytestmark = pytest.mark.integration
+
 KERNELS = pathlib.Path(__file__).resolve().parents[1] / "lit" / "Inputs" / "kernels.py"
 HAVE_DASK = importlib.util.find_spec("distributed") is not None
 

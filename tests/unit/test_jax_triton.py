@@ -199,6 +199,7 @@ def test_kernel_in_closure_is_reported(tmp_path):
     assert 'triton("closure_mod.py", "inner")' in text
 
 
+@pytest.mark.integration
 def test_triton_call_module_compiles_with_iree(tmp_path):
     """The module goes through the whole pipeline (one variant) and iree-compile for CUDA."""
     from autotune_export.frontend.reader import SourceFile, parse_source, print_module

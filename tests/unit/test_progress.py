@@ -143,6 +143,7 @@ def run(capsys, *argv):
     return status, captured.out, captured.err
 
 
+@pytest.mark.integration
 def test_verbose_prints_one_line_per_variant(small, capsys, tmp_path):
     path, cache = small
     status, out, err = run(capsys, path, "-p", "materialize-triton-variants", "--cache-dir", cache, "-j", "1", "-v",
@@ -154,6 +155,7 @@ def test_verbose_prints_one_line_per_variant(small, capsys, tmp_path):
     assert "autotune-export: from cache: add_kernel[BLOCK=64] w1 s3 sm_80: 0 B shared" in err
 
 
+@pytest.mark.integration
 def test_default_prints_remarks_and_no_bar(small, capsys, tmp_path):
     path, cache = small
     status, out, err = run(capsys, path, "-p", "materialize-triton-variants", "--cache-dir", cache,
@@ -163,6 +165,7 @@ def test_default_prints_remarks_and_no_bar(small, capsys, tmp_path):
     assert "from cache:" not in err and "autotune-export: wrote" in err
 
 
+@pytest.mark.integration
 def test_quiet_prints_nothing_but_errors(small, capsys, tmp_path):
     path, cache = small
     status, out, err = run(capsys, path, "-p", "materialize-triton-variants", "--cache-dir", cache, "-q",

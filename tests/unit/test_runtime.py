@@ -147,6 +147,21 @@ def test_fixed_from_results_file_and_defaults(vmfb, tmp_path):
     assert (plain.chosen["cpu_ex::scale"], plain.sources["cpu_ex::scale"]) == ("slow", "default")
 
 
+@pytest.mark.parametrize("order", [["slow", "gone", "fast"], ["fast", "slow", "gone"]])
+def test_results_file_means_the_same_to_pin_variants_and_fixed(vmfb, tmp_path, order):
+    """One file with several entries for the group (and one naming a variant the module does
+    not have): --tuning-results and strategy="fixed" choose the same entry."""
+    results = tmp_path / "several.json"
+    entries = [{"executable": "cpu_ex", "group": "scale", "variant": v, "module_sha256": "0" * 64} for v in order]
+    entries.append({"executable": "other_ex", "group": "scale", "variant": "slow"})
+    results.write_text(json.dumps({"format": RESULTS_FORMAT, "results": entries}))
+    runtime_pick = _load(vmfb, tmp_path, strategy="fixed", results=results).chosen["cpu_ex::scale"]
+    out = tmp_path / "pinned.mlir"
+    assert cli.main([str(DATA / "cpu_group.mlir"), "--tuning-results", str(results), "-o", str(out)]) == 0
+    pinned = out.read_text().split("default(@", 1)[1].split(")", 1)[0]
+    assert runtime_pick == pinned == ("fast" if order[-1] == "fast" else "slow")
+
+
 def test_custom_do_bench_and_flush(vmfb, tmp_path):
     calls = []
 

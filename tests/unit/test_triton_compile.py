@@ -19,6 +19,9 @@ from autotune_export.cuda.triton_compile import (CompiledVariant, KernelLoadErro
                                             VariantSpec, compile_variants, default_cache_dir, load_kernel,
                                             max_shared_memory)
 
+# Every test here compiles Triton kernels: the integration suite.
+pytestmark = pytest.mark.integration
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 KERNELS = textwrap.dedent('''

@@ -16,6 +16,9 @@ tl = pytest.importorskip("triton.language")
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
+# Every test here compiles Triton kernels: the integration suite.
+pytestmark = pytest.mark.integration
+
 # --------------------------------------------------------------------------------------------
 # Kernels
 

@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Dispatch operands must carry the kernel's scalar types: each one needs the bit width of
 // its parameter (an i64 parameter takes an i64 or f64 operand, split into two constants).
 // RUN: autotune-export %s -p materialize-triton-variants,verify-autotuning-groups --target sm_80 --split-input-file --verify-diagnostics

@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Several architectures in one module: --target sm_80,sm_90 links one object per architecture
 // (keyed by target_arch); lowering makes a hal.executable with one variant per architecture,
 // most capable first, each with its own object, block size and shared memory, and a condition

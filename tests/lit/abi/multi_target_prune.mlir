@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // With several targets, a config that cannot run on one of them is dropped for all (every
 // target's object has the same exports): 196608 bytes of shared memory fit sm_90, not sm_80.
 // RUN: autotune-export %s -p materialize-triton-variants --target sm_80,sm_90 2> %t.err | FileCheck %s

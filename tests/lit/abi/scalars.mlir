@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Every scalar type of a Triton signature becomes 32-bit IREE constants: narrow ones widened
 // (the PTX parameter is declared .u32), 64-bit ones split into low and high halves (two .u32
 // parameters reassembled with mov.b64), fp32 bitcast. The dispatch site makes the constants.

@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Triton's global scratch (device-side TMA descriptors on sm_90: 256 bytes per program, align
 // 128) becomes the last binding: an extra untied result of the dispatch, sized from the grid at
 // the dispatch site; the kernel rounds the pointer up to the alignment. On sm_80 the same

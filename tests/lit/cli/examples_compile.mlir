@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Every example's --emit iree output is accepted by the installed iree-compile (for CUDA), and
 // --emit vmfb produces a module; both for sm_80 and sm_90.
 // RUN: autotune-export %examples/matmul/matmul.mlir --emit iree --target sm_80 -o %t.matmul.mlir 2> %t.matmul.err

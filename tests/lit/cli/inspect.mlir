@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // autotune-export inspect: the groups of a .mlir (after materialize-triton-variants) and of the
 // .vmfb built from it, as a table and in JSON (variants, layout, workgroup size, shared memory,
 // registers/spills from ptxas + cuobjdump with no GPU, default and specialized variants).

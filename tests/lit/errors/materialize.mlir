@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // materialize-triton-variants: the kernel must exist and match the signature, and every
 // config must set exactly the kernel's constexprs; a group whose configs are all pruned fails.
 // RUN: autotune-export %s -p materialize-triton-variants --target sm_80 --split-input-file --verify-diagnostics

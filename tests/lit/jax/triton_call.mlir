@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // triton_call_to_mlir output: the sugared Triton-form group and host function, then the whole
 // pipeline and iree-compile for CUDA.
 //

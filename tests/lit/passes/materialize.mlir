@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // materialize-triton-variants: one export per config, one linked PTX object, parameters in
 // IREE's order, layout with ReadOnly inputs, count region from the grid.
 // RUN: autotune-export %s -p materialize-triton-variants --target sm_80 --split-input-file 2> %t.err | FileCheck %s

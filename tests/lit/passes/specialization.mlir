@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // Specializations as Triton's JIT makes them: ':16' (divisible by 16) and ':1' (equal to 1)
 // hints in the signature give each config a specialized variant, taken at run time only when
 // the dispatch's constants satisfy the hints.

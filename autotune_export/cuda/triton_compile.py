@@ -52,6 +52,7 @@ from autotune_export.cuda.targets import max_shared_memory  # noqa: F401  (part 
 from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
 from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
+from autotune_export.cuda import ptx as ptx_mod
 
 __all__ = [
     "CompiledVariant",
@@ -376,7 +377,6 @@ def _jsonable(value):
 def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
     """Compile one variant; if Triton's own cache hands back damaged output (the PTX does not
     parse), compile once more with a fresh, temporary Triton cache."""
-    from autotune_export.cuda import ptx as ptx_mod
 
     try:
         return _compile_payload_once(spec, kernel, triton_cache_dir)
@@ -388,7 +388,6 @@ def _compile_payload(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: 
 
 
 def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_dir: str | None) -> dict:
-    from autotune_export.cuda import ptx as ptx_mod
 
     types = dict(spec.signature)
     signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}

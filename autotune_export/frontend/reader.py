@@ -38,6 +38,10 @@ from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Loc
 from autotune_export.ir.walk import find_groups
 from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param,
                                       format_value, mlir_string)
+from iree.compiler import ir
+from autotune_export.frontend import compat
+from autotune_export.support.diagnostics import location_of
+from autotune_export.ir.group import symbol
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
 
@@ -63,7 +67,6 @@ class SourceFile:
 
 def new_context():
     """A fresh ``iree.compiler.ir.Context`` with IREE's dialects and unregistered ops allowed."""
-    from iree.compiler import ir
 
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
@@ -636,7 +639,6 @@ def _scratch_context():
 def _mlir_problem(text: str, kind: str) -> str | None:
     """None when ``text`` parses as an MLIR type (``kind == "type"``) or attribute, else
     MLIR's message (with its notes)."""
-    from iree.compiler import ir
 
     ctx = _scratch_context()
     try:
@@ -804,9 +806,7 @@ def parse_source(source: SourceFile, context=None):
     that symbols of groups are unique there (among groups and exports).
     Raises DiagnosticError (locations name ``source.name``) for any syntax or verifier error.
     """
-    from iree.compiler import ir
 
-    from autotune_export.frontend import compat
 
     # Older IREE spellings -> the installed IREE's, every line kept where it was.
     source = SourceFile(compat.normalize(source.text, source.name), source.name, source.base_dir)
@@ -847,7 +847,6 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
     """The group of a generic ``autotune.export`` op. One the user wrote in the generic form
     (not made from the sugared op here) gets the sugared op's checks: it is printed sugared
     and read back."""
-    from autotune_export.support.diagnostics import location_of
 
     loc = location_of(op.location, filename)
     if loc is not None and (loc.line, loc.col) in sugared:
@@ -875,7 +874,6 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
 
 def _source_name(source) -> str:
     if "sym_name" in source.attributes:
-        from autotune_export.ir.group import symbol
 
         return symbol(source.attributes["sym_name"].value)
     return "the executable"
@@ -883,7 +881,6 @@ def _source_name(source) -> str:
 
 def _export_locations(source, filename: str, colmap: ColumnMap) -> dict[str, Location | None]:
     """Symbol -> location of the ``hal.executable.export`` ops of a source."""
-    from autotune_export.support.diagnostics import location_of
 
     out = {}
     for block in source.regions[0].blocks:

@@ -56,6 +56,20 @@ from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, Param
+from iree.compiler import ir
+from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.cuda.targets import TargetError
+from autotune_export.cuda.ttir import written_params_from_ttir
+from autotune_export.ir import builders, hal_attrs
+from autotune_export.cuda.targets import parse_target
+from iree.compiler.dialects import arith
+from autotune_export.cuda.targets import TargetError, parse_target
+from autotune_export.frontend.reader import SourceFile, new_context, print_module
+from autotune_export.interop import jax_triton_proto as proto
+from autotune_export.ir.walk import walk
+from autotune_export.passes import PassContext, run_pipeline
+import argparse
+from autotune_export.support.diagnostics import DiagnosticError
 
 __all__ = [
     "JaxTritonError",
@@ -766,7 +780,6 @@ def _attrs(op) -> dict:
 
 
 def _backend_bytes(op) -> bytes | None:
-    from iree.compiler import ir
 
     attrs = _attrs(op)
     for key in ("backend_config", "mhlo.backend_config"):
@@ -797,7 +810,6 @@ def _aliases_of(op) -> dict[int, int]:
     ``IntegerAttr``). An empty ``output_tuple_indices`` (a call with one, non-tuple result)
     means output 0. Raises JaxTritonError for an element of another kind.
     """
-    from iree.compiler import ir
 
     attrs = _attrs(op)
     out: dict[int, int] = {}
@@ -951,9 +963,6 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
     descriptor is ``msg``. ``device`` (a :class:`autotune_export.cuda.targets.CudaTarget`, or
     None) is the GPU the result runs on: PTX that cannot run there is refused; configs needing
     more than ``arch_limit`` bytes of shared memory are skipped. Raises JaxTritonError."""
-    from autotune_export.cuda import ptx as ptx_mod
-    from autotune_export.cuda.targets import TargetError
-    from autotune_export.cuda.ttir import written_params_from_ttir
 
     kind = msg.WhichOneof("value")
     if kind == "kernel_call":
@@ -1141,7 +1150,6 @@ def _build_source(plan: _CallPlan, ip) -> None:
     generic CUDA target, the group op of an autotuned call, then one export per config with
     the shared pipeline layout, a count region returning the constant grid, the block size
     and the dynamic shared memory."""
-    from autotune_export.ir import builders, hal_attrs
 
     with plan.loc:
         obj = hal_attrs.executable_object(plan.object_label, plan.object_data)
@@ -1162,7 +1170,6 @@ def _arch_runs_on(ptx_target: str, device: Any) -> bool:
     arch-specific PTX (``a`` suffix) only on its own architecture, other PTX on its
     architecture and newer ones. Raises TargetError for a ``.target`` that
     :func:`autotune_export.cuda.targets.parse_target` does not accept."""
-    from autotune_export.cuda.targets import parse_target
 
     built = parse_target(ptx_target)
     if built.suffix == "a":
@@ -1171,8 +1178,6 @@ def _arch_runs_on(ptx_target: str, device: Any) -> bool:
 
 
 def _rewrite_call(plan: _CallPlan) -> None:
-    from iree.compiler import ir
-    from iree.compiler.dialects import arith
 
     op = plan.op
     with op.context, op.location:
@@ -1255,13 +1260,7 @@ def convert_stablehlo(
     --iree-cuda-target=sm_80`` accepts. Raises JaxTritonError (an unsupported ``target``
     included; DiagnosticError from the passes).
     """
-    from iree.compiler import ir
 
-    from autotune_export.cuda.targets import TargetError, parse_target
-    from autotune_export.frontend.reader import SourceFile, new_context, print_module
-    from autotune_export.interop import jax_triton_proto as proto
-    from autotune_export.ir.walk import walk
-    from autotune_export.passes import PassContext, run_pipeline
 
     if object_format not in ("ptx", "cubin"):
         raise JaxTritonError(f"object_format must be 'ptx' or 'cubin', got {object_format!r}")
@@ -1331,9 +1330,7 @@ def convert_stablehlo(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m autotune_export.interop.jax_triton convert IN.mlir [-o OUT] [--target sm_80] ...``"""
-    import argparse
 
-    from autotune_export.support.diagnostics import DiagnosticError
 
     ap = argparse.ArgumentParser(prog="python -m autotune_export.interop.jax_triton", description="jax-triton bridge")
     sub = ap.add_subparsers(dest="command", required=True)

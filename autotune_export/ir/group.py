@@ -52,6 +52,7 @@ __all__ = [
     "symbol",
     "format_value",
     "attr_to_python",
+    "variant_name",
 ]
 
 GENERIC_OP_NAME = "autotune.export"
@@ -416,3 +417,16 @@ class AutotuneGroup:
             return []
         keys = [k for k, _ in self.configs[0] if k not in OPTION_NAMES]
         return [k for k in keys if all(any(k == kk for kk, _ in cfg) for cfg in self.configs)]
+
+
+def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
+    """Export (and PTX entry) name of config ``index``: ``matmul_3_128x256x64x8_w8_s3``.
+
+    The constexpr values are joined in config order; ``w``/``s`` are num_warps/num_stages.
+    """
+    consts = [str(v).replace(".", "p").replace("-", "m") for k, v in config if k not in OPTION_NAMES]
+    opts = dict(config)
+    tail = f"_w{opts.get('num_warps', 4)}_s{opts.get('num_stages', 3)}"
+    body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())
+    name = f"{group}_{index}" + (f"_{body}" if body else "") + tail
+    return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)

@@ -19,6 +19,8 @@ from typing import Sequence
 
 import numpy as np
 from iree.compiler import ir
+import contextlib
+import os
 
 __all__ = [
     "Layout",
@@ -88,7 +90,6 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
 
 def _context_of(attr):
     """The attribute's context (to parse its parts in), or no change for text."""
-    import contextlib
 
     return attr.context if isinstance(attr, ir.Attribute) else contextlib.nullcontext()
 
@@ -259,7 +260,6 @@ def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str 
     relative to ``base_dir``, then the current directory (as iree-compile's object search
     does). ``error`` says why an object file could not be read.
     """
-    import os
 
     out: list[tuple[str, bytes | None, str | None]] = []
     if "objects" not in source.attributes:

@@ -50,6 +50,9 @@ from autotune_export.ir.walk import (
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.support.diagnostics import DiagnosticError
+from iree.compiler import ir
+from iree.compiler.dialects import flow
+from iree.compiler.dialects import tensor
 
 __all__ = ["EmitAutotuneInitializer"]
 
@@ -102,7 +105,6 @@ class EmitAutotuneInitializer(ModulePass):
     summary = "add the choice globals, select and benchmark entries, and @__autotune"
 
     def apply(self, ctx: PassContext, module) -> None:
-        from iree.compiler import ir
 
         if AUTOTUNE_FUNCTION in module_functions(module):
             return  # already emitted (idempotent)
@@ -168,7 +170,6 @@ class EmitAutotuneInitializer(ModulePass):
         """The choice global, ``select`` and one ``bench.K`` per variant (at the current
         location); appends ``(bench, its result types, host result types)`` to
         ``bench_calls``."""
-        from iree.compiler import ir
 
         i32 = ir.IntegerType.get_signless(32)
         names = plan.names
@@ -191,7 +192,6 @@ class EmitAutotuneInitializer(ModulePass):
     def _emit_fake_globals(self, fake_globals: dict, point) -> None:
         """``util.global private @P.fake<i> : T`` per fake tensor and one ``util.initializer``
         that fills each with a splat (integers 1, floats 0.5)."""
-        from iree.compiler.dialects import flow
 
         if not fake_globals:
             return
@@ -211,8 +211,6 @@ class EmitAutotuneInitializer(ModulePass):
         """``@__autotune.flush_l2() -> tensor<1xi32>``: splat a 256 MiB tensor, return one
         element. The fill value goes through a barrier so the fill happens at run time, not as
         a constant folded at compile time."""
-        from iree.compiler import ir
-        from iree.compiler.dialects import flow
 
         i32 = ir.IntegerType.get_signless(32)
         big = ir.RankedTensorType.get([_FLUSH_ELEMENTS], i32)
@@ -272,8 +270,6 @@ def _bench_function(bench: str, host: str, dialect: str, results: list, fakes: l
     tensor is loaded from its global through a barrier: otherwise IREE would fold the whole
     benchmark into a constant expression evaluated at compile time.
     """
-    from iree.compiler import ir
-    from iree.compiler.dialects import tensor
 
     index = ir.IndexType.get()
     small_types = [_one_element_type(t) for t in results]
@@ -325,7 +321,6 @@ def _bench_function(bench: str, host: str, dialect: str, results: list, fakes: l
 def _is_one_element(t) -> bool:
     """Whether a value of type ``t`` is carried whole (not a ranked tensor, or one of static
     shape 1x...x1)."""
-    from iree.compiler import ir
 
     return not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape)
 
@@ -333,7 +328,6 @@ def _is_one_element(t) -> bool:
 def _one_element_type(t):
     """The type of :func:`_one_element` of a value of type ``t``: ``t``, or
     ``tensor<1x...x1xE>`` of its rank and element type."""
-    from iree.compiler import ir
 
     return t if _is_one_element(t) else ir.RankedTensorType.get([1] * t.rank, t.element_type)
 
@@ -342,8 +336,6 @@ def _one_element(value, t):
     """``(value, type)`` of a one-element static slice of ``value`` (of type ``t``):
     ``tensor.extract_slice value[0, ...] [1, ...] [1, ...]``; ``value`` itself when it is not
     a ranked tensor or already has one element of static shape."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import tensor
 
     if _is_one_element(t):
         return value, t
@@ -356,7 +348,6 @@ def _one_element(value, t):
 def _splat_attr(elem):
     """The fill value of fake tensors of element type ``elem``: 1 for integers, 0.5 for
     floats. Raises ValueError for other element types."""
-    from iree.compiler import ir
 
     if isinstance(elem, ir.IntegerType):
         return ir.IntegerAttr.get(elem, 1)
@@ -370,7 +361,6 @@ def _copy_host(host, name: str, exe: str, group: AutotuneGroup, k: int, point) -
     """A private copy of ``host`` named ``name`` (appended at ``point``) whose dispatches of
     ``group`` are fixed to variant ``k`` (``autotune.choice = k`` for
     lower-autotuning-dispatch); reflection and ABI attributes are dropped."""
-    from iree.compiler import ir
 
     members = {group.name, *(group.variants or [])}
     clone = host.clone(ip=point).operation
@@ -390,7 +380,6 @@ def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
     None without tune_workload). Raises DiagnosticError (at the group) when no host
     dispatches the group, the host returns nothing, or the host's arguments cannot be made
     from fake data."""
-    from iree.compiler import ir
 
     members = {group.name, *(group.variants or [])}
     site = next((d for d in sites if any(e == exe and n in members for e, n in entry_point_refs(d))), None)
@@ -440,7 +429,6 @@ def _fake_arg(group: AutotuneGroup, name: str, arg_type, given) -> _FakeArg:
     """The fake value of a host argument of type ``arg_type``: ``given`` (its tune_workload
     attribute, or None for the argument's own static type). Tensors live in global ``name``.
     Raises DiagnosticError (at the group) for a tensor of an element type without fake data."""
-    from iree.compiler import ir
 
     if given is not None and not isinstance(given, ir.TypeAttr):
         return _FakeArg(scalar=given)

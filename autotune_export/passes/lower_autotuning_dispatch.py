@@ -40,6 +40,10 @@ from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
+from iree.compiler import ir
+from iree.compiler.dialects import arith, hal
+from iree.compiler.dialects import arith, util
+from iree.compiler.dialects import arith
 
 __all__ = ["LowerAutotuningDispatch"]
 
@@ -52,7 +56,6 @@ class LowerAutotuningDispatch(ModulePass):
     summary = "turn groups into IREE condition/fallback chains keyed on the choice global"
 
     def apply(self, ctx: PassContext, module) -> None:
-        from iree.compiler import ir
 
         chains: dict[tuple[str, str], tuple[list[str], str | None]] = {}
         member_of: dict[tuple[str, str], tuple[str, int]] = {}
@@ -109,8 +112,6 @@ class LowerAutotuningDispatch(ModulePass):
     def _add_condition(self, export, k: int, needs_ok: bool, guarded: bool, next_export: str | None, group: AutotuneGroup) -> None:
         """Append ``%choice`` (and ``%ok`` for guarded groups) to the count arguments and, unless
         ``export`` ends the chain, add ``condition(...) { choice == k [and ok] } fallback(next)``."""
-        from iree.compiler import ir
-        from iree.compiler.dialects import arith, hal
 
         count = export.regions[0]
         if len(export.regions) > 1 and len(export.regions[1].blocks):
@@ -140,8 +141,6 @@ class LowerAutotuningDispatch(ModulePass):
 
     def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None,
                  divisible: list[int] | None = None, scratch: list | None = None) -> None:
-        from iree.compiler import ir
-        from iree.compiler.dialects import arith, util
 
         with dispatch.context, dispatch.location:
             point = ir.InsertionPoint(dispatch)
@@ -199,8 +198,6 @@ class LowerAutotuningDispatch(ModulePass):
     def _divisible_flag(self, point, args, guards: tuple[list[int], list[int]], dispatch):
         """``index`` 1 when every constant operand of ``guards[0]`` is a multiple of 16 and every
         one of ``guards[1]`` equals 1, else 0."""
-        from iree.compiler import ir
-        from iree.compiler.dialects import arith
 
         scalars = [a for a in args if not isinstance(a.type, ir.ShapedType)]
         index = ir.IndexType.get()
@@ -230,8 +227,6 @@ class LowerAutotuningDispatch(ModulePass):
 
 def _constants(point, value, dispatch) -> list:
     """The 32-bit constants a scalar dispatch operand becomes (autotune_export.cuda.abi)."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import arith
 
     t = value.type
     i32 = ir.IntegerType.get_signless(32)
@@ -260,8 +255,6 @@ def _constants(point, value, dispatch) -> list:
 
 def _split64(value) -> list:
     """``[low, high]`` 32-bit halves of an i64 (inside an insertion point)."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import arith
 
     i32 = ir.IntegerType.get_signless(32)
     i64 = ir.IntegerType.get_signless(64)
@@ -275,8 +268,6 @@ def _scratch_bytes(point, exports, workload, dispatch):
     """``index`` bytes of global scratch for a dispatch: the largest over ``exports`` of
     ``x * y * z * size + align``, each export's count region evaluated at the dispatch site on
     ``workload`` (the dispatch's workload values, then the extra chain values)."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import arith
 
     index = ir.IndexType.get()
     total = None

@@ -37,7 +37,7 @@ from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.support.diagnostics import location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.walk import (
@@ -49,27 +49,9 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
+from iree.compiler import ir
 
-__all__ = ["MaterializeTritonVariants", "variant_name"]
-
-#: CUDA executable target that matches every ``--iree-cuda-target`` (notes: objects are keyed
-#: by target; a key carrying ``target_arch`` does not match). Text kept for
-#: interop/jax_triton only; this pass builds it with :func:`autotune_export.ir.hal_attrs.cuda_target`.
-CUDA_TARGET = '#hal.executable.target<"cuda", "cuda-nvptx-fb">'
-
-
-
-def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
-    """Export (and PTX entry) name of config ``index``: ``matmul_3_128x256x64x8_w8_s3``.
-
-    The constexpr values are joined in config order; ``w``/``s`` are num_warps/num_stages.
-    """
-    consts = [str(v).replace(".", "p").replace("-", "m") for k, v in config if k not in OPTION_NAMES]
-    opts = dict(config)
-    tail = f"_w{opts.get('num_warps', 4)}_s{opts.get('num_stages', 3)}"
-    body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())
-    name = f"{group}_{index}" + (f"_{body}" if body else "") + tail
-    return "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in name)
+__all__ = ["MaterializeTritonVariants"]
 
 
 def targets_of(target: str) -> list[tuple[str, int]]:
@@ -261,7 +243,6 @@ class MaterializeTritonVariants(ModulePass):
     # ---------------------------------------------------------------------------------------
     def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup) -> None:
         """Scalar operands of dispatches to ``group`` have the bit widths of its parameters."""
-        from iree.compiler import ir
 
         exe = sym_name(source)
         scalars = [p for p in group.signature if not p.is_pointer]
@@ -465,7 +446,6 @@ class MaterializeTritonVariants(ModulePass):
         linked PTX text or cubin bytes)`` per target; ``read_only``/``num_constants``: the
         pipeline layout every export shares. Raises DiagnosticError (before changing the IR)
         when the source already has objects or ``default(@...)`` names no variant."""
-        from iree.compiler import ir
 
         source, op, group = item.source, item.op, item.group
         if "objects" in source.attributes:

@@ -21,6 +21,7 @@ from autotune_export.passes import (  # noqa: F401  (each module registers its p
 )
 from autotune_export.passes.base import PASSES, ModulePass, PassContext, pass_options
 from autotune_export.support.diagnostics import DiagnosticError
+from iree.compiler import ir
 
 __all__ = ["DEFAULT_PIPELINES", "PassSpec", "parse_pipeline", "build_pipeline", "run_pipeline"]
 
@@ -140,7 +141,6 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
 def run_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], ctx: PassContext, module, **defaults: Any) -> None:
     """Build ``pipeline`` (see :func:`build_pipeline`; ``defaults`` are options by field name)
     and run its passes in order on ``module``. Raises DiagnosticError."""
-    from iree.compiler import ir
 
     passes = build_pipeline(pipeline, **defaults)
     with module.context, ir.Location.unknown():

@@ -27,6 +27,7 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import object_payloads, read_layout
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
+from iree.compiler import ir
 
 __all__ = ["VerifyAutotuningGroups"]
 
@@ -151,7 +152,6 @@ class VerifyAutotuningGroups(ModulePass):
 
 def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dispatch, scratch: bool = False) -> None:
     """A dispatch to the group passes the workload, bindings and constants its layout expects."""
-    from iree.compiler import ir
 
     name, layout, count_args, export = first
     loc = location_of(dispatch.location, ctx.source.name)

@@ -45,6 +45,7 @@ from typing import Callable, Sequence
 from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result
 from autotune_export.support import files
 from autotune_export.support.stats import quantile as _quantile
+from autotune_export.support.paths import default_cache_dir
 
 __all__ = [
     "GroupInfo",
@@ -176,7 +177,6 @@ def device_identity(driver: str) -> dict:
 
 def default_results_path() -> pathlib.Path:
     """``tuning.json`` in the cache folder (:func:`autotune_export.support.paths.default_cache_dir`)."""
-    from autotune_export.support.paths import default_cache_dir
 
     return default_cache_dir() / "tuning.json"
 

@@ -16,7 +16,6 @@ turns bars off, ``=1`` forces them on (e.g. for a terminal that does not say it 
 
 Library code reports through :class:`Progress` (or :func:`track`) and :func:`note`::
 
-    from autotune_export.support import progress
 
     with progress.Progress(len(variants), "tuning @matmul") as bar:
         for v in variants:
@@ -37,6 +36,8 @@ import os
 import sys
 import threading
 from typing import IO, Iterable, Iterator, TypeVar
+from autotune_export.support import progress
+from rich.console import Console
 
 __all__ = [
     "QUIET",
@@ -125,7 +126,6 @@ class _NullBackend:
 class _RichBackend(_NullBackend):
     def __init__(self, stream: IO[str], total: int, description: str, unit: str, force: bool):
         super().__init__(stream)
-        from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 

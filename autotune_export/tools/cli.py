@@ -30,6 +30,8 @@ from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, run_pipeline
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
+from iree.compiler.tools import CompilerToolError, compile_str
+from autotune_export.passes import PASSES, pass_options
 
 __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
 
@@ -98,7 +100,6 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
     left untouched when compiling fails. Raises DiagnosticError with iree-compile's messages when
     it fails, and for an unsupported ``target``.
     """
-    from iree.compiler.tools import CompilerToolError, compile_str
 
     if backend == "llvm-cpu":
         args = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -229,7 +230,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: module.main(argv[1:]))
     args = _parser().parse_args(argv)
     if args.list_passes:
-        from autotune_export.passes import PASSES, pass_options
 
         for name in sorted(PASSES):
             print(f"{name:32} {PASSES[name].summary}")

@@ -48,7 +48,7 @@ from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.ir import hal_attrs
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
                                      groups_of, sym_name)
 from autotune_export.passes import PassContext, run_pipeline
@@ -701,7 +701,6 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
     groups. The options are :class:`autotune_export.passes.PassContext`'s. Raises
     DiagnosticError for user errors (as the compile command)."""
     from autotune_export.cuda import triton_compile as tc
-    from autotune_export.passes.materialize_triton_variants import variant_name
     module = parse_source(source)
     triton_groups = _triton_groups(module, source.name)
     remarks: list[Diagnostic] = []

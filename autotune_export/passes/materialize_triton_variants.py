@@ -155,6 +155,16 @@ class MaterializeTritonVariants(ModulePass):
     # ---------------------------------------------------------------------------------------
     def _plan(self, ctx: PassContext, source, op, group: AutotuneGroup, tc) -> _Planned:
         loc = group.location
+        # Checked before anything compiles.
+        for export_name, export in exports_of(source).items():
+            if "ordinal" not in export.attributes:
+                raise DiagnosticError.at(
+                    location_of(export.location, ctx.source.name),
+                    f"export @{export_name} has no ordinal; next to a triton(...) group every export of "
+                    f"@{sym_name(source)} needs ordinal(N) (IREE's CUDA HAL takes the ordinals of an external "
+                    "executable as given, and the group's variants are numbered after them)",
+                    [Diagnostic("note", f"the group @{group.name} is here", loc)],
+                )
         path, kernel_name = group.triton
         full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
         try:

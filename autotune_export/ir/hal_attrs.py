@@ -45,9 +45,10 @@ _TARGET = "#hal.executable.target<"
 
 
 # ----- small readers of printed attributes --------------------------------------------------
-def _close(text: str, start: int) -> int:
-    """Index just past the bracket that closes the one at ``text[start]`` (strings skipped;
-    ``->`` is not a bracket)."""
+def _brackets(text: str, start: int = 0):
+    """``(index, depth after the character)`` for each character of ``text`` from ``start``
+    outside string literals; ``<{[(`` open and ``>}])`` close a level (the ``>`` of ``->``
+    does not)."""
     depth, i, n = 0, start, len(text)
     while i < n:
         c = text[i]
@@ -59,29 +60,25 @@ def _close(text: str, start: int) -> int:
             depth += 1
         elif c in ">}])" and not (c == ">" and i > 0 and text[i - 1] == "-"):
             depth -= 1
-            if depth == 0:
-                return i + 1
+        yield i, depth
         i += 1
+
+
+def _close(text: str, start: int) -> int:
+    """Index just past the bracket that closes the one at ``text[start]``."""
+    for i, depth in _brackets(text, start):
+        if depth == 0:
+            return i + 1
     raise ValueError(f"unbalanced attribute text: {text[start:start + 60]}")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """``text`` split at ``sep`` outside brackets and strings, each part stripped."""
-    parts, depth, i, last, n = [], 0, 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "<{[(":
-            depth += 1
-        elif c in ">}])" and not (c == ">" and text[i - 1] == "-"):
-            depth -= 1
-        elif c == sep and depth == 0:
+    parts, last = [], 0
+    for i, depth in _brackets(text):
+        if depth == 0 and text[i] == sep:
             parts.append(text[last:i].strip())
             last = i + 1
-        i += 1
     tail = text[last:].strip()
     if tail:
         parts.append(tail)

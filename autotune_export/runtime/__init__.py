@@ -1,6 +1,7 @@
 """Run and tune a compiled module with ``iree.runtime`` (no Triton and no compiler needed):
 :class:`AutotunedModule`, its strategies, and the tuning cache."""
 
+from autotune_export.runtime import tuner
 from autotune_export.runtime.tuner import (
     RESULTS_FORMAT,
     STRATEGIES,
@@ -12,13 +13,4 @@ from autotune_export.runtime.tuner import (
     loop_bench,
 )
 
-__all__ = [
-    "GroupInfo",
-    "VariantTiming",
-    "AutotunedModule",
-    "TuningCache",
-    "loop_bench",
-    "device_identity",
-    "RESULTS_FORMAT",
-    "STRATEGIES",
-]
+__all__ = tuner.__all__

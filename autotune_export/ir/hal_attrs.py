@@ -14,13 +14,14 @@ Syntax is IREE 3.13's (``#hal.pipeline.layout<constants = N, bindings = [...]>``
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from iree.compiler import ir
-import contextlib
-import os
 
 __all__ = [
     "Layout",
@@ -45,23 +46,25 @@ _TARGET = "#hal.executable.target<"
 
 
 # ----- small readers of printed attributes --------------------------------------------------
+#: What the bracket scanner stops at: string literals (skipped whole: object data can be
+#: megabytes of PTX or hex), ``->`` (not a bracket), brackets, commas and ``=``.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|->|[<>{}\[\]()]|[,=]')
+
+
 def _brackets(text: str, start: int = 0):
-    """``(index, depth after the character)`` for each character of ``text`` from ``start``
-    outside string literals; ``<{[(`` open and ``>}])`` close a level (the ``>`` of ``->``
-    does not)."""
-    depth, i, n = 0, start, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c in "<{[(":
+    """``(index, depth after the character)`` for each bracket, ``,`` and ``=`` of ``text``
+    from ``start``, outside string literals; ``<{[(`` open and ``>}])`` close a level (the
+    ``>`` of ``->`` does not)."""
+    depth = 0
+    for m in _TOKENS.finditer(text, start):
+        c = m.group()
+        if c in "<{[(":
             depth += 1
-        elif c in ">}])" and not (c == ">" and i > 0 and text[i - 1] == "-"):
+        elif c in ">}])":
             depth -= 1
-        yield i, depth
-        i += 1
+        elif len(c) > 1:  # a string literal or '->'
+            continue
+        yield m.start(), depth
 
 
 def _close(text: str, start: int) -> int:

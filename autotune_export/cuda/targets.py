@@ -64,14 +64,16 @@ class CudaTarget:
         return self.name
 
 
-def parse_target(text: str) -> CudaTarget:
+def parse_target(text: str, *, supported_only: bool = True) -> CudaTarget:
     """``sm_90`` / ``sm_90a`` / ``90`` -> :class:`CudaTarget`. Raises TargetError for other
-    spellings and for architectures outside :data:`SUPPORTED_CAPABILITIES`."""
+    spellings and, with ``supported_only`` (the default: what ``--target`` may name), for
+    architectures outside :data:`SUPPORTED_CAPABILITIES`; without it any ``sm_XY`` reads (the
+    architecture of someone else's PTX or object key)."""
     m = _SPELLING.fullmatch(str(text).strip())
     if m is None:
         raise TargetError(f"unknown CUDA target '{text}' (expected sm_XY, e.g. sm_80 or sm_90)")
     cc = int(m.group(1))
-    if cc not in _MAX_SHARED_MEMORY:
+    if supported_only and cc not in _MAX_SHARED_MEMORY:
         supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
         raise TargetError(f"unsupported CUDA target '{text}': supported are {supported}")
     return CudaTarget(cc, m.group(2))

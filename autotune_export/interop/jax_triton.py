@@ -1168,10 +1168,9 @@ def _arch_runs_on(ptx_target: str, device: Any) -> bool:
     """Whether PTX whose ``.target`` is ``ptx_target`` (``sm_80``, ``sm_90a``) can be
     JIT-compiled for ``device`` (a :class:`autotune_export.cuda.targets.CudaTarget`):
     arch-specific PTX (``a`` suffix) only on its own architecture, other PTX on its
-    architecture and newer ones. Raises TargetError for a ``.target`` that
-    :func:`autotune_export.cuda.targets.parse_target` does not accept."""
-
-    built = parse_target(ptx_target)
+    architecture and newer ones (any ``sm_XY``, also one the toolkit does not compile for).
+    Raises TargetError for a ``.target`` not spelled ``sm_XY[a]``."""
+    built = parse_target(ptx_target, supported_only=False)
     if built.suffix == "a":
         return built.capability == device.capability
     return built.capability <= device.capability

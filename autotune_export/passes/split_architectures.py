@@ -19,7 +19,6 @@ that has no ``target_arch = "sm_XY"`` / ``"sm_XYa"``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -27,6 +26,7 @@ from iree.compiler.dialects import arith, hal
 
 from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir.markers import TARGETS_ATTR
+from autotune_export.cuda.targets import TargetError, parse_target
 from autotune_export.ir.walk import dispatch_sites, executable_sources, exports_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 
@@ -47,22 +47,17 @@ class SplitArchitectures(ModulePass):
             _split_by_target(module, source)
 
 
-#: ``sm_XY`` (PTX or cubin for X.Y) and ``sm_XYa`` (arch-specific: X.Y only) as they appear in
-#: an object key's ``target_arch``. Not :func:`autotune_export.cuda.targets.parse_target`,
-#: which refuses architectures the toolkit does not compile for; a user's objects may have any.
-_ARCH = re.compile(r"sm_(\d+)(a?)")
-
-
 def compute_capability_range(arch: str | None, binary: bool) -> tuple[int, int | None] | None:
     """Compute capabilities (``major * 10 + minor``, 86 for 8.6) that an object for CUDA
     architecture ``arch`` (an object key's ``target_arch``, e.g. ``"sm_80"``) runs on:
     ``(low, high)`` inclusive, ``high`` None for no upper bound. Arch-specific ``sm_XYa``:
     X.Y only; a ``binary`` object (a cubin): X.Y up to X.9; PTX: X.Y and later (the driver
     JIT-compiles it). None when ``arch`` is None or not spelled ``sm_XY``/``sm_XYa``."""
-    m = _ARCH.fullmatch(arch or "")
-    if m is None:
+    try:  # any sm_XY: a user's objects may be for architectures the toolkit does not compile for
+        target = parse_target(arch or "", supported_only=False)
+    except TargetError:
         return None
-    cc, specific = int(m.group(1)), bool(m.group(2))
+    cc, specific = target.capability, target.suffix == "a"
     if specific:
         return cc, cc
     if binary:  # a cubin: this architecture and later minors of its major

@@ -12,10 +12,11 @@ from typing import Callable, Sequence
 from iree.compiler import ir
 from iree.compiler.dialects import arith, hal
 
+from autotune_export.ir.hal_attrs import device_type
+
 __all__ = [
     "index_attr",
     "i64_attr",
-    "device_type",
     "executable_source",
     "source_block",
     "export",
@@ -32,11 +33,6 @@ def index_attr(value: int) -> ir.IntegerAttr:
 def i64_attr(value: int) -> ir.IntegerAttr:
     """``N : i64``."""
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
-
-
-def device_type() -> ir.Type:
-    """``!hal.device``."""
-    return ir.Type.parse("!hal.device")
 
 
 def executable_source(name: str, objects: ir.Attribute | None = None, *, ip: ir.InsertionPoint | None = None,

@@ -36,6 +36,7 @@ __all__ = [
     "executable_objects",
     "read_objects",
     "object_payloads",
+    "device_type",
 ]
 
 _LAYOUT = "#hal.pipeline.layout<"
@@ -100,6 +101,12 @@ def _body(text: str, head: str) -> str:
         raise ValueError(f"expected {head}..., got {text[:60]}")
     end = _close(text, len(head) - 1)
     return text[len(head) : end - 1]
+
+
+# ----- types --------------------------------------------------------------------------------
+def device_type() -> ir.Type:
+    """``!hal.device`` (no Python class for HAL types either)."""
+    return ir.Type.parse("!hal.device")
 
 
 # ----- pipeline layouts ---------------------------------------------------------------------

@@ -70,7 +70,7 @@ def _condition(low: int, high: int | None, ip: ir.InsertionPoint) -> None:
     compute capability (``cuda.device :: compute_capability_major * 10 + _minor``, 0 when the
     query fails) lies in ``[low, high]`` (``high`` None: no upper bound)."""
     i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
-    device = builders.device_type()
+    device = hal_attrs.device_type()
     op = hal.ExecutableConditionOp(ir.TypeAttr.get(ir.FunctionType.get([device], [i1])), ip=ip)
     block = op.regions[0].blocks.append(device)
     with ir.InsertionPoint(block):

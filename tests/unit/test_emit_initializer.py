@@ -12,7 +12,7 @@ from iree.compiler import ir
 from autotune_export import contract
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 from autotune_export.ir import functions as fn
-from autotune_export.ir.walk import module_functions
+from autotune_export.ir.walk import walk, module_functions
 from autotune_export.passes import PassContext
 from autotune_export.passes.emit_autotune_initializer import EmitAutotuneInitializer
 
@@ -82,6 +82,11 @@ def test_reflection_follows_the_contract():
     assert group["unroll"] == contract.BENCH_UNROLL
     assert group["tune_args"] == ["tensor<65536xf32>"]
     functions = module_functions(module)
-    for symbol in [*group["bench"], group["select"], contract.FLUSH_L2_FUNCTION,
-                   f"{names['prefix']}.host.0", f"{names['prefix']}.host.1"]:
+    for symbol in [*group["bench"], group["select"], contract.FLUSH_L2_FUNCTION]:
         assert symbol in functions
+    # Benchmarks dispatch the group themselves: no copy of the host, no call of user code.
+    assert not any(name.startswith(f"{names['prefix']}.host") for name in functions)
+    for bench in group["bench"]:
+        ops = [op.name for op in walk(functions[bench])]
+        assert "util.call" not in ops and "func.call" not in ops and "util.global.store" not in ops
+        assert ops.count("flow.dispatch") == 1 + contract.BENCH_UNROLL

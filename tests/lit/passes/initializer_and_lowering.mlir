@@ -34,47 +34,52 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // INIT-LABEL: util.func public @__autotune.ex.k.select(
 // INIT-SAME:      %[[V:.+]]: i32)
 // INIT-NEXT:    util.global.store %[[V]], @__autotune.ex.k.choice : i32
-// A benchmark entry per variant replays its own copy of the host, fixed to that variant, on
-// fake data once plus 8 times per loop iteration (one fenced copy of the fake data per call, so
-// calls are neither hoisted nor merged; one-element slices of the results are carried so no
-// call is dead).
+// A benchmark entry per variant dispatches the group itself, fixed to that variant (never the
+// host function: nothing of the user's code runs), once plus 8 times per loop iteration. The
+// workload and scalars are cloned from the host's pure ops; the tensor operand is a fake buffer
+// of its own (0.5, splat as its bits 0x3F000000 behind a barrier, so no two buffers merge), fenced once per iteration (so
+// the dispatches are neither hoisted nor merged); one-element slices of the results are
+// carried so no dispatch is dead.
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(
-// INIT-SAME:      %[[ITERS:.+]]: index) -> (tensor<1024xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
-// INIT:         %[[GLOBAL:.+]] = util.global.load @__autotune.ex.k.fake0 : tensor<1024xf32>
-// INIT-NEXT:    %[[FAKE:.+]] = util.optimization_barrier %[[GLOBAL]] : tensor<1024xf32>
-// INIT-NEXT:    %[[FIRST:.+]] = util.call @__autotune.ex.k.host.0(%[[FAKE]])
+// INIT-SAME:      %[[ITERS:.+]]: index) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
+// INIT-NOT:     util.call
+// INIT-DAG:     %[[N:.+]] = arith.constant 1024 : index
+// INIT-DAG:     %[[N32:.+]] = arith.constant 1024 : i32
+// INIT:         %[[HALF:.+]] = arith.constant 1056964608 : i32
+// INIT-NEXT:    %[[OPAQUE:.+]] = util.optimization_barrier %[[HALF]] : i32
+// INIT-NEXT:    %[[BITS:.+]] = flow.tensor.splat %[[OPAQUE]] : tensor<1024xi32>
+// INIT-NEXT:    %[[FAKE:.+]] = flow.tensor.bitcast %[[BITS]] : tensor<1024xi32> -> tensor<1024xf32>
+// INIT-NEXT:    %[[FIRST:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FAKE]], %[[N32]]) {autotune.choice = 0 : i32}
 // INIT-NEXT:    %[[S0:.+]] = tensor.extract_slice %[[FIRST]][0] [1] [1] : tensor<1024xf32> to tensor<1xf32>
 // INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %{{.+}} = %{{.+}} to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[S0]],
 // INIT-NEXT:      %[[FENCED:.+]]:8 = util.optimization_barrier %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]] :
-// INIT-NEXT:      %[[N0:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#0)
-// INIT-NEXT:      tensor.extract_slice %[[N0]][0] [1] [1]
-// INIT-NEXT:      %[[N1:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#1)
-// INIT:           %[[N7:.+]] = util.call @__autotune.ex.k.host.0(%[[FENCED]]#7)
-// INIT-NEXT:      tensor.extract_slice %[[N7]][0] [1] [1]
+// INIT-NEXT:      %[[D0:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#0, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT-NEXT:      tensor.extract_slice %[[D0]][0] [1] [1]
+// INIT-NEXT:      %[[D1:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#1, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT:           %[[D7:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#7, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT-NEXT:      tensor.extract_slice %[[D7]][0] [1] [1]
 // INIT-NEXT:      scf.yield
 // INIT-NEXT:    }
-// INIT-NEXT:    util.return %[[FIRST]], %[[LAST]]#0, %[[LAST]]#1, %[[LAST]]#2, %[[LAST]]#3, %[[LAST]]#4, %[[LAST]]#5, %[[LAST]]#6, %[[LAST]]#7 :
+// INIT-NEXT:    util.return %[[LAST]]#0, %[[LAST]]#1, %[[LAST]]#2, %[[LAST]]#3, %[[LAST]]#4, %[[LAST]]#5, %[[LAST]]#6, %[[LAST]]#7 :
 // INIT:       util.func public @__autotune.ex.k.bench.1(
+// INIT:         flow.dispatch @ex::@k[{{.+}}]({{.+}}) {autotune.choice = 1 : i32}
 // INIT:       util.func public @__autotune.ex.k.bench.2(
-// The fake data lives in a global filled once, when the module loads.
-// INIT:       util.global private @__autotune.ex.k.fake0 : tensor<1024xf32>
-// INIT:       util.initializer {
-// INIT-NEXT:    %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
-// INIT-NEXT:    %[[FILL:.+]] = flow.tensor.splat %[[HALF]] : tensor<1024xf32>
-// INIT-NEXT:    util.global.store %[[FILL]], @__autotune.ex.k.fake0 : tensor<1024xf32>
+// INIT:         flow.dispatch @ex::@k[{{.+}}]({{.+}}) {autotune.choice = 2 : i32}
+// No fake data in globals, no copies of the host.
+// INIT-NOT:   util.global private @__autotune.ex.k.fake
+// INIT-NOT:   @__autotune.ex.k.host
 // INIT-LABEL: util.func public @__autotune.flush_l2()
 // INIT-LABEL: util.func public @__autotune()
 // INIT-SAME:      iree.reflection = {autotune.groups = "[{{.*}}\22group\22:\22k\22{{.*}}\22variants\22:[\22k_a\22,\22k_b\22,\22k_c\22]{{.*}}"}
 // INIT-NEXT:    %[[ONE:.+]] = arith.constant 1 : index
-// INIT-NEXT:    %[[B0:.+]]:9 = util.call @__autotune.ex.k.bench.0(%[[ONE]])
-// INIT-NEXT:    util.optimization_barrier %[[B0]]#0 : tensor<1024xf32>
-// INIT-NEXT:    %[[B1:.+]]:9 = util.call @__autotune.ex.k.bench.1(%[[ONE]])
-// INIT-NEXT:    util.optimization_barrier %[[B1]]#0 : tensor<1024xf32>
-// INIT-NEXT:    %[[B2:.+]]:9 = util.call @__autotune.ex.k.bench.2(%[[ONE]])
-// INIT-NEXT:    util.optimization_barrier %[[B2]]#0 : tensor<1024xf32>
+// INIT-NEXT:    %[[B0:.+]]:8 = util.call @__autotune.ex.k.bench.0(%[[ONE]])
+// INIT-NEXT:    util.optimization_barrier %[[B0]]#0, %[[B0]]#1,
+// INIT-NEXT:    %[[B1:.+]]:8 = util.call @__autotune.ex.k.bench.1(%[[ONE]])
+// INIT-NEXT:    util.optimization_barrier %[[B1]]#0,
+// INIT-NEXT:    %[[B2:.+]]:8 = util.call @__autotune.ex.k.bench.2(%[[ONE]])
+// INIT-NEXT:    util.optimization_barrier %[[B2]]#0,
 // INIT-NEXT:    util.return
-// INIT-LABEL: util.func private @__autotune.ex.k.host.0(
-// INIT:         flow.dispatch @ex::@k[{{.+}}]({{.+}}) {autotune.choice = 0 : i32}
+// INIT-NOT:   @__autotune.ex.k.host
 
 // Lowered: the group op is gone; each variant but the last has a condition on the extra
 // workload value (the choice) and falls back to the next one.
@@ -93,7 +98,7 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // LOWER:        %[[G:.+]] = util.global.load @__autotune.ex.k.choice : i32
 // LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[G]] : i32 to index
 // LOWER-NEXT:   flow.dispatch @ex::@k_a[%{{.+}}, %[[GI]]](
-// The benchmarks' copies pass their fixed variant as a constant (here variant 2).
-// LOWER-LABEL: util.func private @__autotune.ex.k.host.2(
+// The benchmarks pass their fixed variant as a constant (here variant 2).
+// LOWER-LABEL: util.func public @__autotune.ex.k.bench.2(
 // LOWER:        %[[TWO:.+]] = arith.constant 2 : index
 // LOWER:        flow.dispatch @ex::@k_a[%{{.+}}, %[[TWO]]](

@@ -1,0 +1,70 @@
+"""Tuning never changes what the program computes (CPU path, real IREE execution on
+local-task): tests/unit/data/cpu_stateful.mlir's host @step doubles its argument in place (a
+dispatch with a tied result) and counts its calls in a mutable global; every strategy, the
+module's own @__autotune and long benchmark runs must leave both alone."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from autotune_export.runtime import AutotunedModule
+from autotune_export.tools import cli
+
+DATA = pathlib.Path(__file__).parent / "data"
+DRIVER = "local-task"
+X = np.linspace(-4, 4, 777, dtype=np.float32)
+
+
+@pytest.fixture(scope="module")
+def vmfb(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("state") / "cpu_stateful.vmfb"
+    assert cli.main([str(DATA / "cpu_stateful.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+    return out
+
+
+def _load(vmfb, **kw) -> AutotunedModule:
+    kw.setdefault("cache", None)
+    return AutotunedModule(vmfb, driver=DRIVER, warmup_ms=2, rep_ms=10, **kw)
+
+
+def _step(m, expect_calls: int) -> None:
+    y, calls = m("step", X)
+    np.testing.assert_array_equal(y, 2 * X)  # the in-place result, in every variant
+    assert int(calls) == expect_calls
+
+
+@pytest.mark.parametrize("strategy", ["request", "load", "fixed"])
+def test_tuning_leaves_module_state_alone(vmfb, strategy):
+    m = _load(vmfb, strategy=strategy)
+    _step(m, 1)
+    m.autotune()  # the runtime's tuning (cached: not at all)
+    _step(m, 2)
+    m("__autotune")  # the module's entry point, through the runtime
+    _step(m, 3)
+    m.functions["__autotune"]()  # the module's entry point as iree-run-module calls it
+    _step(m, 4)
+    for k in range(2):
+        m.bench("double", k, warmup_ms=1, rep_ms=3)
+        m.select("double", k)
+        _step(m, 5 + k)
+
+
+def test_round_robin_counts_only_live_calls(vmfb):
+    m = _load(vmfb, strategy="round-robin", min_rounds=2, max_rounds=3)
+    for n in range(1, 9):
+        _step(m, n)
+    assert m.sources["ip_ex::double"] == "round-robin"
+
+
+def test_in_place_fake_data_does_not_drift(vmfb):
+    """1000 runs of an in-place doubling on the benchmark's fake data (0.5): each run gets a
+    fresh buffer, so every result is 1.0 (drifting data would be 0.5 * 2^1000 = inf)."""
+    m = _load(vmfb)
+    info = m.group("double")
+    for bench in info.bench:
+        results = m.functions[bench](1000)
+        values = [float(np.asarray(r.to_host()).ravel()[0]) for r in results]
+        assert values == [1.0] * len(values)

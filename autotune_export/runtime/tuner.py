@@ -53,6 +53,10 @@ __all__ = [
     "AutotunedModule",
     "TuningCache",
     "loop_bench",
+    "race",
+    "pick",
+    "LoopTimer",
+    "TIE_TOLERANCE",
     "device_identity",
     "RESULTS_FORMAT",
     "STRATEGIES",
@@ -107,26 +111,88 @@ def loop_bench(run: Callable[[int], object], *, unroll: int, warmup_ms: float = 
                target_ms: float = 10.0) -> list[float]:
     """Time a benchmark entry; returns per-run samples in ms.
 
-    ``run(n)`` makes one synchronous call that replays the host function ``1 + (n - 1) *
+    ``run(n)`` makes one synchronous call that runs the group's dispatch ``1 + (n - 1) *
     unroll`` times (autotune-export's ``bench`` entries). ``n`` is chosen so a call lasts about
     ``target_ms``; after ``warmup_ms`` of untimed calls, calls are timed for ``rep_ms`` (at least
     5). A sample is (call time - time of ``run(1)``) / extra runs: the per-call cost (fake data,
     the first run, the host round trip) cancels. This is the default ``do_bench`` of every IREE
     driver here (Triton's autotuner takes ``do_bench`` from the active driver the same way).
     """
-    runs = lambda n: 1 + (n - 1) * unroll  # noqa: E731
-    run(2)  # first call: executable load, allocations
-    estimate = max(1e-3, min(_timed(run, 2) for _ in range(3)) / runs(2))
-    iters = max(2, min(100_000, 1 + round(target_ms / estimate / unroll)))
-    start = time.perf_counter()
-    while (time.perf_counter() - start) * 1e3 < warmup_ms:
-        run(iters)
-    base = min(_timed(run, 1) for _ in range(3))
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < 5 or (time.perf_counter() - start) * 1e3 < rep_ms:
-        times.append(max(0.0, _timed(run, iters) - base) / (runs(iters) - 1))
-    return times
+    timer = LoopTimer(run, unroll)
+    timer.calibrate(warmup_ms, target_ms)
+    timer.sample(rep_ms, at_least=5)
+    return timer.samples
+
+
+class LoopTimer:
+    """The sampling of :func:`loop_bench`, in steps: :meth:`calibrate` once (chooses the
+    iterations per call so that a call lasts about ``target_ms``, measures the cost of
+    ``run(1)``), then :meth:`sample` as often as wanted. ``run`` and ``unroll`` as for
+    :func:`loop_bench`. Samples are in ms per run."""
+
+    def __init__(self, run: Callable[[int], object], unroll: int):
+        self.run, self.unroll = run, unroll
+        self.iters, self.base = 2, 0.0
+        self.samples: list[float] = []
+
+    def calibrate(self, warmup_ms: float, target_ms: float) -> None:
+        self.run(2)  # first call: executable load, allocations
+        per_run = max(1e-3, min(_timed(self.run, 2) for _ in range(2)) / (1 + self.unroll))
+        self.iters = max(2, min(100_000, 1 + round(target_ms / per_run / self.unroll)))
+        start = time.perf_counter()
+        while (time.perf_counter() - start) * 1e3 < warmup_ms:
+            self.run(self.iters)
+        self.base = min(_timed(self.run, 1) for _ in range(2))
+
+    def sample(self, rep_ms: float, at_least: int = 3) -> None:
+        extra = (self.iters - 1) * self.unroll
+        start, n = time.perf_counter(), 0
+        while n < at_least or (time.perf_counter() - start) * 1e3 < rep_ms:
+            self.samples.append(max(0.0, _timed(self.run, self.iters) - self.base) / extra)
+            n += 1
+
+
+#: Timings closer than this (relative, of the medians) are a tie: the lower variant index wins,
+#: so processes and ranks tuning the same module pick the same variant.
+TIE_TOLERANCE = 0.01
+
+
+def pick(timings: Sequence["VariantTiming"]) -> "VariantTiming":
+    """The winner of ``timings`` (in variant order): the lowest median, except that a variant
+    whose median is within :data:`TIE_TOLERANCE` of the lowest and that comes earlier wins
+    (a documented, deterministic tie rule)."""
+    best = min(t.median_ms for t in timings)
+    return next(t for t in timings if t.median_ms <= best * (1 + TIE_TOLERANCE))
+
+
+def race(runs: Sequence[Callable[[int], object]], *, unroll: int, budget_ms: float = 30.0,
+         target_ms: float = 2.0, max_rounds: int = 4) -> list[list[float]]:
+    """Time benchmark entries by racing, returns per-run samples (ms) per entry, in order.
+
+    Round 0 calibrates every entry (a short warmup: the first entry also warms the device
+    up) and takes a few samples of each; each later round doubles the sampling time of the
+    entries still in contention, those whose 20th-percentile time is below the leader's
+    80th percentile times ``1 + TIE_TOLERANCE``: an entry that is clearly slower stops being
+    timed. The race ends when one entry is left, or after ``max_rounds``. ``budget_ms`` is the
+    sampling time per entry in round 0. Successive halving in spirit (Jamieson & Talwalkar,
+    2016); Triton's autotuner times every config with its full do_bench budget instead.
+    """
+    timers = [LoopTimer(run, unroll) for run in runs]
+    for k, timer in enumerate(timers):
+        timer.calibrate(warmup_ms=20.0 if k == 0 else 2.0, target_ms=target_ms)
+        timer.sample(budget_ms / 3)
+    alive = list(range(len(timers)))
+    rep = budget_ms / 3
+    for _ in range(max_rounds):
+        stats = {k: VariantTiming(str(k), timers[k].samples) for k in alive}
+        lead = min(stats.values(), key=lambda t: t.median_ms)
+        alive = [k for k in alive if stats[k].quantile(0.2) <= lead.quantile(0.8) * (1 + TIE_TOLERANCE)]
+        if len(alive) <= 1:
+            break
+        rep *= 2
+        for k in alive:
+            timers[k].sample(rep)
+    return [t.samples for t in timers]
 
 
 def _timed(fn, *args) -> float:
@@ -230,14 +296,20 @@ class AutotunedModule:
     or ``None``/``False`` (no cache). ``results``: a tuning-results file for ``"fixed"``.
     ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples in ms`` (default
     :func:`loop_bench`). ``flush_l2``: run the module's L2-flush entry before each timed run
-    (then one run per sample). Raises ``RuntimeError`` (iree.runtime) when the driver or module
+    (then one run per sample). ``search``: how :meth:`tune_group` times the variants:
+    ``"race"`` (default: :func:`race`, short runs of every variant and longer ones only for
+    those still in contention, ``race_budget_ms`` per variant in its first round) or
+    ``"exhaustive"`` (every variant with the full ``warmup_ms``/``rep_ms`` budgets, as Triton's
+    autotuner does; also used with a custom ``do_bench`` or ``flush_l2``). Ties within
+    :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). Raises ``RuntimeError`` (iree.runtime) when the driver or module
     cannot be loaded, ``ValueError`` for a module without autotune metadata or a bad strategy.
     """
 
     def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
-                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20):
+                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "race",
+                 race_budget_ms: float = 30.0):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -249,6 +321,9 @@ class AutotunedModule:
         self.do_bench = do_bench or loop_bench
         self.flush_l2 = flush_l2
         self.min_rounds, self.max_rounds = min_rounds, max_rounds
+        if search not in ("race", "exhaustive"):
+            raise ValueError(f"unknown search '{search}'; expected race or exhaustive")
+        self.search, self.race_budget_ms = search, race_budget_ms
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
         self.config = rt.Config(driver)
@@ -367,8 +442,13 @@ class AutotunedModule:
                 self.select(info.key, hit["variant"])
                 self.sources[info.key] = "cache"
                 return []
-        timings = [self.bench(info.key, k) for k in range(len(info.variants))]
-        best = min(timings, key=lambda t: t.median_ms)
+        if self.search == "race" and self.do_bench is loop_bench and not self.flush_l2:
+            fns = [self.functions[b] for b in info.bench]
+            samples = race([lambda n, f=f: f(n) for f in fns], unroll=info.unroll, budget_ms=self.race_budget_ms)
+            timings = [VariantTiming(v, ts) for v, ts in zip(info.variants, samples)]
+        else:
+            timings = [self.bench(info.key, k) for k in range(len(info.variants))]
+        best = pick(timings)
         self.select(info.key, best.variant)
         self.sources[info.key] = "tuned"
         self._record(info, timings, workload, self.strategy)
@@ -412,7 +492,7 @@ class AutotunedModule:
         }
 
     def _record(self, info: GroupInfo, timings: Sequence[VariantTiming], workload: str, strategy: str) -> dict:
-        best = min(timings, key=lambda t: t.median_ms)
+        best = pick(timings)
         entry = {
             **self._key(info, workload),
             "driver": self.driver,

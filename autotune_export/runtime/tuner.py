@@ -301,7 +301,9 @@ class AutotunedModule:
     those still in contention, ``race_budget_ms`` per variant in its first round) or
     ``"exhaustive"`` (every variant with the full ``warmup_ms``/``rep_ms`` budgets, as Triton's
     autotuner does; also used with a custom ``do_bench`` or ``flush_l2``). Ties within
-    :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). Raises ``RuntimeError`` (iree.runtime) when the driver or module
+    :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). ``device_results``:
+    calls return ``iree.runtime.DeviceArray`` results (no copy to the host) unless told
+    otherwise per call. Raises ``RuntimeError`` (iree.runtime) when the driver or module
     cannot be loaded, ``ValueError`` for a module without autotune metadata or a bad strategy.
     """
 
@@ -309,7 +311,7 @@ class AutotunedModule:
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
                  flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "race",
-                 race_budget_ms: float = 30.0):
+                 race_budget_ms: float = 30.0, device_results: bool = False):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -321,6 +323,8 @@ class AutotunedModule:
         self.do_bench = do_bench or loop_bench
         self.flush_l2 = flush_l2
         self.min_rounds, self.max_rounds = min_rounds, max_rounds
+        self.device_results = device_results
+        self._invokers: dict = {}
         if search not in ("race", "exhaustive"):
             raise ValueError(f"unknown search '{search}'; expected race or exhaustive")
         self.search, self.race_budget_ms = search, race_budget_ms
@@ -387,29 +391,56 @@ class AutotunedModule:
         return picked
 
     # --- calling --------------------------------------------------------------------------
-    def __call__(self, function: str, *args):
-        """Call exported ``function`` with numpy arrays/scalars; returns numpy results.
+    def __call__(self, function: str, *args, device: bool | None = None):
+        """Call exported ``function``; returns its results.
+
+        Arguments: numpy arrays and scalars, or ``iree.runtime.DeviceArray`` values already on
+        the module's device (no copy: :meth:`device_array` makes one). Results are numpy arrays,
+        or DeviceArrays with ``device=True`` (default: the module's ``device_results``). DLPack
+        arrays (torch, jax, cupy) are not taken as they are: iree.runtime 3.13 has no DLPack
+        import; pass ``numpy`` views of host memory or DeviceArrays.
 
         With the ``"round-robin"`` strategy, a call of a group's host function first runs on
         the next variant in rotation and is timed, until the group locks on its fastest variant.
         """
-        if function == AUTOTUNE_FUNCTION:
-            # The module's own @__autotune runs each variant once (no clock in the VM); through
-            # this runtime the same entry point tunes for real.
-            self.autotune()
-            return None
-        tuning = [g for g in self.groups.values() if self.strategy == "round-robin" and g.host == function and g.key not in self._locked()]
-        if not tuning:
-            return _to_host(self.functions[function](*args))
-        info = tuning[0]
+        device = self.device_results if device is None else device
+        info = self._rotating.get(function)
+        if info is None:
+            if function == AUTOTUNE_FUNCTION:
+                # The module's own @__autotune runs each variant once (no clock in the VM);
+                # through this runtime the same entry point tunes for real.
+                self.autotune()
+                return None
+            result = self._invoker(function)(*args)
+            return result if device else _to_host(result)
         rounds = self._rounds.setdefault(info.key, {v: [] for v in info.variants})
         variant = min(info.variants, key=lambda v: len(rounds[v]))
         self.select(info.key, variant)
         t0 = time.perf_counter()
-        result = _to_host(self.functions[function](*args))
+        result = self._invoker(function)(*args)
+        _wait(result)
         rounds[variant].append((time.perf_counter() - t0) * 1e3)
         self._maybe_lock(info, rounds, _workload_of(args))
-        return result
+        return result if device else _to_host(result)
+
+    def _invoker(self, function: str):
+        """The (cached) iree.runtime function of ``function``."""
+        fn = self._invokers.get(function)
+        if fn is None:
+            fn = self._invokers[function] = self.functions[function]
+        return fn
+
+    @property
+    def _rotating(self) -> dict[str, GroupInfo]:
+        """Host function -> the group still rotating through its variants (round-robin)."""
+        if self.strategy != "round-robin":
+            return {}
+        locked = self._locked()
+        return {g.host: g for g in reversed(list(self.groups.values())) if g.key not in locked}
+
+    def device_array(self, array) -> object:
+        """``array`` (numpy) copied once to the module's device, for calls without copies."""
+        return self._rt.asdevicearray(self.config.device, array)
 
     def _locked(self) -> set[str]:
         return {k for k, s in self.sources.items() if s in ("round-robin", "tuned", "cache", "results")}
@@ -429,19 +460,31 @@ class AutotunedModule:
             self._record(info, timings, workload, "round-robin")
 
     # --- tuning ---------------------------------------------------------------------------
+    def cache_entry(self, group: str) -> dict | None:
+        """The tuning-cache entry that answers ``group`` (``executable::group`` or its bare
+        name) on this device, module and tuning workload: a dict with ``variant``,
+        ``median_ms`` and ``spread_ms`` per variant (ms), ``strategy``, ``time`` (see
+        :class:`TuningCache`). None without a cache, without an entry, or when the entry's
+        variant is not one of the group's."""
+        info = self.group(group)
+        if self.cache is None:
+            return None
+        hit = self.cache.lookup(**self._key(info, _tune_workload(info)))
+        return hit if hit is not None and hit.get("variant") in info.variants else None
+
     def tune_group(self, group: str) -> list[VariantTiming]:
         """Tune one group on its fake workload (or take it from the cache); select the winner.
 
-        Returns the timings (empty when the choice came from the cache).
+        Returns the timings (empty when the choice came from the cache: :meth:`cache_entry`
+        has the timings measured then).
         """
         info = self.group(group)
-        workload = "x".join(info.tune_args) if info.tune_args else ""
-        if self.cache is not None:
-            hit = self.cache.lookup(**self._key(info, workload))
-            if hit is not None and hit.get("variant") in info.variants:
-                self.select(info.key, hit["variant"])
-                self.sources[info.key] = "cache"
-                return []
+        workload = _tune_workload(info)
+        hit = self.cache_entry(info.key)
+        if hit is not None:
+            self.select(info.key, hit["variant"])
+            self.sources[info.key] = "cache"
+            return []
         if self.search == "race" and self.do_bench is loop_bench and not self.flush_l2:
             fns = [self.functions[b] for b in info.bench]
             samples = race([lambda n, f=f: f(n) for f in fns], unroll=info.unroll, budget_ms=self.race_budget_ms)
@@ -505,6 +548,11 @@ class AutotunedModule:
         if self.cache is not None:
             self.cache.store(entry)
         return entry
+
+
+def _tune_workload(info: GroupInfo) -> str:
+    """The cache key of a group's tuning workload: its fake arguments' types, ``x``-joined."""
+    return "x".join(info.tune_args) if info.tune_args else ""
 
 
 def _to_host(result):

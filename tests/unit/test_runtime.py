@@ -220,3 +220,18 @@ def test_tune_command(vmfb, tmp_path, capsys):
 def test_tune_command_errors(tmp_path, capsys):
     assert cli.main(["tune", str(tmp_path / "missing.vmfb")]) == 1
     assert capsys.readouterr().err.strip() == f"{tmp_path / 'missing.vmfb'}: error: no such module file"
+
+
+def test_device_arrays_in_and_out(vmfb, tmp_path):
+    """DeviceArray arguments are taken as they are and results can stay on the device."""
+    import iree.runtime as rt
+
+    m = _load(vmfb, tmp_path, cache=None)
+    x = np.linspace(-1, 1, 333, dtype=np.float32)
+    dx = m.device_array(x)
+    out = m("scale", dx, device=True)
+    assert isinstance(out, rt.DeviceArray)
+    np.testing.assert_array_equal(out.to_host(), 2 * x)
+    np.testing.assert_array_equal(m("scale", dx), 2 * x)  # host results by default
+    kept = _load(vmfb, tmp_path, cache=None, device_results=True)
+    assert isinstance(kept("scale", x), rt.DeviceArray)

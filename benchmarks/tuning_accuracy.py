@@ -80,6 +80,12 @@ def triton_autotune(kernel_file: str, shape: tuple[int, int, int]) -> dict:
             "bench_time_s": getattr(kernel, "bench_time", None), "triton": triton.__version__}
 
 
+def _tensor_shape(text: str) -> list[int]:
+    """The static shape of a ranked tensor type's text: ``tensor<8192x128xf16>`` -> [8192, 128]
+    (the element type, whose name may hold digits, is the last ``x``-separated part)."""
+    return [int(d) for d in text[text.index("<") + 1 : text.rindex(">")].split("x")[:-1]]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vmfb", action="append", required=True)
@@ -98,8 +104,8 @@ def main() -> int:
             print(f"   pick {p['variant']:35} {p['ratio_to_best']:.4f} x best, tuning wall {p['wall_s']:.2f} s")
         print(f"   cache: {r['cache']}")
         if args.triton_kernel:
-            dims = [int(x) for x in re.findall(r"\d+", r["tune_args"][0])] + [int(x) for x in re.findall(r"\d+", r["tune_args"][1])]
-            shape = (dims[0], dims[3], dims[1])
+            (m, k), (_, n) = (_tensor_shape(t) for t in r["tune_args"][:2])
+            shape = (m, n, k)
             try:
                 t = triton_autotune(args.triton_kernel, shape)
             except Exception as err:  # report and go on: the IREE figures stand alone

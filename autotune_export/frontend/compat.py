@@ -24,7 +24,17 @@ What is rewritten (see notes/iree-hal-facts.md, "Text syntax moves between relea
   IREE's CUDA HAL passed them in.
 * an export's ``hal.interface.bindings = [#hal.interface.binding<set, binding>, ...]`` (gone
   from IREE 3.x, where dispatch operands bind in order) is dropped when it maps the operands
-  in that order; any other mapping is an error.
+  in that order; any other mapping is an error. The same attribute on a ``flow.dispatch``
+  (``flow.dispatch @ex::@f[...](...) {hal.interface.bindings = [...]} : ...``, as IREE's 2023
+  samples/custom_dispatch/cuda wrote it) is dropped when its bindings ascend in (set,
+  binding) order, which is the order 3.x binds the tensors in.
+* a module's ``hal.device.targets = [...]`` (the 2023 samples name their devices and
+  executable targets there, e.g. ``#hal.device.target<"cuda", {executable_targets =
+  [#sm_52, #sm_80]}>``) is dropped: the device and architecture come from the command line
+  (``--target``, ``--backend``), and IREE 3.13 would take the module's targets instead, for
+  which it has no code-generation description ("missing GPU target" for any dispatch it
+  generates itself). Object keys with ``target_arch`` stay: one executable variant per
+  architecture (split-architectures).
 
 How: the text is split into MLIR tokens (strings and ``//`` comments are never looked into),
 brackets are matched, and only the token patterns above are touched; a pre-3.0 layout body is
@@ -49,7 +59,7 @@ __all__ = ["normalize", "normalize_layout"]
 
 # Quick tests: text without any of these is returned unchanged without being tokenized.
 _LAYOUT_TRIGGERS = re.compile(r"push_constants|#hal\.executable\.layout|\bsets\b")
-_OP_TRIGGERS = re.compile(r"\battributes\b|\^")
+_OP_TRIGGERS = re.compile(r"\battributes\b|\^|hal\.interface\.bindings|hal\.device\.targets")
 
 _TOKEN = re.compile(
     r"""
@@ -451,6 +461,10 @@ class _OpRewriter:
                 self.source(i)
             elif t.text == "hal.executable.export":
                 self.export(i)
+            elif t.text == "flow.dispatch":
+                self.dispatch(i)
+            elif t.text in ("module", "builtin.module"):
+                self.module(i)
         return self.edits.apply() if self.edits.items else self.text
 
     def _after_symbol(self, i: int) -> int | None:
@@ -610,6 +624,66 @@ class _OpRewriter:
                 self.edits.insert(toks[region_end].end, " " + _one_line(split))
             return
         self._rewrite_dict_in_place(attr_i, (open_i, close_i), _EXPORT_PROPS, layout_keys, export=True)
+
+    def _drop_entries(self, open_i: int, close_i: int, drop, start: int) -> None:
+        """Remove the entries ``drop(entry)`` selects from the dictionary ``toks[open_i]`` ..
+        ``toks[close_i]``; the whole text from token ``start`` to the ``}`` when none is left."""
+        toks = self.toks
+        entries = _dict_entries(toks, open_i, close_i)
+        if entries is None:
+            return
+        kept = [e for e in entries if not drop(e)]
+        if len(kept) == len(entries):
+            return
+        if not kept:
+            self.edits.replace(toks[start - 1].end if start > 0 else toks[start].start, toks[close_i].end, "")
+            return
+        self.edits.replace(toks[open_i].start, toks[close_i].end, "{" + ", ".join(_entry_text(self.text, toks, e) for e in kept) + "}")
+
+    def dispatch(self, i: int) -> None:
+        """``flow.dispatch ... (operands) {hal.interface.bindings = [...]} : ...``: the attribute
+        dropped when its (set, binding) pairs ascend (see the module doc)."""
+        toks, match = self.toks, self.match
+        j, n = i + 1, len(toks)
+        if _is(toks, j, "{", "punct") and j in match:  # {@a::@b, @c::@d}
+            j = match[j] + 1
+        else:  # @a::@b
+            while j < n and (toks[j].kind == "at" or _is(toks, j, ":", "punct")):
+                j += 1
+        if _is(toks, j, "[", "punct") and j in match:  # the workload
+            j = match[j] + 1
+        if not (_is(toks, j, "(", "punct") and j in match):
+            return
+        j = match[j] + 1
+        if not (_is(toks, j, "{", "punct") and j in match):
+            return
+        open_i, close_i = j, match[j]
+
+        def drop(e: _Entry) -> bool:
+            if e.key != "hal.interface.bindings":
+                return False
+            pairs = _interface_bindings(toks, e)
+            if pairs is None:
+                raise self.error(toks[e.first].start, "hal.interface.bindings is not a list of #hal.interface.binding<set, binding>")
+            if any(a >= b for a, b in zip(pairs, pairs[1:])):
+                raise self.error(
+                    toks[e.first].start,
+                    "hal.interface.bindings maps dispatch tensors to bindings out of order; IREE 3.x binds the tensor "
+                    "operands, then the results, in the layout's order: reorder the operands or the layout instead",
+                )
+            return True
+
+        self._drop_entries(open_i, close_i, drop, open_i)
+
+    def module(self, i: int) -> None:
+        """``module @m attributes {hal.device.targets = [...], ...}``: that entry dropped."""
+        j = i + 1
+        if j < len(self.toks) and self.toks[j].kind == "at":
+            j += 1
+        d = self._dict_at(j)
+        if d is None:
+            return
+        self._drop_entries(d[0], d[1], lambda e: e.key == "hal.device.targets", j)
 
     def _count_region(self, open_i: int, close_i: int) -> None:
         """``{ ^bb0(args): ...}`` -> ``count(args) -> (index, index, index) { ...}``."""

@@ -225,6 +225,8 @@ def executable_objects(entries: Sequence[tuple[ir.Attribute, Sequence[ir.Attribu
 
 
 def _read_object(text: str) -> ObjectRef:
+    if not text.startswith(_OBJECT):
+        raise ValueError(f"not a {_OBJECT[:-1]}: {text[:60]}")
     body = _body(text, _OBJECT).strip()
     if body.startswith("{, "):  # IREE 3.13 prints a data-only object as '<{, data = ...}>'
         body = "{" + body[3:]
@@ -243,25 +245,33 @@ def _read_object(text: str) -> ObjectRef:
 def read_objects(attr: ir.Attribute | str) -> list[ObjectsEntry]:
     """The entries of a ``#hal.executable.objects`` attribute (a source's ``objects``), or of a
     plain object list ``[#hal.executable.object<...>, ...]`` (a variant's ``objects``, which
-    gets target None)."""
+    gets target None). Raises ValueError when ``attr`` is neither (a key that is not an
+    ``#hal.executable.target``, an entry that is not an object)."""
     text = str(attr)
-    with _context_of(attr):
-        if text.startswith("["):
-            return [ObjectsEntry(None, None, [_read_object(o) for o in _split_top(text[1:-1])])]
-        out = []
-        for entry in _split_top(_body(text, _OBJECTS)):
-            key_end = _close(entry, len(_TARGET) - 1)
-            target_text = entry[:key_end]
-            objects_text = entry[key_end:].strip().removeprefix("=").strip()
-            target = ir.Attribute.parse(target_text)
-            objects = [_read_object(o) for o in _split_top(objects_text[1:-1])]
-            out.append(ObjectsEntry(target, target_arch(target), objects))
-        return out
+    try:
+        with _context_of(attr):
+            if text.startswith("["):
+                return [ObjectsEntry(None, None, [_read_object(o) for o in _split_top(text[1:-1])])]
+            out = []
+            for entry in _split_top(_body(text, _OBJECTS)):
+                if not entry.startswith(_TARGET):
+                    raise ValueError(f"an objects key is not a {_TARGET[:-1]}: {entry[:60]}")
+                key_end = _close(entry, len(_TARGET) - 1)
+                target_text = entry[:key_end]
+                objects_text = entry[key_end:].strip().removeprefix("=").strip()
+                if not (objects_text.startswith("[") and objects_text.endswith("]")):
+                    raise ValueError(f"the objects of {target_text} are not a list: {objects_text[:60]}")
+                target = ir.Attribute.parse(target_text)
+                objects = [_read_object(o) for o in _split_top(objects_text[1:-1])]
+                out.append(ObjectsEntry(target, target_arch(target), objects))
+            return out
+    except ir.MLIRError as err:
+        raise ValueError(str(err).splitlines()[-1].strip() or "malformed objects attribute") from None
 
 
 def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str | None]]:
     """``(label, bytes or None, error or None)`` for every object of a ``hal.executable.source``
-    (in order, over all target keys).
+    (in order, over all target keys). Raises ValueError as :func:`read_objects` does.
 
     Embedded ``data`` is returned as bytes (string data UTF-8 encoded); a ``path`` is read
     relative to ``base_dir``, then the current directory (as iree-compile's object search

@@ -27,6 +27,7 @@ from iree.compiler.dialects import arith, hal
 from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir.markers import TARGETS_ATTR
 from autotune_export.cuda.targets import TargetError, parse_target
+from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.walk import dispatch_sites, executable_sources, exports_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 
@@ -112,7 +113,10 @@ def _split_by_target(module, source) -> None:
     exports to name that export in each variant."""
     if "objects" not in source.attributes:
         return
-    entries = hal_attrs.read_objects(source.attributes["objects"])
+    try:
+        entries = hal_attrs.read_objects(source.attributes["objects"])
+    except ValueError as err:
+        raise DiagnosticError.at(location_of(source.location), f"cannot read the objects of @{sym_name(source)}: {err}") from None
     ranges = [compute_capability_range(e.arch, any(isinstance(o.data, bytes) for o in e.objects)) for e in entries]
     if len(entries) < 2 or any(r is None for r in ranges):
         return

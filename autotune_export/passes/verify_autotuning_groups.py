@@ -12,7 +12,16 @@ checks, for every ``variants([...])`` group:
   of the variant's name;
 * ``default(@v)`` names one of the variants;
 * every dispatch to the group passes as many workload values as the variants take, and as
-  many bindings (tensor operands + untied results) and 32-bit constants as their layout has.
+  many bindings (tensor operands + untied results) and 32-bit constants as their layout has;
+* what IREE 3.13's CUDA HAL refuses when the module loads is refused here, at the group: more
+  than :data:`~autotune_export.cuda.targets.MAX_BINDINGS` bindings or
+  :data:`~autotune_export.cuda.targets.MAX_CONSTANTS` constants, a block of more than
+  :data:`~autotune_export.cuda.targets.MAX_THREADS_PER_BLOCK` threads;
+* with the ``target`` option (the CLI's ``--target``): every variant's dynamic shared memory
+  fits the target's limit, and every PTX or cubin object of the executable can run on every
+  target architecture (PTX for ``sm_XY`` on X.Y and later, ``sm_XYa`` PTX only on X.Y, a cubin
+  on X.Y to X.9; :func:`autotune_export.passes.split_architectures.compute_capability_range`);
+  an object keyed for one architecture (``target_arch``) holds code that runs there.
 """
 
 from __future__ import annotations
@@ -22,9 +31,21 @@ from dataclasses import dataclass
 
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from autotune_export.cuda.abi import constant_slots
+from autotune_export.cuda.ptx import object_architecture
+from autotune_export.cuda.targets import (
+    MAX_BINDINGS,
+    MAX_CONSTANTS,
+    MAX_THREADS_PER_BLOCK,
+    CudaTarget,
+    TargetError,
+    parse_target,
+    parse_targets,
+)
 from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.hal_attrs import object_payloads, read_layout
+from autotune_export.ir.hal_attrs import object_payloads, read_layout, read_objects, target_backend
+from autotune_export.ir.markers import TARGETS_ATTR
+from autotune_export.passes.split_architectures import compute_capability_range
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from iree.compiler import ir
@@ -55,8 +76,14 @@ def _has_entry(payload: bytes, name: str) -> bool:
 @register
 @dataclass
 class VerifyAutotuningGroups(ModulePass):
+    """Options: ``target`` the CUDA architecture(s) the module is built for (``sm_80``, or
+    ``sm_80,sm_90``; the CLI passes ``--target``); None skips the checks that need it
+    (shared memory per block, the architecture of the objects)."""
+
     name = "verify-autotuning-groups"
     summary = "check variants, layouts, workload arity and object entries of every group"
+
+    target: str | None = None
 
     def _check_dispatches(self, ctx, exe, group, first, dispatches, scratch: bool = False) -> None:
         members = {group.name, *group.variants, *(group.specialized or [])}
@@ -65,7 +92,16 @@ class VerifyAutotuningGroups(ModulePass):
             if any(e == exe and n in members for e, n in refs):
                 _check_dispatch(ctx, exe, group, first, d, scratch)
 
+    def _targets(self) -> list[CudaTarget]:
+        if self.target is None:
+            return []
+        try:
+            return parse_targets(self.target)
+        except TargetError as err:
+            raise DiagnosticError.at(None, str(err)) from None
+
     def apply(self, ctx: PassContext, module) -> None:
+        targets = self._targets()
         sources = executable_sources(module)
         dispatches = dispatch_sites(module)
         export_home = {}
@@ -121,14 +157,25 @@ class VerifyAutotuningGroups(ModulePass):
                 # A variant that needs Triton's global scratch gets it as one more binding,
                 # allocated by lower-autotuning-dispatch (see autotune_export.cuda.abi).
                 scratch = any(SCRATCH_ATTR in exports[v].attributes for v in members)
+                _check_limits(ctx, group, first[1], scratch)
+                for v in members:
+                    _check_block(ctx, group, v, exports[v], targets)
                 self._check_dispatches(ctx, sym_name(source), group, first, dispatches, scratch)
                 if group.default is not None and group.default not in group.variants:
                     raise DiagnosticError.at(loc, f"default(@{group.default}) is not one of the variants of @{group.name}")
                 if payloads is None:
-                    payloads = object_payloads(source, ctx.source.base_dir)
+                    try:
+                        payloads = object_payloads(source, ctx.source.base_dir)
+                    except ValueError as err:
+                        raise DiagnosticError.at(
+                            location_of(source.location, ctx.source.name),
+                            f"cannot read the objects of {sym_name(source) and '@' + sym_name(source)}: {err}",
+                        ) from None
                     for label, _, error in payloads:
                         if error:
                             raise DiagnosticError.at(location_of(source.location, ctx.source.name), error)
+                    if targets:
+                        _check_object_targets(ctx, source, group, payloads, targets)
                 inner = _inner_functions(source)
                 if not payloads and inner:
                     # An MLIR body (builtin.module of func.func per export) that IREE compiles
@@ -207,3 +254,149 @@ def _constants(layout: str) -> int:
 
 def _workload(count_args: int | None) -> str:
     return "no" if not count_args else str(count_args - 1)
+
+
+# ----- what the CUDA HAL and the target allow ---------------------------------------------
+def _check_limits(ctx: PassContext, group: AutotuneGroup, layout: str, scratch: bool) -> None:
+    """The group's layout fits IREE 3.13's CUDA HAL: at most MAX_BINDINGS bindings (the
+    global scratch binding counted) and MAX_CONSTANTS 32-bit constants per export. The HAL
+    checks both only when the module loads ("binding_flags count N exceeds maximum of 16")."""
+    bindings, constants = _bindings(layout) + int(scratch), _constants(layout)
+    if bindings > MAX_BINDINGS:
+        plus = " (with the global scratch binding)" if scratch else ""
+        raise DiagnosticError.at(
+            group.location,
+            f"@{group.name} has {bindings} bindings{plus}, more than the {MAX_BINDINGS} that IREE's CUDA HAL allows per "
+            "export (it would fail when the module loads); pass fewer buffers, e.g. slices of one tensor",
+        )
+    if constants > MAX_CONSTANTS:
+        raise DiagnosticError.at(
+            group.location,
+            f"@{group.name} has {constants} 32-bit constants, more than the {MAX_CONSTANTS} that IREE's CUDA HAL allows per "
+            "export (it would fail when the module loads); pass fewer scalars (i64/f64 take two constants each), "
+            "or pass them in a buffer",
+        )
+
+
+def _index_list(attr) -> list[int]:
+    return [ir.IntegerAttr(v).value for v in ir.ArrayAttr(attr)]
+
+
+#: Block dimensions CUDA allows (x, y, z).
+_MAX_BLOCK_DIMS = (1024, 1024, 64)
+
+
+def _check_block(ctx: PassContext, group: AutotuneGroup, name: str, export, targets: list[CudaTarget]) -> None:
+    """The variant's block (``workgroup_size``) has at most MAX_THREADS_PER_BLOCK threads and
+    CUDA's per-dimension limits; with ``targets``, its dynamic shared memory
+    (``workgroup_local_memory``, or per architecture ``autotune.targets``) fits each target."""
+    loc = location_of(export.location, ctx.source.name)
+    if "workgroup_size" in export.attributes:
+        size = _index_list(export.attributes["workgroup_size"])
+        threads = 1
+        for v in size:
+            threads *= v
+        if threads > MAX_THREADS_PER_BLOCK:
+            raise DiagnosticError.at(
+                loc,
+                f"variant @{name} of @{group.name} has a block of {' x '.join(map(str, size))} = {threads} threads; "
+                f"CUDA allows at most {MAX_THREADS_PER_BLOCK} per block",
+            )
+        for axis, v, limit in zip("xyz", size, _MAX_BLOCK_DIMS):
+            if v > limit:
+                raise DiagnosticError.at(loc, f"variant @{name} of @{group.name} has workgroup_size {axis} = {v}; CUDA allows at most {limit}")
+    if not targets:
+        return
+    per_arch: dict[str, int] = {}
+    if TARGETS_ATTR in export.attributes:
+        per = ir.DictAttr(export.attributes[TARGETS_ATTR])
+        for t in targets:
+            for key in (t.name, f"sm_{t.capability}a", f"sm_{t.capability}"):
+                if key in per:
+                    per_arch[t.name] = _index_list(per[key])[1]
+                    break
+    shared = int(ir.IntegerAttr(export.attributes["workgroup_local_memory"]).value) if "workgroup_local_memory" in export.attributes else 0
+    for t in targets:
+        need = per_arch.get(t.name, shared)
+        if need > t.max_shared_memory:
+            raise DiagnosticError.at(
+                loc,
+                f"variant @{name} of @{group.name} needs {need} bytes of shared memory per block; {t.name} allows at most "
+                f"{t.max_shared_memory}",
+            )
+
+
+def _runs_on(arch: CudaTarget, binary: bool) -> str:
+    low, high = compute_capability_range(arch.name, binary)
+    if high is None:
+        return f"sm_{low} and later"
+    if high == low:
+        return f"sm_{low} only"
+    return f"sm_{low} to sm_{high}"
+
+
+def _check_object_targets(ctx: PassContext, source, group: AutotuneGroup, payloads, targets: list[CudaTarget]) -> None:
+    """Every PTX/cubin object of ``source`` can run where it is used: an object keyed for an
+    architecture (``target_arch``) on that architecture, an object keyed for every CUDA target
+    on each of ``targets``; and each of ``targets`` has an object. Raises DiagnosticError at the
+    source (whose ``objects`` hold the object) with a note at the group."""
+    if "objects" not in source.attributes:
+        return
+    loc = location_of(source.location, ctx.source.name)
+    note = [Diagnostic("note", f"the variants of @{group.name} are in this object", group.location)]
+    datas = iter(payloads)
+    served: set[str] = set()
+    keyed = []
+    wanted = ",".join(t.name for t in targets)
+    for entry in read_objects(source.attributes["objects"]):
+        try:
+            backend = target_backend(entry.target) if entry.target is not None else "cuda"
+        except (ValueError, IndexError):
+            backend = "cuda"
+        for ref in entry.objects:
+            label, data, _ = next(datas)
+            if backend != "cuda" or data is None:
+                continue
+            arch = object_architecture(data)
+            if arch is None:
+                continue
+            binary = data.startswith(b"\x7fELF")
+            kind = "a cubin" if binary else "PTX"
+            low, high = compute_capability_range(arch.name, binary)
+            fits = lambda cc: low <= cc and (high is None or cc <= high)  # noqa: E731
+            if entry.arch is not None:
+                try:
+                    key = parse_target(entry.arch, supported_only=False)
+                except TargetError:
+                    continue
+                keyed.append(key)
+                if not fits(key.capability):
+                    raise DiagnosticError.at(
+                        loc,
+                        f"object '{label}' of @{sym_name(source)} is keyed for {entry.arch} but is {kind} for {arch.name}, "
+                        f"which runs on {_runs_on(arch, binary)}",
+                        note,
+                    )
+                continue
+            for t in targets:
+                if not fits(t.capability):
+                    hint = (f"; build it for {t.name}, or key one object per architecture "
+                            f"(#hal.executable.target<\"cuda\", \"cuda-nvptx-fb\", {{target_arch = \"{t.name}\"}}>)"
+                            if t.capability != arch.capability else "")
+                    raise DiagnosticError.at(
+                        loc,
+                        f"object '{label}' of @{sym_name(source)} is {kind} for {arch.name}, which runs on "
+                        f"{_runs_on(arch, binary)}; it cannot run on {t.name} (--target {wanted}){hint}",
+                        note,
+                    )
+                served.add(t.name)
+    if keyed and not served:
+        for t in targets:
+            ranges = [compute_capability_range(k.name, False) for k in keyed]
+            if not any(r is not None and r[0] <= t.capability and (r[1] is None or t.capability <= r[1]) for r in ranges):
+                raise DiagnosticError.at(
+                    loc,
+                    f"@{sym_name(source)} has no object for {t.name} (--target {wanted}): its objects are keyed for "
+                    f"{', '.join(k.name for k in keyed)}",
+                    note,
+                )

@@ -167,7 +167,7 @@ hal.executable.source private @e {
 hal.executable.source private @e {
   hal.executable.autotuning.export @g triton("kernel.py", "k")
       signature(n: i32)
-      // expected-error @+1 {{expected a value (integer, number, true, false or string) in configs(...), found '@x'}}
+      // expected-error @+1 {{expected a value (integer, number, true, false, string, none or a Triton dtype such as tl.float16) in configs(...), found '@x'}}
       configs([{BLOCK = @x}])
 }
 

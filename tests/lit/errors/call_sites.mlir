@@ -1,0 +1,65 @@
+// Errors at call sites written as libraries write them (none parameters, dtype values,
+// triton.heuristics that read the call's arguments), each at the user's line, found before
+// anything compiles (the fast suite).
+// RUN: autotune-export %s -p materialize-triton-variants --target sm_80 --split-input-file --verify-diagnostics
+
+hal.executable.source private @ex {
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
+      signature(x_ptr: *fp16, bias_ptr: none, out_ptr: *fp16 {output}, alpha: none, n: i32, flag: u1)
+      // expected-error @+1 {{unknown Triton dtype 'tl.half' in configs(...); expected one of: tl.int1}}
+      configs([{BLOCK = 128, OUT_DTYPE = tl.half}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+hal.executable.source private @ex {
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
+      signature(x_ptr: *fp16, bias_ptr: none, out_ptr: *fp16 {output}, alpha: none, n: i32, flag: u1)
+      configs([{BLOCK = 128, OUT_DTYPE = tl.float16}])
+      // expected-error @+1 {{workload value 'bias_ptr' is none (the call passes None, so the dispatch does not pass it)}}
+      workload(n, bias_ptr)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+// A none parameter is still a parameter of the kernel: the signature lists every one, in order.
+hal.executable.source private @ex {
+  // expected-error @+1 {{signature does not match kernel 'scale_bias_kernel': the signature declares (x_ptr, out_ptr, bias_ptr, alpha, n, flag)}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
+      signature(x_ptr: *fp16, out_ptr: *fp16 {output}, bias_ptr: none, alpha: none, n: i32, flag: u1)
+      configs([{BLOCK = 128, OUT_DTYPE = tl.float16}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+// A config cannot set a run-time parameter to none: that is the signature's job.
+hal.executable.source private @ex {
+  // expected-error @+1 {{config 0 sets 'bias_ptr', which is not a constexpr parameter of 'scale_bias_kernel' (constexprs: BLOCK, OUT_DTYPE, HAS_BIAS, CLAMP)}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
+      signature(x_ptr: *fp16, bias_ptr: *fp16, out_ptr: *fp16 {output}, alpha: fp32, n: i32, flag: u1)
+      configs([{BLOCK = 128, OUT_DTYPE = tl.float16, bias_ptr = none}])
+      workload(n)
+      grid(cdiv(n, BLOCK))
+}
+
+// -----
+
+// A triton.heuristics function that needs what only the call knows (a tensor's dtype).
+hal.executable.source private @ex {
+  // expected-error @+1 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.dtype'; give 'BLOCK' in every config}}
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "dtype_heuristic_kernel")
+      signature(x_ptr: *fp16, out_ptr: *fp16 {output}, n: i32)
+      configs([{num_warps = 4}])
+      workload(n)
+      grid(cdiv(n, 128))
+}

@@ -27,7 +27,8 @@ the non-tensor operands in order. A Triton kernel takes its parameters in declar
 
 At the dispatch site (lower-autotuning-dispatch, :func:`constant_slots`) an operand of each
 scalar type becomes its 32-bit constants: ``i32`` as is, ``f32`` bitcast, ``i1``/``i8``/``i16``
-zero-extended, ``f16``/``bf16`` bitcast to ``i16`` then zero-extended, ``i64`` split with
+zero-extended (a Triton ``u1``, like ``i1``, is an ``i1`` operand), ``f16``/``bf16`` bitcast
+to ``i16`` then zero-extended, ``i64`` split with
 ``arith.trunci`` / ``arith.shrui``, ``f64`` bitcast to ``i64`` first.
 
 :func:`refusal` names, in one line, why a compiled variant cannot be launched by IREE at all.
@@ -77,6 +78,7 @@ def _scalars() -> dict[str, ScalarAbi]:
     table = {}
     for name, bits, adapt, ptx in (
         ("i1", 1, "widen", (".u8", ".s8", ".b8", ".pred")),
+        ("u1", 1, "widen", (".u8", ".s8", ".b8", ".pred")),  # Triton 3.x's name of a Python bool
         ("i8", 8, "widen", (".u8", ".s8", ".b8")),
         ("u8", 8, "widen", (".u8", ".s8", ".b8")),
         ("i16", 16, "widen", (".u16", ".s16", ".b16")),
@@ -102,7 +104,7 @@ SUPPORTED_SCALARS = tuple(SCALARS)
 
 #: Triton element type -> MLIR element type (for tensors at dispatch sites and fake data).
 MLIR_ELEMENT_TYPES = {
-    "i1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
+    "i1": "i1", "u1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
     "u8": "i8", "u16": "i16", "u32": "i32", "u64": "i64",
     "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2",
     "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
@@ -120,7 +122,10 @@ class AbiError(ValueError):
 class AbiPlan:
     """Where each kernel parameter goes.
 
-    ``inputs``/``outputs``/``scalars``: signature indices of each class, in signature order.
+    ``inputs``/``outputs``/``scalars``: signature indices of each class, in signature order:
+    ``inputs`` are the pointers bound to the dispatch's tensor operands (the plain pointers and
+    the ``{output}`` pointers written in place, whose operand a result is tied to: ``tied``),
+    ``outputs`` those bound to its untied results.
     ``scratch``: the kernel's hidden ``global_scratch`` pointer is passed as the last binding.
     ``order`` lists signature indices in IREE's order (bindings, then constants; the scratch
     binding, having no signature index, is not in it: see :meth:`link_order`).
@@ -131,6 +136,7 @@ class AbiPlan:
     outputs: tuple[int, ...]
     scalars: tuple[int, ...]
     scratch: bool = False
+    tied: tuple[int, ...] = ()
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -163,7 +169,7 @@ class AbiPlan:
         Outputs and the scratch binding are never read-only.
         """
         written = set(written)
-        flags = [i in self.inputs and i not in written for i in self.inputs + self.outputs]
+        flags = [i in self.inputs and i not in self.tied and i not in written for i in self.inputs + self.outputs]
         return flags + [False] * int(self.scratch)
 
     def link_order(self, num_ptx_params: int) -> tuple[list[int], list[int], dict[int, str]]:
@@ -204,16 +210,27 @@ class AbiPlan:
                 )
 
 
-def plan(signature: Sequence[Param], *, scratch: bool = False) -> AbiPlan:
+def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[str] = ()) -> AbiPlan:
     """Split a signature into bindings and constants.
+
+    IREE binds a dispatch's tensor operands first, in operand order, then its untied results
+    (a result tied to an operand, ``-> %x``, reuses that operand's binding). So the pointers
+    bound to operands come first, in signature order: the plain pointers and the ``{output}``
+    pointers named in ``tied`` (written in place: the dispatch passes their tensor as an operand
+    and ties a result to it); then the other ``{output}`` pointers, bound to the untied results.
+
+    ``none`` parameters (the call passes None: Triton's JIT makes them constexpr None, so they
+    are not parameters of the PTX entry) are neither: they are left out, and the plan's
+    :attr:`AbiPlan.signature` and indices are those of the remaining parameters.
 
     Raises AbiError for a scalar type IREE cannot carry, a tensor-descriptor parameter, a
     specialization hint on a float, or a signature without outputs.
     """
+    signature = [p for p in signature if not p.is_none]
     inputs, outputs, scalars = [], [], []
     for i, p in enumerate(signature):
         if p.is_pointer:
-            (outputs if p.output else inputs).append(i)
+            (outputs if p.output and p.name not in tied else inputs).append(i)
             continue
         low = p.type.lower()
         if low.startswith(_DESCRIPTOR_TYPES):
@@ -232,9 +249,10 @@ def plan(signature: Sequence[Param], *, scratch: bool = False) -> AbiPlan:
         if p.output:
             raise AbiError(f"parameter '{p.name}' is a scalar ({p.type}); only pointers can be {{output}}")
         scalars.append(i)
-    if not outputs:
+    tied_indices = tuple(i for i in inputs if signature[i].output)
+    if not outputs and not tied_indices:
         raise AbiError("the signature marks no pointer as {output}: a dispatch needs at least one result")
-    return AbiPlan(tuple(signature), tuple(inputs), tuple(outputs), tuple(scalars), scratch)
+    return AbiPlan(tuple(signature), tuple(inputs), tuple(outputs), tuple(scalars), scratch, tied_indices)
 
 
 def layout_attr(read_only: Sequence[bool], num_constants: int) -> str:

@@ -36,8 +36,8 @@ from autotune_export.ir import grid as grid_mod
 from autotune_export.dialects import grammar
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
-from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, OPTION_NAMES, SUGARED_OP_NAME, AutotuneGroup, Param,
-                                      format_value, mlir_string)
+from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TRITON_DTYPES,
+                                      AutotuneGroup, Param, TritonDtype, format_value, mlir_string)
 from iree.compiler import ir
 from autotune_export.frontend import compat
 from autotune_export.support.diagnostics import location_of
@@ -48,8 +48,10 @@ __all__ = ["parse_source", "print_module", "new_context", "find_groups", "Source
 _CLAUSES = CLAUSE_NAMES  # the op's schema (autotune_export.ir.group.CLAUSES)
 #: Attribute of the placeholder op that stands for sugared op N until its attributes are set.
 _PENDING = "autotune.pending"
-_POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
-_SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
+# Triton's type names (``u1`` is what Triton 3.x calls a Python bool, ``*u1`` a bool tensor;
+# ``i1`` is accepted too: both are tl.int1).
+_POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+_SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
 
 
 @dataclass
@@ -246,9 +248,11 @@ _TOKEN_NAMES = {
     "SCALAR_TYPE": "a scalar type (e.g. i32)",
     "TRUE": "'true'",
     "FALSE": "'false'",
+    "NONE": "'none'",
+    "DTYPE": "a Triton dtype (e.g. tl.float16)",
     "$END": "end of op",
 }
-_VALUE_TERMINALS = {"SIGNED_INT", "SIGNED_FLOAT", "SPECIAL_FLOAT", "TRUE", "FALSE", "STRING"}
+_VALUE_TERMINALS = {"SIGNED_INT", "SIGNED_FLOAT", "SPECIAL_FLOAT", "TRUE", "FALSE", "STRING", "NONE", "DTYPE"}
 
 
 def _expected(expected) -> str:
@@ -260,7 +264,7 @@ def _expected(expected) -> str:
         parts.append("a clause (" + ", ".join(_CLAUSES) + ")")
         expected -= clauses
     if len(expected & _VALUE_TERMINALS) > 2:
-        parts.append("a value (integer, number, true, false or string)")
+        parts.append("a value (integer, number, true, false, string, none or a Triton dtype such as tl.float16)")
         expected -= _VALUE_TERMINALS
     if "SIGNED_NUMBER" in expected:
         expected.discard("SIGNED_INT")
@@ -455,8 +459,13 @@ class _OpReader:
             seen[name] = name_tok
             base = typ[1:] if typ.startswith("*") else typ
             allowed = _POINTER_TYPES if typ.startswith("*") else _SCALAR_TYPES
-            if base not in allowed:
-                raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(("*" if typ.startswith("*") else "") + t for t in allowed))
+            if typ == NONE_TYPE:
+                # The call passes None: Triton's JIT makes the argument a constexpr None.
+                if hint:
+                    raise self.error(type_tok, f"'{name}: {typ}:{hint}': a none parameter takes no specialization hint")
+            elif base not in allowed:
+                choices = [("*" if typ.startswith("*") else "") + t for t in allowed] + ([] if typ.startswith("*") else [NONE_TYPE])
+                raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(choices))
             output = False
             if len(p.children) > 2:
                 for flag in p.children[2].children:
@@ -483,7 +492,10 @@ class _OpReader:
                 if key in seen:
                     raise self.error(key_tok, f"config key '{key}' is given twice")
                 seen[key] = key_tok
-                value = _value(value_node)
+                try:
+                    value = _value(value_node)
+                except _DtypeError as err:
+                    raise self.error(err.token, str(err)) from None
                 if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
                     raise self.error(key_tok, f"config value {key} = {value} does not fit in 64 bits")
                 if key in OPTION_NAMES and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -588,11 +600,14 @@ class _OpReader:
         for clause in ("signature", "workload", "grid"):
             if clause not in locs:
                 raise DiagnosticError.at(group.location, f"@{group.name}: the triton(...) form needs a {clause}(...) clause")
-        scalars = {p.name: p for p in group.signature if not p.is_pointer}
+        scalars = {p.name: p for p in group.signature if not p.is_pointer and not p.is_none}
         pointers = {p.name for p in group.signature if p.is_pointer}
+        nones = {p.name for p in group.signature if p.is_none}
         for name, tok in self._workload_tokens.items():
             if name in pointers:
                 raise self.error(tok, f"workload value '{name}' is a pointer; the workload is made of integer scalars")
+            if name in nones:
+                raise self.error(tok, f"workload value '{name}' is none (the call passes None, so the dispatch does not pass it); the workload is made of integer scalars")
         in_scope = set(group.workload) | set(OPTION_NAMES)
         if group.configs is not None:
             in_scope |= set(group.constexpr_keys())
@@ -605,6 +620,8 @@ class _OpReader:
                     raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid")
                 if nm.name in pointers:
                     raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is a pointer; grids are computed from the workload and config constants")
+                if nm.name in nones:
+                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is none (the call passes None); grids are computed from the workload and config constants")
                 # Without configs([...]) the constexprs come from the kernel's triton.autotune
                 # configs; materialize-triton-variants checks the names then.
                 if group.configs is not None:
@@ -709,7 +726,23 @@ def _value(node) -> Any:
         return True
     if kind == "false_value":
         return False
+    if kind == "none_value":
+        return None
+    if kind == "dtype_value":
+        name = str(tok)[len("tl."):]
+        if name not in TRITON_DTYPES:
+            raise _DtypeError(tok)
+        return TritonDtype(name)
     return _string(tok)
+
+
+class _DtypeError(ValueError):
+    """``tl.NAME`` that names no Triton dtype (``token``: where)."""
+
+    def __init__(self, token):
+        super().__init__(f"unknown Triton dtype '{token}' in configs(...); expected one of: "
+                         + ", ".join(f"tl.{n}" for n in TRITON_DTYPES))
+        self.token = token
 
 
 # --------------------------------------------------------------------------------------------

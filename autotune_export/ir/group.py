@@ -17,7 +17,8 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``variants``        ``[@v0, @v1]``
 ``triton``          ``["kernel.py", "matmul_kernel"]`` (path as written, kernel name)
 ``signature``       ``[["a", "*fp16"], ["c", "*fp16", "output"], ["M", "i32", "hint16"]]``
-``configs``         ``[[["BLOCK_M", 128 : i64], ["num_warps", 8 : i64]], ...]`` (ordered)
+``configs``         ``[[["BLOCK_M", 128 : i64], ["num_warps", 8 : i64]], ...]`` (ordered; values
+                    below)
 ``workload``        ``["M", "N"]``
 ``grid``            ``["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"]`` (canonical text)
 ``tune_workload``   ``[tensor<4096x4096xf16>, 64 : i32]``
@@ -26,6 +27,28 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``divisible``       ``[2, 4]`` (constant ordinals a specialization assumes % 16 == 0)
 ``equal_one``       ``[3]`` (constant ordinals a specialization assumes == 1)
 ==================  =============================================================
+
+A ``signature`` type ``none`` (``["w_ptr", "none"]``) is a parameter the call passes ``None``
+for: Triton's JIT makes such an argument a constexpr ``None`` (it leaves the kernel's parameter
+list), so it is neither a binding nor a constant of the dispatch.
+
+Config values, sugared and as attributes (:func:`format_value`, :func:`attr_to_python`):
+
+==================  ==========================  ==========================================
+Python              sugared                     attribute
+==================  ==========================  ==========================================
+``128``             ``128``                     ``128 : i64``
+``0.5``             ``0.5``, ``inf``, ``nan``   ``0.5 : f64``
+``True``            ``true`` / ``false``        ``true``
+``"text"``          ``"text"``                  ``"text"``
+``None``            ``none``                    ``#autotune.none``
+``TritonDtype``     ``tl.float16``              ``#autotune.dtype<float16>``
+==================  ==========================  ==========================================
+
+``None`` and Triton dtypes (``tl.float16``, ``tl.float8e4nv``, ``tl.int64``..., every
+:data:`TRITON_DTYPES` name) are opaque attributes of the ``autotune`` namespace, so they can
+never be confused with a string a user wrote; :class:`TritonDtype` names the dtype without
+importing Triton (``autotune_export.cuda.triton_compile`` turns it into the ``tl.dtype``).
 """
 
 from __future__ import annotations
@@ -48,6 +71,9 @@ __all__ = [
     "Clause",
     "Param",
     "AutotuneGroup",
+    "TritonDtype",
+    "TRITON_DTYPES",
+    "NONE_TYPE",
     "mlir_string",
     "symbol",
     "format_value",
@@ -60,6 +86,57 @@ SUGARED_OP_NAME = "hal.executable.autotuning.export"
 
 #: Config keys that are Triton compile options, not constexpr arguments (triton.Config fields).
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+#: The signature type of a parameter the call passes ``None`` for (a constexpr None in Triton).
+NONE_TYPE = "none"
+
+#: Every ``tl.dtype`` of ``triton.language`` (Triton 3.9): attribute name -> Triton's short
+#: type name (``tl.float16.name``). ``tl.pointer_type`` values are not dtypes here.
+TRITON_DTYPES: dict[str, str] = {
+    "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "float8e5": "fp8e5", "float8e5b16": "fp8e5b16", "float8e4nv": "fp8e4nv", "float8e4b8": "fp8e4b8",
+    "float8e4b15": "fp8e4b15", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+    "void": "void",
+}
+_DTYPE_BY_SHORT = {short: attr for attr, short in TRITON_DTYPES.items()}
+
+
+@dataclass(frozen=True)
+class TritonDtype:
+    """A Triton dtype as a config value (``OUT_DTYPE = tl.float16``): ``name`` is its
+    attribute of ``triton.language`` (``"float16"``, a key of :data:`TRITON_DTYPES`).
+    Raises ValueError for another name. Spelled ``tl.float16`` (``str()``)."""
+
+    name: str
+
+    def __post_init__(self):
+        if self.name not in TRITON_DTYPES:
+            raise ValueError(f"unknown Triton dtype 'tl.{self.name}'; expected one of: "
+                             + ", ".join(f"tl.{n}" for n in TRITON_DTYPES))
+
+    @property
+    def short(self) -> str:
+        """Triton's own name of the dtype (``tl.float16.name``: ``"fp16"``)."""
+        return TRITON_DTYPES[self.name]
+
+    @classmethod
+    def of(cls, value: Any) -> "TritonDtype | None":
+        """The TritonDtype of a ``triton.language.dtype`` object (duck-typed: Triton is not
+        imported here), None for anything else (pointer types included)."""
+        if isinstance(value, cls):
+            return value
+        kind = type(value)
+        if kind.__name__ != "dtype" or not kind.__module__.startswith("triton"):
+            return None
+        short = getattr(value, "name", None)
+        return cls(_DTYPE_BY_SHORT[short]) if short in _DTYPE_BY_SHORT else None
+
+    def __str__(self) -> str:
+        return f"tl.{self.name}"
+
+
+_OPAQUE_NAMESPACE = "autotune"
 
 
 # ----- spelling of values in the sugared form -----------------------------------------------
@@ -92,7 +169,11 @@ def symbol(name: str) -> str:
 
 def format_value(value: Any) -> str:
     """A config value as the sugared op spells it: ``128``, ``0.5``, ``1.0e+16``, ``inf``,
-    ``-inf``, ``nan``, ``true``, ``"text"``."""
+    ``-inf``, ``nan``, ``true``, ``"text"``, ``none``, ``tl.float16``."""
+    if value is None:
+        return "none"
+    if isinstance(value, TritonDtype):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -112,9 +193,12 @@ def format_value(value: Any) -> str:
 def attr_to_python(attr) -> Any:
     """Convert an ``iree.compiler.ir`` attribute to plain Python (str/int/float/bool/list/dict).
 
-    Symbol references become ``"@name"`` strings; types become their text.
+    Symbol references become ``"@name"`` strings; types become their text;
+    ``#autotune.none`` is None and ``#autotune.dtype<float16>`` a :class:`TritonDtype`.
     Raises TypeError for attribute kinds the extension op never uses.
     """
+    if isinstance(attr, ir.OpaqueAttr) and attr.dialect_namespace == _OPAQUE_NAMESPACE:
+        return _read_opaque(attr)
     for cls, conv in (
         (ir.FlatSymbolRefAttr, lambda a: "@" + a.value),
         (ir.StringAttr, lambda a: a.value),
@@ -138,7 +222,9 @@ class Param:
     """One non-constexpr parameter of a Triton kernel: ``name: type [{output}]``.
 
     ``type`` is Triton's spelling (``*fp16`` pointer, ``i32`` scalar; see triton.compile's
-    signature strings). ``output`` marks a pointer whose buffer is a dispatch result.
+    signature strings), or ``none`` (:data:`NONE_TYPE`) for an argument the call passes
+    ``None`` for: Triton's JIT makes it a constexpr None, so it is neither a binding nor a
+    constant. ``output`` marks a pointer whose buffer is a dispatch result.
     ``hint``: Triton AOT signature hint, 16 (divisible by 16), 1 (equal to 1) or 0 (none).
     """
 
@@ -154,6 +240,11 @@ class Param:
     @property
     def is_pointer(self) -> bool:
         return self.type.startswith("*")
+
+    @property
+    def is_none(self) -> bool:
+        """The call passes ``None`` (a constexpr None in Triton's specialization)."""
+        return self.type == NONE_TYPE
 
     def sugar(self) -> str:
         hint = f":{self.hint}" if self.hint else ""
@@ -181,7 +272,25 @@ def _read_strings(attr) -> list[str]:
     return [ir.StringAttr(a).value for a in attr]
 
 
+def _opaque(data: str) -> ir.Attribute:
+    return ir.OpaqueAttr.get(_OPAQUE_NAMESPACE, data.encode(), ir.NoneType.get())
+
+
+def _read_opaque(attr) -> Any:
+    data = bytes(attr.data).decode()
+    if data == "none":
+        return None
+    m = re.fullmatch(r"dtype<([A-Za-z0-9_]+)>", data)
+    if m:
+        return TritonDtype(m.group(1))  # ValueError for an unknown dtype
+    raise TypeError(f"unsupported attribute #{_OPAQUE_NAMESPACE}.{data}")
+
+
 def _value_attr(value: Any) -> ir.Attribute:
+    if value is None:
+        return _opaque("none")
+    if isinstance(value, TritonDtype):
+        return _opaque(f"dtype<{value.name}>")
     if isinstance(value, bool):
         return ir.BoolAttr.get(value)
     if isinstance(value, int):
@@ -419,12 +528,21 @@ class AutotuneGroup:
         return [k for k in keys if all(any(k == kk for kk, _ in cfg) for cfg in self.configs)]
 
 
+def _name_part(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, TritonDtype):
+        return value.short
+    return str(value)
+
+
 def variant_name(group: str, index: int, config: list[tuple[str, Any]]) -> str:
     """Export (and PTX entry) name of config ``index``: ``matmul_3_128x256x64x8_w8_s3``.
 
-    The constexpr values are joined in config order; ``w``/``s`` are num_warps/num_stages.
+    The constexpr values are joined in config order (``none`` for None, Triton's short name
+    for a dtype: ``fp16``); ``w``/``s`` are num_warps/num_stages.
     """
-    consts = [str(v).replace(".", "p").replace("-", "m") for k, v in config if k not in OPTION_NAMES]
+    consts = [_name_part(v).replace(".", "p").replace("-", "m") for k, v in config if k not in OPTION_NAMES]
     opts = dict(config)
     tail = f"_w{opts.get('num_warps', 4)}_s{opts.get('num_stages', 3)}"
     body = "x".join(c for c in consts if c.replace("p", "").replace("m", "").isalnum())

@@ -30,7 +30,7 @@ def sig(*items):
 @pytest.mark.parametrize(
     "typ, slots, adapt",
     [
-        ("i1", 1, "widen"), ("i8", 1, "widen"), ("u8", 1, "widen"), ("i16", 1, "widen"), ("u16", 1, "widen"),
+        ("i1", 1, "widen"), ("u1", 1, "widen"), ("i8", 1, "widen"), ("u8", 1, "widen"), ("i16", 1, "widen"), ("u16", 1, "widen"),
         ("fp16", 1, "widen"), ("bf16", 1, "widen"), ("i32", 1, ""), ("u32", 1, ""), ("fp32", 1, ""),
         ("i64", 2, "split"), ("u64", 2, "split"), ("fp64", 2, "split"),
     ],
@@ -41,6 +41,13 @@ def test_every_scalar_type_has_a_slot_count_and_adaptation(typ, slots, adapt):
     order, drop, adapts = p.link_order(2)
     assert order == [0, 1] and drop == []
     assert adapts == ({1: adapt} if adapt else {})
+
+
+def test_none_parameters_are_neither_bindings_nor_constants():
+    # Triton's constexpr None (the call passes None): not a parameter of the PTX entry.
+    p = abi.plan(sig("x *fp32", "w none", "o *fp32 out", "s none", "n i32"))
+    assert [q.name for q in p.signature] == ["x", "o", "n"]
+    assert p.order == (0, 1, 2) and p.num_bindings == 2 and p.num_constants == 1
 
 
 def test_plan_orders_inputs_outputs_then_constants_with_offsets():

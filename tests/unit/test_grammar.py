@@ -101,6 +101,10 @@ ROUND_TRIP_OPS = [
     f'{OP} @"my group" variants([@"v 0", @v1]) tune_workload(tensor<8xf32>, 3 : i32) default(@v1)',
     TRITON_HEAD + ' configs([{BM = 128, num_warps = 8, s = "x\\22y", f = 1.5e-3, b = true}]) grid(cdiv(M, BM) * cdiv(N, 32), 1) default(@mm_0)',
     f'{OP} @k triton("k.py", "k") signature(x: *bf16, n: i32) workload(n) grid(-n // 2 % 3, min(n, 4), max(n, 2))',
+    # Call sites of libraries: None arguments and values, dtypes, Triton's bool names.
+    f'{OP} @k triton("k.py", "k") signature(x: *u1, w: none, flag: u1, b: i1, y: *fp8e4nv {{output}}, n: i32)'
+    ' configs([{OUT = tl.float16, ACC = tl.float32, F8 = tl.float8e5b16, I = tl.int64, U = tl.uint8, B = tl.int1,'
+    ' D = tl.float64, BF = tl.bfloat16, SOFTCAP = none, S = "none", T = "tl.float16"}]) workload(n) grid(n)',
 ]
 
 
@@ -251,6 +255,14 @@ def position(text: str, anchor: str, after: bool = False) -> tuple[int, int]:
         (f"{OP} @g variants([@a]) tune_workload(tensor<?xf32>)", "need a static shape", "tensor", False),
         (f"{OP} @g variants([@a]) variants([@b])", "duplicate clause 'variants'", "variants([@b", False),
         (f'{OP} @g triton("a\\qb.py", "k")', "unknown escape '\\q' in string literal", "\\q", False),
+        # call-site values and types
+        (f'{OP} @g triton("k.py", "k") configs([{{A = 1, D = tl.float17}}])', "unknown Triton dtype 'tl.float17' in configs(...)", "tl.float17", False),
+        (f'{OP} @g triton("k.py", "k") configs([{{A = None}}])', "expected a value (integer, number, true, false, string, none or a Triton dtype", "None", False),
+        (f'{OP} @g triton("k.py", "k") signature(w: none:16)', "'w: none:16': a none parameter takes no specialization hint", "none:16", False),
+        (f'{OP} @g triton("k.py", "k") signature(w: *none)', "unknown Triton type '*none' for parameter 'w'", "*none", False),
+        (f'{OP} @g triton("k.py", "k") signature(w: none {{output}})', "'w' is marked {output} but is not a pointer", "{output}", False),
+        (f'{OP} @g triton("k.py", "k") signature(x: *fp16 {{output}}, w: none) workload(w) grid(1)', "workload value 'w' is none (the call passes None", "w) grid", False),
+        (f'{OP} @g triton("k.py", "k") signature(x: *fp16 {{output}}, w: none, n: i32) workload(n) grid(n + w)', "grid uses 'w', which is none", "w)", False),
         # inside a grid expression spanning lines: at the character
         (f'{OP} @g triton("k.py", "k") signature(n: i32) workload(n) grid(n,\n    cdiv(n, ))', "unexpected ')' in grid expression", "))", False),
         (f'{OP} @g triton("k.py", "k") signature(n: i32) workload(n) grid(n,\n    n // 0)', "division by zero in grid expression ('// 0')", "// 0", False),

@@ -1,7 +1,8 @@
 """autotune-export: Triton kernels inside IREE-compiled programs, with their auto-tuning intact.
 
-See README.md for the pipeline, the extension syntax (``hal.executable.autotuning.export``)
-and the three ways to call the toolkit (CLI, library, lit tests).
+See README.md (what it is, the quick start, a tutorial) and docs/: the extension syntax
+(``hal.executable.autotuning.export``, docs/syntax.md), the Python API (docs/python-api.md),
+the pipeline and the layers (docs/architecture.md).
 """
 
 import os as _os

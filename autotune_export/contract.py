@@ -38,8 +38,11 @@ RESULTS_FORMAT = "autotune-export.tuning-results/1"
 #: Fields of one group in the reflection metadata: executable and group symbol, variant export
 #: names (in order), ``default`` variant index, the ``choice`` global, the ``select`` entry
 #: (``(i32) -> ()``), one ``bench`` entry per variant, the ``host`` function, ``unroll``
-#: (:data:`BENCH_UNROLL`), ``tune_args`` (the fake arguments' types, as MLIR text).
-GROUP_FIELDS = ("executable", "group", "variants", "default", "choice", "select", "bench", "host", "unroll", "tune_args")
+#: (:data:`BENCH_UNROLL`), ``tune_args`` (the fake arguments' types, as MLIR text), ``configs``
+#: (per variant, the Triton config it was compiled from as ``[[key, value], ...]``, or null
+#: when the compiler did not see one: readers treat the field as optional).
+GROUP_FIELDS = ("executable", "group", "variants", "default", "choice", "select", "bench", "host", "unroll", "tune_args",
+                "configs")
 
 
 def names_for(executable: str, group: str) -> dict[str, str]:

@@ -3,9 +3,15 @@
 Run it with an interpreter that has jax, a CUDA jaxlib plugin and jax-triton (NOT the
 project's venv), for example::
 
-    python3 -m venv /tmp/jaxvenv
-    /tmp/jaxvenv/bin/pip install jax-triton "jax[cuda12-local]"    # jax 0.10.2, jax-triton 0.3.1
+    python3.12 -m venv /tmp/jaxvenv      # Python >= 3.12: jax-triton 0.4.1 (with jax 0.11)
+    /tmp/jaxvenv/bin/pip install jax-triton "jax[cuda12-local]==0.11.*"
     /tmp/jaxvenv/bin/python scripts/make_jax_fixtures.py [--out tests/fixtures/jax]
+
+(with Python 3.11 pip resolves jax-triton 0.3.1 and jax 0.10.2: ``pip install jax-triton
+"jax[cuda12-local]"``). jax-triton 0.4.1 does not work with jax 0.12 (its DCE rule takes two
+arguments, jax 0.12 passes three), hence the pin. Both generations are handled: the calls are
+written as each one spells them (``out_shape`` / ``out_type``; an aliased output with its own
+pointer in 0.3.x, as its input's pointer in 0.4.x).
 
 No GPU is needed: every ``triton_call`` passes ``compute_capability=80`` and the export uses
 ``platforms=["cuda"]`` with the jax-triton custom call's safety check disabled
@@ -14,13 +20,13 @@ at lowering time; the exported text embeds them in each call's ``backend_config`
 
 Outputs (``NAME`` per program below):
 
-* ``NAME.stablehlo.mlir``: ``exported.mlir_module()`` as jax-triton 0.3.x wrote it
-  (``stablehlo.custom_call @triton_kernel_call``, ``api_version = 2``, ``backend_config = "..."``);
-* ``two_kernels_ffi.stablehlo.mlir``: the same calls respelled as jax-triton 0.4.x spells them
-  (``@triton_kernel_call_ffi``, ``api_version = 4``, ``mhlo.backend_config = {opaque = "..."}``),
-  made by rewriting the attributes with jax's own MLIR bindings (jax-triton 0.4 needs
-  jax >= 0.11 and Python >= 3.12, which this machine's index does not serve); the protobuf is
-  the one jax-triton 0.3.1 wrote;
+* ``NAME.stablehlo.mlir``: ``exported.mlir_module()`` as the installed jax-triton wrote it
+  (0.3.x: ``stablehlo.custom_call @triton_kernel_call``, ``api_version = 2``,
+  ``backend_config = "..."``; 0.4.x: ``@triton_kernel_call_ffi``, ``api_version = 4``,
+  ``mhlo.backend_config = {opaque = "..."}``);
+* with jax-triton 0.3.x, ``two_kernels_ffi.stablehlo.mlir``: the same calls respelled as
+  0.4.x spells them, made by rewriting the attributes with jax's own MLIR bindings (the
+  committed fixture; the protobuf is the one jax-triton 0.3.1 wrote);
 * ``fixtures.json``: provenance (package versions, the command) and, per program, its inputs
   and the kernels it calls, so tests and the GPU check know what each fixture computes.
 """
@@ -40,11 +46,22 @@ N = 4096
 CC = 80  # compute capability used for lowering (no GPU here)
 
 
+def jax_triton_generation() -> tuple[int, int]:
+    """(major, minor) of the installed jax-triton: (0, 3) or (0, 4)."""
+    import importlib.metadata as md
+
+    major, minor = md.version("jax-triton").split(".")[:2]
+    return int(major), int(minor)
+
+
 def programs(cc=CC):
     """name -> (function, input specs [(shape, dtype)], description).
 
     ``cc``: the compute capability jax-triton compiles for (None: the GPU's, on a GPU machine).
+    The calls are spelled for the installed jax-triton (0.3.x or 0.4.x); both compute the same.
     """
+    import warnings
+
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -53,32 +70,39 @@ def programs(cc=CC):
 
     import kernels
 
+    new = jax_triton_generation() >= (0, 4)
+    # 0.4.x renamed out_shape to out_type and deprecated aliases/zeroed outputs (still served).
+    out = "out_type" if new else "out_shape"
+    warnings.filterwarnings("ignore", message=".*(deprecated|is deprecated).*", category=DeprecationWarning)
+
     def two_kernels(x, y):
         z = jt.triton_call(
             x, y, N, kernel=kernels.add_kernel,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            **{out: jax.ShapeDtypeStruct(x.shape, x.dtype)},
             grid=(triton.cdiv(N, 256),), compute_capability=cc, BLOCK=256,
         )
         return jt.triton_call(
             z, y, N, np.float32(0.5), kernel=kernels.scale_add_kernel,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            **{out: jax.ShapeDtypeStruct(x.shape, x.dtype)},
             grid=lambda meta: (triton.cdiv(N, meta["BLOCK"]),), compute_capability=cc,
         )
 
     def aliases_zeroed(x, y):
         total = jt.triton_call(
             x, N, kernel=kernels.row_sum_kernel,
-            out_shape=jax.ShapeDtypeStruct((1,), jnp.float32),
+            **{out: jax.ShapeDtypeStruct((1,), jnp.float32)},
             grid=(triton.cdiv(N, 1024),), zeroed_outputs=(0,), compute_capability=cc, BLOCK=1024,
         )
+        # x += y into x's buffer: 0.3.x gives the aliased output a pointer of its own, 0.4.x
+        # passes the input's pointer only.
         updated = jt.triton_call(
-            x, y, N, kernel=kernels.add_inplace_kernel,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            x, y, N, kernel=kernels.add_into_kernel if new else kernels.add_inplace_kernel,
+            **{out: jax.ShapeDtypeStruct(x.shape, x.dtype)},
             grid=(triton.cdiv(N, 512),), input_output_aliases={0: 0}, compute_capability=cc, BLOCK=512,
         )
         copied = jt.triton_call(
             updated, N, kernel=kernels.masked_copy_kernel,
-            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            **{out: jax.ShapeDtypeStruct(x.shape, x.dtype)},
             grid=(triton.cdiv(N, 128),), compute_capability=cc, BLOCK=128,
         )
         return total, updated, copied
@@ -97,7 +121,8 @@ def export_text(fn, specs, platforms=("cuda",)) -> str:
     exported = jax.export.export(
         jax.jit(fn),
         platforms=list(platforms),
-        disabled_checks=[jax.export.DisabledSafetyCheck.custom_call("triton_kernel_call")],
+        # jax-triton 0.3.x calls triton_kernel_call, 0.4.x triton_kernel_call_ffi
+        disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in ("triton_kernel_call", "triton_kernel_call_ffi")],
     )(*args)
     return exported.mlir_module()
 
@@ -144,12 +169,13 @@ def main(argv=None) -> int:
         "compute_capability": CC,
         "programs": {},
     }
+    spelling = "0.4" if jax_triton_generation() >= (0, 4) else "0.3"
     for name, (fn, specs, what) in programs().items():
         text = export_text(fn, specs)
         with open(os.path.join(args.out, f"{name}.stablehlo.mlir"), "w") as f:
             f.write(text)
-        manifest["programs"][name] = {"inputs": [[list(s), d] for s, d in specs], "computes": what, "spelling": "0.3"}
-        if name == "two_kernels":
+        manifest["programs"][name] = {"inputs": [[list(s), d] for s, d in specs], "computes": what, "spelling": spelling}
+        if name == "two_kernels" and spelling == "0.3":
             with open(os.path.join(args.out, f"{name}_ffi.stablehlo.mlir"), "w") as f:
                 f.write(to_ffi_spelling(text))
             manifest["programs"][f"{name}_ffi"] = {

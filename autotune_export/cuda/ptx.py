@@ -35,6 +35,7 @@ bundled ``ptxas`` (found without importing Triton).
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib.util
 import os
@@ -44,7 +45,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from autotune_export.cuda.targets import TargetError, parse_target
+from autotune_export.cuda.targets import CudaTarget, TargetError, parse_target
 
 __all__ = [
     "PtxError",
@@ -52,6 +53,11 @@ __all__ = [
     "PtxEntry",
     "LinkPart",
     "parse_entry",
+    "parse_ptx_version",
+    "PtxVersionError",
+    "ptx_version_text",
+    "module_target",
+    "object_architecture",
     "param_is_used",
     "link",
     "assemble",
@@ -145,6 +151,36 @@ _SCAN_RE = re.compile(r'[;{}()\[\]"=]')
 _LINKAGE = (".visible", ".extern", ".weak", ".common")
 _VAR_SPACES = (".global", ".const", ".shared", ".local", ".tex")
 _VERSION_FMT = re.compile(r"^\d+\.\d+$")
+
+
+class PtxVersionError(ValueError, argparse.ArgumentTypeError):
+    """A PTX ISA version that :func:`parse_ptx_version` cannot read. A ValueError, and an
+    argparse.ArgumentTypeError so that a command using the parser as an argument ``type``
+    prints the message as it is."""
+
+
+def parse_ptx_version(value: str | int) -> int:
+    """A PTX ISA version in either spelling the tools accept, as Triton's ``ptx_version``
+    option writes it: ``"8.6"``, ``"86"`` and ``86`` all give 86 (major * 10 + minor; ISA
+    versions have one minor digit). The one parser behind ``autotune-export --ptx-version`` and
+    the jax-triton converter's ``--ptx-version``.
+
+    Raises :class:`PtxVersionError` for anything else (``"8"``, ``"8.10"``, ``"860"``, ``"x"``,
+    a bool)."""
+    if isinstance(value, bool):
+        raise PtxVersionError(f"PTX ISA version must look like 86 or 8.6, got {value!r}")
+    text = str(value).strip()
+    m = re.fullmatch(r"([1-9])\.(\d)|([1-9]\d)", text)
+    if m is None:
+        raise PtxVersionError(f"PTX ISA version must look like 86 or 8.6, got {value!r}")
+    return int(m.group(3)) if m.group(3) else int(m.group(1)) * 10 + int(m.group(2))
+
+
+def ptx_version_text(version: str | int) -> str:
+    """``86`` (or ``"8.6"``, ``"86"``) as the ``.version`` directive writes it: ``"8.6"``.
+    Raises :class:`PtxVersionError` (see :func:`parse_ptx_version`)."""
+    v = parse_ptx_version(version)
+    return f"{v // 10}.{v % 10}"
 
 
 def _strip_comments(text: str) -> str:
@@ -463,6 +499,51 @@ def parse_entry(ptx: str) -> PtxEntry:
     return PtxEntry(e.name, e.params, reqntid, mod.version, mod.target[0])
 
 
+def module_target(ptx: str) -> str | None:
+    """The architecture of a PTX module's ``.target`` directive (``"sm_80"``, ``"sm_90a"``;
+    options such as ``debug`` or ``texmode_independent`` left out), or None when it has none.
+    Unlike :func:`parse_entry`, any number of entries is fine (a linked module, a user's
+    object). Raises :class:`PtxError` when the module has several ``.target`` directives."""
+    found = _TARGET_RE.findall(_strip_comments(ptx))
+    if len(found) > 1:
+        raise PtxError(f"PTX module has {len(found)} .target directives")
+    items = [t.strip() for t in found[0].split(",") if t.strip()] if found else []
+    return items[0] if items else None
+
+
+#: ELF OS ABI of CUDA cubins: 0x33 for the ABI up to CUDA 12 (architecture in e_flags bits
+#: 0-7, arch-specific "a" variants flagged by 0x800), 0x41 for the newer one (CUDA 12.8+ for
+#: sm_100 and later: architecture in bits 8-15, "a" flagged by 0x8). Checked against the
+#: cubins of Triton's bundled ptxas (sm_90a: 0x5a0d5a, sm_100a: 0x600640a).
+_ELFOSABI_CUDA_V1, _ELFOSABI_CUDA_V2 = 0x33, 0x41
+
+
+def object_architecture(data: bytes | str) -> CudaTarget | None:
+    """The CUDA architecture an executable object is for: a cubin's (ELF e_flags), or a PTX
+    module's ``.target``. None for anything else (not PTX or a CUDA ELF, or no ``.target``)
+    and for spellings that are not ``sm_XY``/``sm_XYa``."""
+    if isinstance(data, (bytes, bytearray)):
+        raw = bytes(data)
+        if raw.startswith(b"\x7fELF"):
+            if len(raw) < 52 or raw[4] != 2:  # ELFCLASS64 is all ptxas writes
+                return None
+            flags = int.from_bytes(raw[48:52], "little")
+            if raw[7] == _ELFOSABI_CUDA_V2:
+                return CudaTarget((flags >> 8) & 0xFF, "a" if flags & 0x8 else "")
+            if raw[7] == _ELFOSABI_CUDA_V1:
+                return CudaTarget(flags & 0xFF, "a" if flags & 0x800 else "")
+            return None
+        try:
+            data = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        arch = module_target(data)
+        return parse_target(arch, supported_only=False) if arch else None
+    except (PtxError, TargetError):
+        return None
+
+
 @functools.lru_cache(maxsize=128)
 def _entry_body_words(ptx: str) -> frozenset[str]:
     _, e = _single_entry(ptx)
@@ -510,7 +591,7 @@ def _normalize(text: str) -> str:
     return " ".join(text.split())
 
 
-def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
+def link(parts: Sequence[LinkPart], *, ptx_version: str | int | None = None) -> str:
     """Link Triton PTX modules (one ``.entry`` each) into one PTX module with one entry per part.
 
     The result is what IREE's CUDA HAL loads as the single object of a ``hal.executable.source``
@@ -529,7 +610,8 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
       and ``, debug`` in ``.target``); function-local labels are kept.
 
     All parts must have the same ``.target`` and ``.address_size``. The header's ``.version`` is
-    ``ptx_version`` (``"8.6"``) if given, else the highest version among the parts. The output
+    ``ptx_version`` (``"8.6"``, ``"86"`` or ``86``: :func:`parse_ptx_version`) if given, else the
+    highest version among the parts. The output
     is deterministic: the same parts give byte-identical text.
 
     Raises :class:`PtxError` on: no parts, a part without exactly one entry, mismatched targets or
@@ -539,8 +621,11 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | None = None) -> str:
     """
     if not parts:
         raise PtxError("link() needs at least one part")
-    if ptx_version is not None and not _VERSION_FMT.match(str(ptx_version)):
-        raise PtxError(f"ptx_version must look like '8.6', got {ptx_version!r}")
+    if ptx_version is not None:
+        try:
+            ptx_version = ptx_version_text(ptx_version)
+        except PtxVersionError as err:
+            raise PtxError(f"ptx_version: {err}") from None
 
     parsed = []
     for k, part in enumerate(parts):
@@ -800,8 +885,8 @@ def ptxas_path() -> str:
     """Path of the ptxas used by :func:`assemble`.
 
     ``$TRITON_PTXAS_PATH`` if set (Triton's own override), else the ptxas bundled with Triton,
-    ``triton/backends/nvidia/bin/ptxas`` (CUDA 12.9 in Triton 3.9, PTX ISA up to 8.8). Triton is
-    located without being imported.
+    ``triton/backends/nvidia/bin/ptxas`` (CUDA 12.8, PTX ISA up to 8.7, in Triton 3.6 and 3.7;
+    CUDA 12.9, up to 8.8, in 3.8 and 3.9). Triton is located without being imported.
     """
     env = os.environ.get("TRITON_PTXAS_PATH")
     if env:

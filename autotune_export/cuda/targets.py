@@ -21,6 +21,8 @@ __all__ = [
     "MAX_THREADS_PER_BLOCK",
     "MAX_BINDINGS",
     "MAX_CONSTANTS",
+    "IREE_CODEGEN_CAPABILITIES",
+    "iree_codegen_target",
 ]
 
 #: Opt-in maximum of dynamic shared memory per thread block, in bytes (KB = 1024 bytes):
@@ -104,3 +106,24 @@ def max_shared_memory(capability: int) -> int:
     except KeyError:
         supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
         raise TargetError(f"unsupported CUDA target sm_{capability}: supported are {supported}") from None
+
+
+#: CUDA architectures IREE 3.13's own code generator has a target description for (checked by
+#: compiling an IREE-generated dispatch with ``--iree-cuda-target=sm_XY``; sm_90, sm_90a and
+#: sm_100 fail with "missing GPU target in #hal.executable.target").
+IREE_CODEGEN_CAPABILITIES = (80, 86, 87, 89)
+
+
+def iree_codegen_target(target: CudaTarget) -> str:
+    """The ``--iree-cuda-target`` for a module built for ``target``: the target itself when
+    IREE 3.13 can generate code for it, else the most capable architecture it can below it
+    (sm_90 and sm_100 -> sm_89). Only the dispatches IREE generates itself (fills it cannot do
+    with a DMA, e.g. of 64-bit values, and any computation in the host program) are compiled
+    for it, as PTX that the driver JIT-compiles for the GPU it runs on; the Triton objects keep
+    their own architecture (their object key has no ``target_arch``, so it matches any CUDA
+    target). Raises TargetError below sm_80."""
+    usable = [cc for cc in IREE_CODEGEN_CAPABILITIES if cc <= target.capability]
+    if not usable:
+        raise TargetError(f"IREE has no CUDA code generation for {target.name}")
+    best = max(usable)
+    return target.name if best == target.capability else f"sm_{best}"

@@ -2,7 +2,9 @@
 
 One *variant* is a Triton kernel compiled for one config (constexpr values, num_warps, num_stages,
 ...) and one GPU architecture, to PTX. No GPU and no CUDA driver are needed: ``triton.compile`` is
-called with an explicit ``GPUTarget`` and runs LLVM and the ptxas bundled with Triton.
+called with an explicit ``GPUTarget`` and runs LLVM and the ptxas bundled with Triton. Any Triton
+from 3.6 through 3.9 works: the calls into Triton's compiler go through
+:mod:`autotune_export.cuda.triton_compat`, which holds what differs between those releases.
 
 Conventions (Triton's own launcher, which the emitted dispatches follow):
 
@@ -39,26 +41,31 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import triton
-from triton import knobs
-from triton._C.libtriton import get_cache_invalidating_env_vars
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
 from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
-from triton.runtime.jit import JITFunction
+from triton.runtime.jit import JITFunction, KernelInterface
 
+from autotune_export.cuda import stub_driver as _stub_driver
+from autotune_export.cuda import triton_compat as _compat
 from autotune_export.cuda import ttir as _ttir
 from autotune_export.cuda.targets import max_shared_memory  # noqa: F401  (part of this module's API)
 from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
 from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.ir.group import TritonDtype
 
 __all__ = [
     "CompiledVariant",
     "KernelLoadError",
     "KernelSource",
     "LoadedKernel",
+    "AutotuneWrapper",
+    "HeuristicsWrapper",
+    "LauncherWrapper",
+    "RuntimeArgument",
+    "plain_value",
+    "triton_value",
     "PrunedVariant",
     "VariantSpec",
     "compile_variants",
@@ -72,10 +79,7 @@ __all__ = [
 CACHE_FORMAT = 4
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
-_METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "global_scratch_size",
-                    "global_scratch_align", "profile_scratch_size", "profile_scratch_align", "tmem_size",
-                    "ptx_version", "triton_version", "hash", "launch_cooperative_grid", "launch_pdl",
-                    "tensordesc_meta")
+_METADATA_FIELDS = _compat.METADATA_FIELDS
 
 
 #: When this environment variable is set, compiling a variant raises CompilationForbidden
@@ -101,9 +105,13 @@ class KernelLoadError(Exception):
 class KernelSource:
     """Where a kernel is defined: the Python file ``path`` (made absolute) and the name of the
     module-level attribute ``name`` holding the ``@triton.jit`` function, possibly wrapped in
-    ``triton.autotune`` / ``triton.heuristics``."""
+    ``triton.autotune`` / ``triton.heuristics`` / a library's own ``KernelInterface`` objects.
+    ``import_arch``: the compute capability (90 for sm_90) Triton's driver reports while the
+    file is imported (:mod:`autotune_export.cuda.stub_driver`); None: 80. It is not part of
+    any cache key: only the imported kernel's source is."""
     path: str
     name: str
+    import_arch: int | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "path", os.path.abspath(os.fspath(self.path)))
@@ -119,68 +127,273 @@ class LoadedKernel:
     ``f(named_args) -> value`` from ``triton.heuristics`` wrappers, in the order Triton applies
     them (outer wrapper first; a later entry for the same name wins). ``source_hash`` is a
     sha256 hex digest of the JIT function's cache key, which covers the source of the kernel,
-    of the JIT functions it calls, and the constexpr globals it reads."""
+    of the JIT functions it calls, and the constexpr globals it reads.
+
+    ``wrappers`` lists every object between the module attribute and the JIT function, outermost
+    first: :class:`AutotuneWrapper`, :class:`HeuristicsWrapper`, :class:`LauncherWrapper` (a
+    library's own ``triton.KernelInterface`` keeping the kernel in ``.fn``).
+    ``constexpr_defaults``: the defaults the ``def`` gives constexpr parameters. Config values
+    are plain Python (``tl.constexpr`` unwrapped, a ``tl.dtype`` as
+    :class:`~autotune_export.ir.group.TritonDtype`)."""
     fn: JITFunction
     arg_names: list[str]
     constexpr_names: list[str]
     default_configs: list[dict] | None
     heuristics: dict[str, Callable]
     source_hash: str
+    wrappers: list = dataclasses.field(default_factory=list)
+    constexpr_defaults: dict = dataclasses.field(default_factory=dict)
 
 
 def _first_line(text: str) -> str:
     return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
 
 
-def load_kernel(src: KernelSource) -> LoadedKernel:
-    """Import ``src.path`` as a fresh module and return the kernel named ``src.name``.
+@dataclass(frozen=True)
+class AutotuneWrapper:
+    """A ``triton.autotune`` met on the way to the JIT function, as Triton's ``Autotuner``
+    holds it: ``configs`` (dicts as in :attr:`LoadedKernel.default_configs`), ``key`` (argument
+    names whose values key the tuning), ``prune_configs_by`` (``early_config_prune``,
+    ``perf_model``, ``top_k``: those given), ``reset_to_zero`` / ``restore_value`` (argument
+    names zeroed / restored around every timed run), ``pre_hook`` / ``post_hook`` (user hooks,
+    or None), ``cache_results``."""
+    configs: tuple
+    key: tuple[str, ...]
+    prune_configs_by: dict
+    reset_to_zero: tuple[str, ...]
+    restore_value: tuple[str, ...]
+    pre_hook: Callable | None = None
+    post_hook: Callable | None = None
+    cache_results: bool = False
 
-    The module gets a name derived from a hash of its path (so two files called kernel.py do
-    not collide) and is registered in ``sys.modules``; the file's directory is on ``sys.path``
-    while it is imported, so it may import its neighbours. Raises KernelLoadError."""
+
+@dataclass(frozen=True)
+class HeuristicsWrapper:
+    """A ``triton.heuristics``: ``values`` maps a parameter to ``f(named_args) -> value``, in
+    the order Triton evaluates them (each sees the values of the ones before)."""
+    values: dict
+
+
+@dataclass(frozen=True)
+class LauncherWrapper:
+    """A library's own ``triton.KernelInterface`` (or other object) holding the kernel in
+    ``.fn`` (launcher caches, ``__getitem__`` wrappers): ``type_name`` is its class'
+    qualified name. What it does at launch time is not known here."""
+    type_name: str
+
+
+def plain_value(value):
+    """A constexpr value as autotune-export holds it: ``tl.constexpr`` unwrapped, a
+    ``triton.language.dtype`` as :class:`~autotune_export.ir.group.TritonDtype`, anything else
+    unchanged."""
+    seen = 0
+    while type(value).__name__ == "constexpr" and hasattr(value, "value") and seen < 8:
+        value, seen = value.value, seen + 1
+    dtype = TritonDtype.of(value)
+    return dtype if dtype is not None else value
+
+
+def triton_value(value):
+    """The inverse of :func:`plain_value` for what Triton is given: a
+    :class:`~autotune_export.ir.group.TritonDtype` becomes the ``triton.language`` dtype,
+    anything else is unchanged."""
+    if isinstance(value, TritonDtype):
+        import triton.language as tl
+
+        return getattr(tl, value.name)
+    return value
+
+
+class RuntimeArgument:
+    """What a ``triton.heuristics`` function sees at export time for a tensor argument
+    ``name`` of Triton type ``type`` (``*fp16``): it is not None (``args["bias"] is not None``
+    holds, as for the tensor a call passes), and anything else asked of it (``.dtype``,
+    ``.stride(0)``) raises KeyError naming it, since only the call knows."""
+
+    def __init__(self, name: str, type: str):
+        self._name, self._type = name, type
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise KeyError(f"{self._name}.{attr}")
+
+    def __repr__(self) -> str:
+        return f"<run-time argument {self._name}: {self._type}>"
+
+
+def _config_dict(c) -> dict:
+    return {"kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()}, "num_warps": c.num_warps,
+            "num_stages": c.num_stages, "num_ctas": c.num_ctas, "maxnreg": c.maxnreg}
+
+
+def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
+    prune = {name: value for name, value in (("early_config_prune", getattr(obj, "early_config_prune", None)),
+                                             ("perf_model", getattr(obj, "perf_model", None)))
+             if value is not None}
+    if prune.get("perf_model") is not None:
+        prune["top_k"] = getattr(obj, "configs_top_k", 1.0)
+    return AutotuneWrapper(
+        configs=tuple(_config_dict(c) for c in obj.configs),
+        key=tuple(getattr(obj, "keys", None) or ()),
+        prune_configs_by=prune,
+        reset_to_zero=tuple(getattr(obj, "reset_to_zero", None) or ()),
+        restore_value=tuple(getattr(obj, "restore_value", None) or ()),
+        pre_hook=obj.pre_hook if getattr(obj, "user_defined_pre_hook", False) else None,
+        post_hook=obj.post_hook if getattr(obj, "user_defined_post_hook", False) else None,
+        cache_results=bool(getattr(obj, "cache_results", False)),
+    )
+
+
+def _inner(obj):
+    """The object ``obj`` wraps, when it is a wrapper: a ``KernelInterface`` (Triton's
+    Autotuner, Heuristics, a library's launcher) or any object whose ``.fn`` is one. None when
+    ``obj`` wraps nothing."""
+    try:
+        inner = getattr(obj, "fn", None)
+    except Exception:
+        return None
+    if inner is None or isinstance(obj, JITFunction):
+        return None
+    if isinstance(obj, KernelInterface) or isinstance(inner, KernelInterface):
+        return inner
+    return None
+
+
+def _unwrap(obj, what: str):
+    """``(JITFunction, wrappers outermost first)``: peel every wrapper off ``obj`` (see
+    :func:`_inner`). Raises KernelLoadError when the chain ends elsewhere or loops."""
+    wrappers: list = []
+    seen: set[int] = set()
+    while not isinstance(obj, JITFunction):
+        if id(obj) in seen or len(wrappers) > 64:
+            raise KernelLoadError(f"{what}: its .fn chain loops")
+        seen.add(id(obj))
+        inner = _inner(obj)
+        if inner is None:
+            through = f" (reached through {' -> '.join(_wrapper_name(w) for w in wrappers)})" if wrappers else ""
+            raise KernelLoadError(f"{what} is not a Triton kernel (got {type(obj).__name__}){through}")
+        if isinstance(obj, Autotuner):
+            wrappers.append(_autotune_wrapper(obj))
+        elif isinstance(obj, Heuristics):
+            wrappers.append(HeuristicsWrapper(dict(obj.values)))
+        else:
+            wrappers.append(LauncherWrapper(type(obj).__qualname__))
+        obj = inner
+    return obj, wrappers
+
+
+def _wrapper_name(w) -> str:
+    if isinstance(w, AutotuneWrapper):
+        return "Autotuner"
+    if isinstance(w, HeuristicsWrapper):
+        return "Heuristics"
+    return w.type_name
+
+
+def _package_module(path: pathlib.Path) -> tuple[str, pathlib.Path] | None:
+    """``(dotted module name, directory to put on sys.path)`` when ``path`` lies in a regular
+    package (its directory has an ``__init__.py``): the package root is found by walking up
+    the directories that have one (and whose names are identifiers). None otherwise."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    if parts and not parts[0].isidentifier():
+        return None
+    d = path.parent
+    while (d / "__init__.py").is_file() and d.name.isidentifier():
+        parts.insert(0, d.name)
+        d = d.parent
+    if d == path.parent or not parts:
+        return None
+    return ".".join(parts), d
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _import_module(path: pathlib.Path, import_arch: int):
+    """Import the kernel file ``path`` (see :func:`load_kernel`). Raises KernelLoadError."""
+    package = _package_module(path)
+    with _stub_driver.answering_for(import_arch):
+        if package is not None:
+            dotted, root = package
+            known = sys.modules.get(dotted)
+            if known is None or not _same_file(getattr(known, "__file__", None) or "", path):
+                if known is not None:
+                    raise KernelLoadError(f"{path} is module {dotted} (package root {root}), but a different "
+                                          f"{dotted} ({getattr(known, '__file__', None)}) is already imported")
+                sys.path.insert(0, str(root))
+                try:
+                    known = importlib.import_module(dotted)
+                except (Exception, SystemExit) as e:
+                    raise KernelLoadError(f"importing {path} as {dotted} failed: {type(e).__name__}: {_first_line(e)}") from e
+                finally:
+                    with contextlib.suppress(ValueError):
+                        sys.path.remove(str(root))
+                if not _same_file(getattr(known, "__file__", None) or "", path):
+                    raise KernelLoadError(f"importing {path} as {dotted} gave {getattr(known, '__file__', None)}: "
+                                          f"another package {dotted.split('.')[0]} comes first on sys.path")
+            return known
+        module_name = "_autotune_export_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise KernelLoadError(f"{path} cannot be imported as a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        sys.path.insert(0, str(path.parent))
+        try:
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as e:
+            sys.modules.pop(module_name, None)
+            raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}") from e
+        finally:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(str(path.parent))
+        return module
+
+
+def load_kernel(src: KernelSource) -> LoadedKernel:
+    """Import ``src.path`` and return the kernel named ``src.name``.
+
+    A file in a regular package (its directory has an ``__init__.py``) is imported as a module
+    of that package: the package root is found by walking up the ``__init__.py`` directories,
+    its parent is put on ``sys.path`` while importing, and the module is imported by its dotted
+    name, so relative imports (``from .utils import ...``) work; it is imported once per
+    process (``sys.modules``: an already imported module of that file is reused, and a module
+    of the same name from another file is an error). Any other file is imported as a fresh
+    module named after a hash of its path (so two files called kernel.py do not collide),
+    registered in ``sys.modules``, its directory on ``sys.path`` while it is imported, so it may
+    import its neighbours.
+
+    While the file is imported, Triton's active driver is a stand-in that answers for compute
+    capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.
+    Wrappers around the JIT function are peeled off and recorded (:attr:`LoadedKernel.wrappers`).
+    Raises KernelLoadError."""
     path = pathlib.Path(src.path)
     if not path.is_file():
         raise KernelLoadError(f"kernel file {path} does not exist")
-    module_name = "_autotune_export_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise KernelLoadError(f"{path} cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as e:
-        sys.modules.pop(module_name, None)
-        raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}") from e
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(str(path.parent))
-
+    module = _import_module(path, src.import_arch or 80)
     if not hasattr(module, src.name):
         raise KernelLoadError(f"{path} has no attribute '{src.name}'")
-    obj = getattr(module, src.name)
-    default_configs = None
+    obj, wrappers = _unwrap(getattr(module, src.name), f"'{src.name}' in {path}")
+    autotuners = [w for w in wrappers if isinstance(w, AutotuneWrapper)]
+    default_configs = [dict(c) for c in autotuners[0].configs] if autotuners else None
     heuristics: dict[str, Callable] = {}
-    while isinstance(obj, (Autotuner, Heuristics)):
-        if isinstance(obj, Autotuner):
-            if default_configs is None:
-                default_configs = [{
-                    "kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages,
-                    "num_ctas": c.num_ctas, "maxnreg": c.maxnreg
-                } for c in obj.configs]
-        else:
-            for name, fn in obj.values.items():
+    for w in wrappers:
+        if isinstance(w, HeuristicsWrapper):
+            for name, fn in w.values.items():
                 heuristics.pop(name, None)  # re-insert: an inner wrapper runs later
                 heuristics[name] = fn
-        obj = obj.fn
-    if not isinstance(obj, JITFunction):
-        raise KernelLoadError(f"'{src.name}' in {path} is not a Triton kernel (got {type(obj).__name__})")
     try:
         cache_key = obj.cache_key
     except Exception as e:
         raise KernelLoadError(f"cannot hash the source of '{src.name}' in {path}: "
                               f"{type(e).__name__}: {_first_line(e)}") from e
+    defaults = {p.name: plain_value(p.default) for p in obj.params
+                if p.is_constexpr and getattr(p, "has_default", False)}
     return LoadedKernel(
         fn=obj,
         arg_names=list(obj.arg_names),
@@ -188,6 +401,8 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
         default_configs=default_configs,
         heuristics=heuristics,
         source_hash=hashlib.sha256(cache_key.encode()).hexdigest(),
+        wrappers=wrappers,
+        constexpr_defaults=defaults,
     )
 
 
@@ -221,10 +436,12 @@ class VariantSpec:
     ``signature`` lists (name, Triton type) for every runtime parameter in declaration order;
     these are the parameters of the PTX entry. Types: ``*fp16 *bf16 *fp32 *i8 ...`` for
     pointers, ``i1 i8 i16 i32 i64 u32 u64 fp16 bf16 fp32 fp64`` for scalars.
-    ``constexprs`` gives a value (int, float, bool or str) to every ``tl.constexpr`` parameter.
-    It may also give a value to a runtime parameter, which then leaves the signature: this is the
-    JIT's specialization (Triton's JIT makes an int argument equal to 1 a constant) and what
-    lets Triton know that an inner stride is 1.
+    ``constexprs`` gives a value (int, float, bool, str, None or a Triton dtype: a
+    :class:`~autotune_export.ir.group.TritonDtype`, or a ``tl.dtype``, stored as one) to every
+    ``tl.constexpr`` parameter. It may also give a value to a runtime parameter, which then
+    leaves the signature: this is the JIT's specialization (Triton's JIT makes an int argument
+    equal to 1 a constant, and an argument passed as None a constexpr None) and what lets
+    Triton know that an inner stride is 1.
     ``divisibility`` holds indices into ``signature`` of parameters promised to be multiples of
     16 (pointers: 16-byte aligned); the code is only valid for such values.
     ``arch`` is the compute capability times ten (80, 86, 89, 90, 100: those of
@@ -250,14 +467,14 @@ class VariantSpec:
     def __post_init__(self):
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
         set_("signature", tuple((str(n), str(t)) for n, t in self.signature))
-        set_("constexprs", tuple((str(n), v) for n, v in self.constexprs))
+        set_("constexprs", tuple((str(n), plain_value(v)) for n, v in self.constexprs))
         set_("divisibility", tuple(sorted(set(self.divisibility))))
         names = [n for n, _ in self.signature] + [n for n, _ in self.constexprs]
         if len(set(names)) != len(names):
             raise ValueError(f"a parameter appears twice in the signature and constexprs: {names}")
         for name, value in self.constexprs:
-            if not isinstance(value, (int, float, bool, str)):
-                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool or str")
+            if value is not None and not isinstance(value, (int, float, bool, str, TritonDtype)):
+                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool, str, None or a Triton dtype")
         max_shared_memory(self.arch)  # validates arch
         for field in ("num_warps", "num_stages", "num_ctas"):
             if not isinstance(getattr(self, field), int) or getattr(self, field) < 1:
@@ -271,9 +488,11 @@ class VariantSpec:
         """The cache key: a sha256 hex digest over the cache format, the Triton version,
         ``source_hash`` (:attr:`LoadedKernel.source_hash`), every field of the spec except the
         kernel's file path (the output depends on the source, not on where it lives), and the
-        environment variables Triton lets change its output (line info is always disabled)."""
+        environment variables Triton lets change its output (line info is always disabled).
+        A Triton dtype value enters as ``{"tl": "float16"}``, None as JSON null."""
         fields = dataclasses.asdict(self)
         fields["kernel"] = self.kernel.name
+        fields["constexprs"] = [[n, {"tl": v.name} if isinstance(v, TritonDtype) else v] for n, v in self.constexprs]
         doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash,
                "spec": fields, "env": _compile_env()}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
@@ -303,7 +522,7 @@ class PrunedVariant:
 
 
 def _compile_env() -> dict[str, str]:
-    env = dict(get_cache_invalidating_env_vars())
+    env = _compat.cache_invalidating_env()
     env["TRITON_DISABLE_LINE_INFO"] = "true"
     return env
 
@@ -324,11 +543,10 @@ def _check_spec(spec: VariantSpec, kernel: LoadedKernel) -> None:
                          f"the kernel's runtime parameters are ({', '.join(expected)})")
 
 
-def _divisibility_attrs(spec: VariantSpec, kernel: LoadedKernel) -> dict:
-    # ASTSource (3.9) keys attributes by a path into ALL parameters, constexprs included,
-    # while spec.divisibility indexes the runtime signature.
-    return {(kernel.arg_names.index(spec.signature[i][0]),): [["tt.divisibility", 16]]
-            for i in spec.divisibility}
+def _divisible_args(spec: VariantSpec, kernel: LoadedKernel) -> list[int]:
+    # ASTSource (3.6 to 3.9) keys attributes by a path into ALL parameters, constexprs
+    # included, while spec.divisibility indexes the runtime signature.
+    return [kernel.arg_names.index(spec.signature[i][0]) for i in spec.divisibility]
 
 
 def _error_line(e: Exception) -> str:
@@ -357,9 +575,7 @@ def _triton_settings(triton_cache_dir: str | None):
     restored on exit. Knobs are process-wide, so threads compile one at a time."""
     cache_dir = contextlib.nullcontext(triton_cache_dir) if triton_cache_dir is not None \
         else tempfile.TemporaryDirectory(prefix="autotune-export-triton-")
-    with _settings_lock, knobs.cache.scope(), knobs.compilation.scope(), cache_dir as path:
-        knobs.cache.dir = path
-        knobs.compilation.disable_line_info = True
+    with _settings_lock, cache_dir as path, _compat.compile_settings(path):
         yield
 
 
@@ -400,18 +616,16 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
                                    f"(kernel '{spec.kernel.name}'; the fast test suite compiles none)")
     try:
         with _triton_settings(triton_cache_dir):
-            compiled = triton.compile(
-                ASTSource(kernel.fn, signature, dict(spec.constexprs), _divisibility_attrs(spec, kernel)),
-                target=GPUTarget("cuda", spec.arch, 32), options=options)
+            compiled = _compat.compile_ast(kernel.fn, signature, {n: triton_value(v) for n, v in spec.constexprs},
+                                           _divisible_args(spec, kernel), spec.arch, options)
     except Exception as e:
-        return {"kind": "pruned", "reason": f"compile error: {_error_line(e)}"}
+        return {"kind": "pruned", "reason": f"compile error: {_compat.explain_compile_error(_error_line(e))}"}
     md = compiled.metadata
     limit = max_shared_memory(spec.arch)
     if md.shared > limit:
         return {"kind": "pruned",
                 "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
-    metadata = {name: _jsonable(getattr(md, name, None)) for name in _METADATA_FIELDS}
-    metadata["arch"] = md.target.arch
+    metadata = {name: _jsonable(value) for name, value in _compat.metadata(compiled).items()}
     ptx_text = compiled.asm["ptx"]
     # PTX that does not parse (damaged in Triton's cache) raises PtxError: _compile_payload
     # then compiles again with a fresh Triton cache.

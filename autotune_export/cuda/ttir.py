@@ -32,10 +32,15 @@ cannot see:
   expose no memory-effect interface, so unknown ops cannot be asked.)
 
 The result errs towards "written": a pointer only read may be reported written, a written one
-is never missed. Triton 3.9 TTIR has no block pointers (``tl.make_block_ptr`` was removed in
-favour of tensor descriptors); ``tt.advance`` / ``tt.make_tensor_ptr`` would still be followed.
+is never missed. Block pointers (``tt.make_tensor_ptr``, ``tt.advance``: Triton 3.6 to 3.8; 3.9
+removed them in favour of tensor descriptors) are followed like pointer arithmetic.
 
-Argument indices are positions in the kernel function's argument list. In Triton 3.9 that is
+The TTIR is parsed by the installed Triton (3.6 through 3.9 are supported; each prints a few
+types differently, e.g. a tensor descriptor is ``!tt.tensordesc<tensor<32x32xf32>>`` in 3.6 and
+``!tt.tensordesc<32x32xf32>`` in 3.9). TTIR that another release wrote (jax-triton's Triton, say)
+may not parse; :func:`written_params_from_ttir` then says so and every pointer counts as written.
+
+Argument indices are positions in the kernel function's argument list. In Triton 3.6 to 3.9 that is
 the runtime (non-constexpr) parameters in declaration order: constexprs, and integer parameters
 specialized to 1 (made constexpr), are absent, so the indices equal those of the PTX entry's
 parameters (before its hidden trailing scratch pointers). One exception: a host-side tensor

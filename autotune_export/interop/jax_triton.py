@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, Param
+from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype
 from iree.compiler import ir
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.cuda.targets import TargetError
@@ -66,9 +66,11 @@ from iree.compiler.dialects import arith
 from autotune_export.cuda.targets import TargetError, parse_target
 from autotune_export.frontend.reader import SourceFile, new_context, print_module
 from autotune_export.interop import jax_triton_proto as proto
+from autotune_export.interop.kernel_usage import call_mismatch
 from autotune_export.ir.walk import walk
 from autotune_export.passes import PassContext, run_pipeline
 import argparse
+from autotune_export.support import files
 from autotune_export.support.diagnostics import DiagnosticError
 
 __all__ = [
@@ -206,6 +208,8 @@ def _unwrap(kernel: Any) -> _Kernel:
         elif isinstance(getattr(obj, "values", None), dict) and hasattr(obj, "fn") and not hasattr(obj, "params"):
             heuristics.append(dict(obj.values))
             obj = obj.fn
+        elif hasattr(obj, "fn") and not hasattr(obj, "params") and not inspect.isfunction(obj):
+            obj = obj.fn  # a library's own launcher (a triton.KernelInterface keeping the kernel in .fn)
         else:
             break
     params = getattr(obj, "params", None)
@@ -502,14 +506,19 @@ def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stag
 
 
 def _config_value(v: Any, key: str) -> Any:
-    if isinstance(v, (bool, int, float, str)):
+    if v is None or isinstance(v, (bool, int, float, str)):
         return v
+    dtype = TritonDtype.of(v)  # OUT_DTYPE=tl.float16
+    if dtype is not None:
+        return dtype
     inner = getattr(v, "value", None)  # tl.constexpr
-    if isinstance(inner, (bool, int, float, str)):
-        return inner
+    if inner is None and type(v).__name__ == "constexpr":
+        return None
+    if isinstance(inner, (bool, int, float, str)) or TritonDtype.of(inner) is not None:
+        return _config_value(inner, key)
     if type(v).__module__.startswith("numpy") and hasattr(v, "item"):
         return v.item()
-    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool or str")
+    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool, str, None or a Triton dtype")
 
 
 def triton_call_to_mlir(
@@ -526,6 +535,8 @@ def triton_call_to_mlir(
     target: str = "sm_80",
     kernel_source: tuple[str, str] | None = None,
     relative_to: str | None = None,
+    output: str | os.PathLike | None = None,
+    output_params: Sequence[str] | None = None,
     custom_call_target_name: str | None = None,
     compute_capability: int | None = None,
     enable_fp_fusion: bool = True,
@@ -536,13 +547,15 @@ def triton_call_to_mlir(
     """The module that ``jax_triton.triton_call(*args, kernel=..., ...)`` amounts to, as text.
 
     Arguments follow ``jax_triton.triton_call`` (0.3.x): ``args`` are arrays (anything with
-    ``.shape`` and ``.dtype``) and static Python scalars (``bool``/``int``/``float``/
-    ``np.float32``), flattened if nested in lists or tuples; ``out_shape`` one such array spec
+    ``.shape`` and ``.dtype``), static Python scalars (``bool``/``int``/``float``/
+    ``np.float32``) and ``None`` (an optional tensor or scalar left out: Triton makes it a
+    constexpr None, so the dispatch does not pass it; signature type ``none``), flattened if
+    nested in lists or tuples; ``out_shape`` one such array spec
     or a list/tuple of them; ``grid`` an int, a tuple of up to three ints, or a callable of the
     metaparameter dict; ``input_output_aliases`` maps an index among the ARRAY arguments to an
     output index (0.3.x counts arrays only); ``zeroed_outputs`` output indices (or a callable
     of the metaparameters giving them) zero-filled before the launch; ``**metaparams`` the
-    constexpr values. A ``triton.autotune`` kernel contributes every config that agrees with
+    constexpr values (ints, floats, bools, strings, None, Triton dtypes such as ``tl.float16``). A ``triton.autotune`` kernel contributes every config that agrees with
     the explicit metaparameters (then its ``prune_configs_by`` pruning), ``triton.heuristics``
     are applied per config; a plain kernel gets one config from the metaparameters,
     ``num_warps`` (default 4) and ``num_stages`` (default 3).
@@ -559,8 +572,16 @@ def triton_call_to_mlir(
     comment (the CLI's ``--target`` chooses what variants are compiled for); a
     ``compute_capability`` (jax-triton's argument, e.g. 90) overrides it. ``kernel_source``
     gives ``(path, attribute)`` when the kernel cannot be located from its Python function
-    (see :func:`locate_kernel`); ``relative_to`` writes the path relative to that directory
-    (where the .mlir file will live) instead of absolute. ``custom_call_target_name``,
+    (see :func:`locate_kernel`). The kernel's path in ``triton("...")``: relative to the
+    directory of ``output`` when given (the .mlir file the text is for, which is then written,
+    atomically: the module and its kernel move together), else relative to ``relative_to``,
+    else absolute (text that is not yet anywhere can only name the kernel absolutely).
+    ``output_params`` names the kernel parameters the outputs are, wherever they are in its
+    parameter list (a PyTorch-style launch ``kernel[grid](x, y, out, n)`` passes ``out`` before
+    ``n``; see :func:`autotune_export.interop.launch.launch_to_mlir`); the arguments then fill
+    the other parameters in order, and the results come in kernel parameter order. Default:
+    jax-triton's convention, the outputs are the last parameters.
+    ``custom_call_target_name``,
     ``enable_fp_fusion``, ``debug`` and ``serialized_metadata`` are accepted for signature
     compatibility and ignored.
 
@@ -571,9 +592,12 @@ def triton_call_to_mlir(
     constants is written (see :func:`_grid_exprs`); every form is checked against the callable's
     value for every config. The workload is empty: shapes and scalars are static.
 
-    Raises JaxTritonError (KernelNotImportableError) with a one-line reason.
+    Raises JaxTritonError (KernelNotImportableError) with a one-line reason, OSError when
+    ``output`` cannot be written.
     """
     del custom_call_target_name, enable_fp_fusion, debug, serialized_metadata
+    if output is not None:
+        relative_to = os.path.dirname(os.path.abspath(os.fspath(output)))
     if compute_capability is not None:
         target = f"sm_{int(compute_capability)}"
     k = _unwrap(kernel)
@@ -582,6 +606,20 @@ def triton_call_to_mlir(
     if not outs:
         raise JaxTritonError("`out_shape` lists no output")
     runtime = k.runtime_names
+    if output_params is None:  # jax-triton: the outputs are the last parameters
+        in_names, out_names = runtime[:len(flat)], runtime[len(flat):]
+    else:
+        out_names = list(output_params)
+        bad = [p for p in out_names if p not in runtime]
+        if bad:
+            raise JaxTritonError(f"output_params: '{bad[0]}' is not a non-constexpr parameter of '{k.name}' "
+                                 f"({', '.join(runtime)})")
+        if len(set(out_names)) != len(out_names) or len(out_names) != len(outs):
+            raise JaxTritonError(f"output_params names {len(out_names)} parameter(s) ({', '.join(out_names)}), "
+                                 f"but there are {len(outs)} output(s)")
+        order = sorted(range(len(outs)), key=lambda j: runtime.index(out_names[j]))  # kernel order
+        outs, out_names = [outs[j] for j in order], [out_names[j] for j in order]
+        in_names = [p for p in runtime if p not in out_names]
     if len(flat) + len(outs) != len(runtime):
         raise JaxTritonError(
             f"kernel '{k.name}' has {len(runtime)} non-constexpr parameters ({', '.join(runtime)}), but the call passes "
@@ -595,8 +633,12 @@ def triton_call_to_mlir(
 
     call_args: list[_CallArg] = []
     for i, a in enumerate(flat):
-        pname = runtime[i]
-        if _is_static_scalar(a):
+        pname = in_names[i]
+        if a is None:
+            # Triton's JIT makes a None argument a constexpr None: not a kernel parameter, and
+            # not passed by the dispatch (signature type `none`).
+            call_args.append(_CallArg(i, pname, None, False, NONE_TYPE))
+        elif _is_static_scalar(a):
             value = float(a) if not isinstance(a, (bool, int, float)) else a
             ttype = "fp32" if not isinstance(a, (bool, int, float)) else _scalar_type(a)
             call_args.append(_CallArg(i, pname, value, False, ttype))
@@ -604,14 +646,21 @@ def triton_call_to_mlir(
             tt, elem = _array_types(a.dtype, f"argument {i} ('{pname}')")
             call_args.append(_CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
         else:
-            raise JaxTritonError(f"argument {i} ('{pname}') is neither an array (.shape/.dtype) nor a static bool/int/float: {type(a).__name__}")
+            raise JaxTritonError(f"argument {i} ('{pname}') is neither an array (.shape/.dtype), a static bool/int/float nor None: {type(a).__name__}")
     out_args: list[_CallArg] = []
     for j, o in enumerate(outs):
-        pname = runtime[len(flat) + j]
+        pname = out_names[j]
         if not (hasattr(o, "shape") and hasattr(o, "dtype")):
             raise JaxTritonError(f"output {j} ('{pname}') has no .shape/.dtype")
         tt, elem = _array_types(o.dtype, f"output {j} ('{pname}')")
         out_args.append(_CallArg(len(flat) + j, pname, o, True, "*" + tt, tuple(int(d) for d in o.shape), elem))
+    # Arguments in an order the kernel does not have: say which one (not a compile error later).
+    wrong = call_mismatch(k.name, k.jit.fn, runtime, [
+        (f"output {a.index - len(flat)}" if a in out_args else f"argument {a.index}", a.name, a.is_array,
+         a.tensor_type if a.is_array else f"a static {a.triton_type} ({a.value!r})")
+        for a in call_args + out_args if a.triton_type != NONE_TYPE])
+    if wrong is not None:
+        raise JaxTritonError(wrong)
 
     arrays = [a for a in call_args if a.is_array]
     aliases = dict(input_output_aliases or {})
@@ -670,14 +719,18 @@ def triton_call_to_mlir(
     group = AutotuneGroup(
         name=kname,
         triton=(path, attr),
-        signature=[Param(a.name, a.triton_type) for a in call_args] + [Param(o.name, o.triton_type, True) for o in out_args],
+        signature=sorted([Param(a.name, a.triton_type) for a in call_args] + [Param(o.name, o.triton_type, True) for o in out_args],
+                         key=lambda p: runtime.index(p.name)),  # the kernel's parameter order
         configs=rows,
         workload=[],
         grid=grid_exprs,
     )
     exe = f"{kname}_ex"
     func = name or "main"
-    return _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how)
+    text = _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how)
+    if output is not None:
+        files.atomic_write(os.fspath(output), text)
+    return text
 
 
 def _constant_line(ssa: str, a: _CallArg) -> str:
@@ -714,6 +767,8 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
     operands: list[str] = []
     types: list[str] = []
     for a in call_args:
+        if a.triton_type == NONE_TYPE:
+            continue  # a constexpr None: not passed
         if a.is_array:
             operands.append(arg_ssa[id(a)])
             types.append(a.tensor_type)
@@ -1222,7 +1277,7 @@ def convert_stablehlo(
     target: str | None = None,
     lower: bool = True,
     object_format: str = "ptx",
-    ptx_version: str | None = None,
+    ptx_version: str | int | None = None,
     call_targets: Sequence[str] = TRITON_CALL_TARGETS,
     filename: str = "<stablehlo>",
 ) -> str:
@@ -1245,7 +1300,9 @@ def convert_stablehlo(
     shared memory than it has are dropped, and PTX built for a newer architecture (or
     arch-specific PTX, ``sm_90a``, for another one) is refused.
     ``object_format="cubin"`` embeds a cubin assembled by Triton's ptxas instead of PTX;
-    ``ptx_version`` (``"8.6"``) rewrites the linked PTX's ``.version``. ``lower=False`` returns
+    ``ptx_version`` (``"8.6"``, ``"86"`` or ``86``, as ``autotune-export --ptx-version``:
+    :func:`autotune_export.cuda.ptx.parse_ptx_version`) rewrites the linked PTX's ``.version``.
+    ``lower=False`` returns
     the module with the groups still in the sugared form (the CLI's input).
 
     Each executable source is built with the bindings (:mod:`autotune_export.ir.builders`,
@@ -1339,7 +1396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     conv.add_argument("--target", default=None, help="GPU the result runs on (e.g. sm_80): prunes configs over its shared memory")
     conv.add_argument("--no-lower", action="store_true", help="keep the groups in the sugared form (autotune-export's input)")
     conv.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx")
-    conv.add_argument("--ptx-version", default=None, help="rewrite the linked PTX's .version (e.g. 8.6)")
+    conv.add_argument("--ptx-version", type=ptx_mod.parse_ptx_version, default=None, metavar="VERSION",
+                      help="rewrite the linked PTX's .version: 86 or 8.6 (default: keep jax-triton's)")
     args = ap.parse_args(argv)
     data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
     if not data.startswith(b"ML\xefR"):

@@ -20,11 +20,18 @@ class PassContext:
     """What every pass sees: ``source`` (the input: its name for diagnostics, its directory
     for relative kernel paths), ``remark`` (called with remarks such as pruned configs and
     cache figures; default: printed to stderr) and ``stats`` (counters the passes add to, e.g.
-    ``compiled`` and ``cached`` variants)."""
+    ``compiled`` and ``cached`` variants).
+
+    ``variant_configs`` maps ``(executable, export)`` to the Triton config an export was
+    compiled from (``[(key, value), ...]`` in the config's order), filled by
+    materialize-triton-variants for the later passes of the same pipeline (emit-autotune-initializer
+    writes it into the module's reflection metadata, which ``inspect`` of a .vmfb reads). It
+    is not part of the IR: a module printed and read back has none."""
 
     source: SourceFile
     remark: Callable[[Diagnostic], None] | None = None
     stats: dict = field(default_factory=dict)
+    variant_configs: dict = field(default_factory=dict)
 
     def emit_remark(self, diag: Diagnostic) -> None:
         if self.remark is not None:

@@ -31,7 +31,7 @@ module in this order: per group its choice global, select and bench entries; flu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autotune_export.contract import AUTOTUNE_FUNCTION, BENCH_UNROLL, FLUSH_L2_FUNCTION, REFLECTION_KEY, names_for
 from autotune_export.ir import functions as fn
@@ -48,7 +48,7 @@ from autotune_export.ir.walk import (
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes.bench_entries import SliceError, bench_entry, fake_element_error, one_element
-from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from iree.compiler import ir
 from iree.compiler.dialects import flow
 from iree.compiler.dialects import tensor
@@ -77,6 +77,7 @@ class _GroupPlan:
     fakes: list  # per host argument: ("tensor", static type) or ("scalar", typed attribute)
     tune_args: list[str]  # per host argument, the fake value's type (or scalar) as MLIR text
     benches: list[str]  # bench.K entry per variant K
+    configs: list = field(default_factory=list)  # per variant: its Triton config as [[key, value]] or None
 
 
 @register
@@ -92,6 +93,8 @@ class EmitAutotuneInitializer(ModulePass):
             plans = self._plan(ctx, module)
             if not plans:
                 return
+            for plan in plans:  # configs materialize-triton-variants saw (PassContext.variant_configs)
+                plan.configs = [_config_json(ctx.variant_configs.get((plan.exe, v))) for v in plan.group.variants]
             point = ir.InsertionPoint(module.body)
             bench_calls: list[tuple[str, list]] = []  # (bench, result types)
             for plan in plans:
@@ -118,6 +121,12 @@ class EmitAutotuneInitializer(ModulePass):
                 default = group.variants.index(group.default) if group.default else 0
                 host, site, tune = _host_call(group, op, exe, sites)
                 inputs, _ = fn.function_type(host)
+                untunable = _untunable(group, host, inputs) if tune is None else None
+                if untunable is not None:
+                    # Builds without benchmark entries: strategies that need them skip the
+                    # group; tuning on live calls (round-robin) still works.
+                    ctx.emit_remark(Diagnostic("remark", untunable, group.location))
+                    tune = []
                 fakes = [_fake_arg(group, t, given) for t, given in zip(inputs, tune)]
                 plans.append(
                     _GroupPlan(
@@ -129,8 +138,8 @@ class EmitAutotuneInitializer(ModulePass):
                         host=host,
                         site=site,
                         fakes=fakes,
-                        tune_args=[a if a is not None else str(t) for a, t in zip(group.tune_workload or [None] * len(inputs), inputs)],
-                        benches=[f"{names['bench']}.{k}" for k in range(len(group.variants))],
+                        tune_args=[] if untunable else [a if a is not None else str(t) for a, t in zip(group.tune_workload or [None] * len(inputs), inputs)],
+                        benches=[] if untunable else [f"{names['bench']}.{k}" for k in range(len(group.variants))],
                     )
                 )
         return plans
@@ -192,6 +201,7 @@ class EmitAutotuneInitializer(ModulePass):
                 "host": sym_name(p.host),
                 "unroll": BENCH_UNROLL,
                 "tune_args": p.tune_args,
+                "configs": p.configs or [None] * len(p.group.variants),
             }
             for p in plans
         ]
@@ -209,12 +219,21 @@ class EmitAutotuneInitializer(ModulePass):
 
 
 # ----- host functions ------------------------------------------------------------------------
+def _config_json(config) -> list | None:
+    """A Triton config (``[(key, value), ...]``) as JSON for the reflection metadata: values that
+    JSON has no type for (Triton dtypes) as their text. None stays None."""
+    if config is None:
+        return None
+    return [[str(k), v if v is None or isinstance(v, (bool, int, float, str)) else str(v)] for k, v in config]
+
+
 def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
     """``(host, site, tune)``: the host function holding the first dispatch of ``group``, that
     dispatch, and per host argument its ``tune_workload`` attribute (a ``TypeAttr`` of a
-    static tensor type or a typed scalar; None without tune_workload). Raises DiagnosticError
-    (at the group) when no host dispatches the group or the host's arguments cannot be made
-    from fake data."""
+    static tensor type or a typed scalar; None per argument of a static tensor type without
+    tune_workload). ``tune`` is None when the host's arguments cannot be made from fake data
+    (see :func:`_untunable`). Raises DiagnosticError (at the group) when no host dispatches the
+    group or ``tune_workload`` does not fit the host."""
 
     members = {group.name, *(group.variants or [])}
     site = next((d for d in sites if any(e == exe and n in members for e, n in entry_point_refs(d))), None)
@@ -246,14 +265,23 @@ def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
                 raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}")
             tune.append(attr)
         return host, site, tune
+    if _untunable(group, host, inputs) is not None:
+        return host, site, None
+    return host, site, [None] * len(inputs)
+
+
+def _untunable(group: AutotuneGroup, host, inputs) -> str | None:
+    """Why ``group`` cannot be tuned on fake data without ``tune_workload`` (an argument of
+    its host that is not a tensor of static shape: the RFC's own example takes ``tensor<?x?xf32>``),
+    as a remark's text; None when it can."""
     for i, t in enumerate(inputs):
         if not (isinstance(t, ir.RankedTensorType) and t.has_static_shape):
-            raise DiagnosticError.at(
-                group.location,
-                f"cannot make fake data for @{group.name}: argument {i} of host function @{host_name} is {t}; "
-                "give tune_workload(...) with a static type or value per argument",
+            return (
+                f"@{group.name} cannot be tuned on fake data: argument {i} of host function @{sym_name(host)} is {t} "
+                "and no tune_workload(...) gives a static type or value per argument; it is built without benchmark "
+                "entries (tuning on live calls, strategy \"round-robin\", still works)"
             )
-    return host, site, [None] * len(inputs)
+    return None
 
 
 def _fake_arg(group: AutotuneGroup, arg_type, given) -> tuple:

@@ -21,18 +21,30 @@ For every ``hal.executable.autotuning.export`` in the Triton form:
 
 Dispatches to a group are checked against its signature: each scalar operand must have the
 parameter's bit width (``i64``/``f64`` for 64-bit parameters, ``f16``/``bf16``/``i16`` for
-16-bit ones, ``i32``/``f32`` for 32-bit ones, ``i1``/``i8`` for the narrow ones).
+16-bit ones, ``i32``/``f32`` for 32-bit ones, ``i1``/``i8`` for the narrow ones); each tensor
+bound to a pointer (tensor operands, then untied results, against the signature's input
+pointers, then its ``{output}`` pointers) must have the pointer's element type
+(:data:`POINTER_ELEMENT_TYPES`); an ``{output}`` pointer must be bound to a result (an untied
+one, or an operand tied to a result, ``-> %x``), and so must every pointer the kernel writes
+(from its TTIR): IREE treats a dispatch's operands as immutable.
+
+What cannot run is refused before anything compiles: more than
+:data:`~autotune_export.cuda.targets.MAX_BINDINGS` bindings or
+:data:`~autotune_export.cuda.targets.MAX_CONSTANTS` constants (errors at the group), and
+configs of more than :data:`~autotune_export.cuda.targets.MAX_THREADS_PER_BLOCK` threads per
+block (``num_warps * 32``; pruned with a remark, as configs over the shared-memory limit are).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from autotune_export.cuda import abi
-from autotune_export.cuda.targets import TargetError, parse_targets
+from autotune_export.cuda.targets import MAX_BINDINGS, MAX_CONSTANTS, MAX_THREADS_PER_BLOCK, TargetError, parse_targets
 from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
@@ -65,6 +77,90 @@ def targets_of(target: str) -> list[tuple[str, int]]:
         raise DiagnosticError.at(None, str(err)) from None
 
 
+#: Pointee of a Triton pointer type -> the MLIR element types a tensor bound to it may have.
+#: Triton loads and stores ``*i1`` (``*u1``, a bool tensor) as one byte per element
+#: (``pointer_type<int1>`` is treated as ``pointer_type<int8>`` in triton/language/semantic.py),
+#: and IREE keeps ``i1`` tensors one byte per element: both ``i1`` and ``i8`` tensors fit.
+POINTER_ELEMENT_TYPES: dict[str, tuple[str, ...]] = {
+    "i1": ("i1", "i8"), "u1": ("i1", "i8"),
+    "i8": ("i8",), "u8": ("i8",), "i16": ("i16",), "u16": ("i16",),
+    "i32": ("i32",), "u32": ("i32",), "i64": ("i64",), "u64": ("i64",),
+    "fp16": ("f16",), "bf16": ("bf16",), "fp32": ("f32",), "fp64": ("f64",),
+    "fp8e4nv": ("f8E4M3FN",), "fp8e5": ("f8E5M2",),
+}
+
+
+def threads_refusal(num_warps: int) -> str | None:
+    """Why a config of ``num_warps`` warps cannot launch (more than MAX_THREADS_PER_BLOCK
+    threads per block), in one line; None when it can."""
+    threads = int(num_warps) * 32
+    if threads > MAX_THREADS_PER_BLOCK:
+        return f"num_warps = {num_warps} is {threads} threads per block; CUDA allows at most {MAX_THREADS_PER_BLOCK} (num_warps <= 32)"
+    return None
+
+
+@dataclass
+class _Binding:
+    """One binding of a dispatch: the tensor's type, whether a result (untied, or an operand
+    tied to one) is written back through it, and how the user wrote it."""
+
+    type: Any
+    is_result: bool
+    what: str
+
+
+def _dispatch_bindings(d) -> list[_Binding]:
+    """The bindings of ``flow.dispatch`` ``d`` in IREE's order: tensor operands in operand
+    order, then untied results (notes/iree-hal-facts.md, "Calling convention")."""
+    segments = list(d.attributes["operandSegmentSizes"])
+    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
+    tied_args = {t for t in tied if t >= 0}
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a.type, ir.RankedTensorType):
+            out.append(_Binding(a.type, i in tied_args, f"tensor operand {sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType))} ({a.type})"))
+    for j, r in enumerate(d.results):
+        if j >= len(tied) or tied[j] < 0:
+            out.append(_Binding(r.type, True, f"result {j} ({r.type})"))
+    return out
+
+
+def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozenset:
+    """Names of the ``{output}`` pointers the dispatches write in place: passed as a tensor
+    operand with a result tied to it (``(%x, %y, %n) -> %x`` for ``x_ptr: *fp32 {output}``).
+
+    IREE binds the tensor operands first, then the untied results; so with ``k`` more tensor
+    operands than plain pointers, ``k`` outputs are operands. They are the outputs ``T`` for
+    which the operand bindings (plain pointers and ``T``, in signature order) put each output of
+    ``T`` on an operand that a result is tied to, leaving as many outputs as untied results;
+    the first such ``T`` in signature order. Every dispatch must agree. Raises DiagnosticError
+    at the dispatch when two dispatches tie different outputs."""
+    pointers = [p for p in group.signature if p.is_pointer]
+    outputs = [p.name for p in pointers if p.output]
+    found: frozenset | None = None
+    for d in dispatches:
+        bindings = _dispatch_bindings(d)
+        operands = [b for b in bindings if b.what.startswith("tensor operand")]
+        untied = len(bindings) - len(operands)
+        k = len(operands) - sum(1 for p in pointers if not p.output)
+        choice: frozenset = frozenset()
+        if 0 < k <= len(outputs) and len(outputs) - k == untied:
+            for names in itertools.combinations(outputs, k):
+                order = [p.name for p in pointers if not p.output or p.name in names]
+                if all(operands[order.index(n)].is_result for n in names):
+                    choice = frozenset(names)
+                    break
+        if found is not None and choice != found:
+            raise DiagnosticError.at(
+                location_of(d.location, ctx.source.name),
+                f"this dispatch to @{group.name} writes {', '.join(sorted(choice)) or 'no output'} in place, an earlier one "
+                f"{', '.join(sorted(found)) or 'none'}: all dispatches of a group share one layout",
+            )
+        found = choice
+    return found or frozenset()
+
+
 def _mlir_spelling(triton_type: str) -> str:
     bits = abi.SCALARS[triton_type].bits
     if triton_type.startswith(("fp", "bf")):
@@ -84,6 +180,8 @@ class _Planned:
     specs: list[Any]
     first_spec: int
     archs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+    dispatches: list[Any] = dataclasses.field(default_factory=list)  # flow.dispatch ops naming the group
+    tied: frozenset = frozenset()  # names of the {output} pointers written in place (see _tied_outputs)
 
 
 @dataclass
@@ -135,15 +233,26 @@ class MaterializeTritonVariants(ModulePass):
                 if not group.is_triton:
                     continue
                 item = self._plan(ctx, source, op, group, tc)
-                self._check_dispatches(ctx, module, source, group)
+                item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
+                item.tied = _tied_outputs(ctx, group, item.dispatches)
+                self._check_dispatches(ctx, module, source, group, item.tied)
                 item.first_spec = len(all_specs)
                 all_specs.extend(item.specs)
                 planned.append(item)
         if not planned:
             return
-        results = tc.compile_variants(
-            all_specs, jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
-        )
+        # Configs that cannot launch are pruned without compiling them.
+        refused = {i: threads_refusal(sp.num_warps) for i, sp in enumerate(all_specs)}
+        todo = [i for i, reason in refused.items() if reason is None]
+        compiled_list = tc.compile_variants(
+            [all_specs[i] for i in todo], jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
+        ) if todo else []
+        results: list[Any] = [None] * len(all_specs)
+        for i, r in zip(todo, compiled_list):
+            results[i] = r
+        for i, reason in refused.items():
+            if reason is not None:
+                results[i] = tc.PrunedVariant(all_specs[i], reason)
         compiled = sum(1 for r in results if isinstance(r, tc.CompiledVariant) and not r.cached)
         cached = sum(1 for r in results if getattr(r, "cached", False))
         ctx.stats["compiled"] = ctx.stats.get("compiled", 0) + compiled
@@ -168,7 +277,8 @@ class MaterializeTritonVariants(ModulePass):
         path, kernel_name = group.triton
         full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
         try:
-            kernel = tc.load_kernel(tc.KernelSource(full, kernel_name))
+            # Triton's driver answers for the first target while the file is imported.
+            kernel = tc.load_kernel(tc.KernelSource(full, kernel_name, import_arch=targets_of(self.target)[0][1]))
         except tc.KernelLoadError as err:
             raise DiagnosticError.at(loc, str(err)) from None
         runtime_args = [a for a in kernel.arg_names if a not in kernel.constexpr_names]
@@ -179,10 +289,30 @@ class MaterializeTritonVariants(ModulePass):
                 f"signature does not match kernel '{kernel_name}': the signature declares "
                 f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})",
             )
+        # `none` parameters: the call passes None, which Triton's JIT specializes to a constexpr
+        # None (not a kernel parameter): neither a binding nor a constant, not passed by the
+        # dispatch. From here on the group's signature is the kernel's parameters without them.
+        nones = {p.name: None for p in group.signature if p.is_none}
+        group.signature = [p for p in group.signature if not p.is_none]
+        # What a triton.heuristics function sees of the run-time arguments (see tc.RuntimeArgument).
+        run_time = {**{p.name: tc.RuntimeArgument(p.name, p.type) for p in group.signature if p.is_pointer}, **nones}
         try:
-            abi.plan(group.signature)
+            layout = abi.plan(group.signature)
         except abi.AbiError as err:
             raise DiagnosticError.at(loc, str(err)) from None
+        if layout.num_bindings > MAX_BINDINGS:
+            raise DiagnosticError.at(
+                loc,
+                f"@{group.name} has {layout.num_bindings} bindings (one per pointer parameter), more than the {MAX_BINDINGS} "
+                "that IREE's CUDA HAL allows per export (it would fail when the module loads); pass fewer buffers",
+            )
+        if layout.num_constants > MAX_CONSTANTS:
+            raise DiagnosticError.at(
+                loc,
+                f"@{group.name} has {layout.num_constants} 32-bit constants ({len(layout.scalars)} scalar parameters; "
+                f"i64/u64/fp64 take two), more than the {MAX_CONSTANTS} that IREE's CUDA HAL allows per export "
+                "(it would fail when the module loads)",
+            )
         configs = group.configs
         if configs is None:
             if not kernel.default_configs:
@@ -207,11 +337,13 @@ class MaterializeTritonVariants(ModulePass):
                 if name in values:
                     continue
                 try:
-                    values[name] = fn(dict(values))
+                    values[name] = tc.plain_value(fn({**run_time, **{k: tc.triton_value(v) for k, v in values.items()}}))
                 except KeyError as err:
                     raise DiagnosticError.at(
                         loc, f"triton.heuristics for '{name}' needs run-time argument {err}; give '{name}' in every config"
                     ) from None
+            for name, default in kernel.constexpr_defaults.items():
+                values.setdefault(name, default)  # the def's default, as Triton's binder applies it
             missing = [c for c in kernel.constexpr_names if c not in values]
             if missing:
                 raise DiagnosticError.at(loc, f"config {index} does not give constexpr parameter '{missing[0]}' of '{kernel_name}'")
@@ -230,10 +362,10 @@ class MaterializeTritonVariants(ModulePass):
             if all_hints != pointer_hints or ones:
                 variants.append((kept, all_hints, {n: 1 for n in ones}))
             for signature, hints, fixed in variants:
-                consts = {**values, **fixed}
-                config_specs.append(
-                    tc.VariantSpec(
-                        kernel=tc.KernelSource(full, kernel_name),
+                consts = {**nones, **values, **fixed}
+                try:
+                    spec = tc.VariantSpec(
+                        kernel=tc.KernelSource(full, kernel_name, import_arch=archs[0][1]),
                         signature=tuple((p.name, p.type) for p in signature),
                         constexprs=tuple((c, consts[c]) for c in kernel.arg_names if c in consts),
                         num_warps=options.get("num_warps", 4),
@@ -244,21 +376,47 @@ class MaterializeTritonVariants(ModulePass):
                         ptx_version=self.ptx_version,
                         divisibility=hints,
                     )
-                )
+                except ValueError as err:  # e.g. a value the op cannot hold (a tuple)
+                    raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+                config_specs.append(spec)
             constexpr_sets.append(values)
         # One copy of every spec per target architecture, target-major.
         specs = [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0, archs)
 
     # ---------------------------------------------------------------------------------------
-    def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup) -> None:
+    def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup, tied=frozenset()) -> None:
         """Scalar operands of dispatches to ``group`` have the bit widths of its parameters."""
 
         exe = sym_name(source)
         scalars = [p for p in group.signature if not p.is_pointer]
+        pointers = abi.plan(group.signature, tied=tied).binding_params()
         for d in dispatch_sites(module):
             if (exe, group.name) not in entry_point_refs(d):
                 continue
+            where = location_of(d.location, ctx.source.name)
+            note = [Diagnostic("note", f"@{group.name} is defined here", group.location)]
+            bindings = _dispatch_bindings(d)
+            if len(bindings) == len(pointers):  # else verify-autotuning-groups reports the count
+                for p, b in zip(pointers, bindings):
+                    allowed = POINTER_ELEMENT_TYPES.get(p.type[1:])
+                    elem = str(b.type.element_type) if isinstance(b.type, ir.ShapedType) else str(b.type)
+                    if allowed is not None and elem not in allowed:
+                        raise DiagnosticError.at(
+                            where,
+                            f"dispatch to @{exe}::@{group.name} binds {b.what} to pointer '{p.name}' ({p.type}); "
+                            f"expected a tensor of {' or '.join(allowed)}",
+                            note,
+                        )
+                    if p.output and not b.is_result:
+                        raise DiagnosticError.at(
+                            where,
+                            f"dispatch to @{exe}::@{group.name} binds {b.what} to {{output}} pointer '{p.name}', but no "
+                            "result is tied to it: IREE treats dispatch operands as immutable; tie a result to the operand "
+                            "(-> %operand) or make the output a result (bindings are the tensor operands, then the untied "
+                            "results, in the order of the signature's input pointers, then its {output} pointers)",
+                            note,
+                        )
             segments = list(d.attributes["operandSegmentSizes"])
             args = list(d.operands)[segments[0] : segments[0] + segments[1]]
             given = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
@@ -273,6 +431,31 @@ class MaterializeTritonVariants(ModulePass):
                         f"expected a {abi_p.bits}-bit value ({_mlir_spelling(p.type)})",
                     )
 
+    def _check_written(self, ctx: PassContext, item: _Planned, plan, written: set[int]) -> None:
+        """Every pointer the kernel stores or atomically updates through (``written``:
+        signature indices, from the variants' TTIR) is bound, at every dispatch to the group,
+        to a result: an ``{output}`` pointer, or an input pointer whose operand a result is
+        tied to (in place, ``-> %x``). IREE treats the other operands as immutable (their
+        bindings are ReadOnly, and IREE may share or reuse their buffers). Raises
+        DiagnosticError at the group, with a note at the dispatch."""
+        group = item.group
+        pointers = plan.binding_params()
+        position = {p.name: i for i, p in enumerate(group.signature)}
+        for d in item.dispatches:
+            bindings = _dispatch_bindings(d)
+            if len(bindings) != len(pointers):
+                continue
+            for p, b in zip(pointers, bindings):
+                if position[p.name] in written and not p.output and not b.is_result:
+                    raise DiagnosticError.at(
+                        group.location,
+                        f"kernel '{group.triton[1]}' of @{group.name} writes through '{p.name}' (a store or atomic), which is "
+                        f"not {{output}}: IREE treats dispatch operands as immutable; mark it '{p.name}: {p.type} {{output}}' "
+                        "and return it as a result, or tie a result to its operand at the dispatch (-> %operand, in place)",
+                        [Diagnostic("note", f"the dispatch binds {b.what} to '{p.name}' here",
+                                    location_of(d.location, ctx.source.name))],
+                    )
+
     def _refuse(self, results, tc):
         """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
         out = []
@@ -283,6 +466,9 @@ class MaterializeTritonVariants(ModulePass):
                 except ptx_mod.PtxError:
                     params = ()
                 reason = abi.refusal(r.metadata, params, r.spec.arch)
+                if reason is None and r.metadata.get("num_warps") is not None:
+                    # Warp specialization may launch more warps than the config asked for.
+                    reason = threads_refusal(int(r.metadata["num_warps"]))
                 if reason is not None:
                     r = tc.PrunedVariant(r.spec, reason)
             out.append(r)
@@ -350,7 +536,7 @@ class MaterializeTritonVariants(ModulePass):
                     loc,
                 ))
         try:
-            plan = abi.plan(group.signature, scratch=any(scratch))
+            plan = abi.plan(group.signature, scratch=any(scratch), tied=item.tied)
         except abi.AbiError as err:
             raise DiagnosticError.at(loc, str(err)) from None
         nsig = len(group.signature)
@@ -399,6 +585,7 @@ class MaterializeTritonVariants(ModulePass):
                     per_target_results.append(r)
                 units.append((index, cfg, consts, per_target_results, name))
             names.append(base)
+            ctx.variant_configs[(sym_name(item.source), base)] = list(cfg)  # for the reflection metadata
             if per_config == 2:
                 spec_names.append(base + "_spec")
         cache_dir = None
@@ -440,6 +627,7 @@ class MaterializeTritonVariants(ModulePass):
                     scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
                 )
             )
+        self._check_written(ctx, item, plan, written)
         divisible = equal_one = None
         if spec_names:
             scalars = [group.signature[i] for i in plan.scalars]

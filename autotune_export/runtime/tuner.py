@@ -330,7 +330,7 @@ class AutotunedModule:
         self.search, self.race_budget_ms = search, race_budget_ms
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
-        self.config = rt.Config(driver)
+        self.config = _config(rt, driver)
         self.context = rt.SystemContext(config=self.config)
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(self.vm_module)
@@ -351,6 +351,8 @@ class AutotunedModule:
         self.identity = device_identity(driver)
         self.chosen: dict[str, str] = {g.key: g.variants[g.default] for g in self.groups.values()}
         self.sources: dict[str, str] = {g.key: "default" for g in self.groups.values()}
+        #: Per group, why a strategy left it alone (e.g. no benchmark entries to time).
+        self.notes: dict[str, str] = {}
         self._rounds: dict[str, dict[str, list[float]]] = {}
         if strategy == "fixed" and results is not None:
             self.apply_results(results)
@@ -479,6 +481,12 @@ class AutotunedModule:
         has the timings measured then).
         """
         info = self.group(group)
+        if not info.bench:
+            # Built without benchmark entries (its host takes dynamic shapes and no
+            # tune_workload says which to measure): only live calls can tune it.
+            self.notes[info.key] = (f"{info.key} has no benchmark entries (no tune_workload for its host's dynamic "
+                                    "arguments): left at its default; strategy='round-robin' tunes it on live calls")
+            return []
         workload = _tune_workload(info)
         hit = self.cache_entry(info.key)
         if hit is not None:
@@ -504,6 +512,9 @@ class AutotunedModule:
     def bench(self, group: str, variant: int, warmup_ms: float | None = None, rep_ms: float | None = None) -> VariantTiming:
         """Time variant ``variant`` of ``group`` on its fake workload (ms per run)."""
         info = self.group(group)
+        if not info.bench:
+            raise ValueError(f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
+                             "arguments); time it on live calls (strategy='round-robin')")
         fn = self.functions[info.bench[variant]]
         warmup = self.warmup_ms if warmup_ms is None else warmup_ms
         rep = self.rep_ms if rep_ms is None else rep_ms
@@ -553,6 +564,33 @@ class AutotunedModule:
 def _tune_workload(info: GroupInfo) -> str:
     """The cache key of a group's tuning workload: its fake arguments' types, ``x``-joined."""
     return "x".join(info.tune_args) if info.tune_args else ""
+
+
+def _config(rt, driver: str):
+    """``iree.runtime.Config(driver)``; when the driver cannot make a device, a RuntimeError
+    that says which driver and what is missing (rather than IREE's "Could not create
+    device")."""
+    try:
+        return rt.Config(driver)
+    except (RuntimeError, ValueError) as err:
+        raw = (str(err).splitlines()[0] if str(err) else type(err).__name__).removesuffix(" Exception for last tried follows.")
+        if isinstance(err, ValueError):
+            reason = "iree.runtime has no such driver (drivers: cuda, local-task, local-sync)"
+        else:
+            name = driver.split(":", 1)[0]
+            try:
+                devices = rt.get_driver(name).query_available_devices()
+                reason = "no device is available" if not devices else "the device could not be opened"
+            except Exception as query:  # noqa: BLE001 - the driver's own reason is the answer
+                text = str(query)
+                if "libcuda" in text or "nvcuda" in text:
+                    reason = "the CUDA driver library libcuda.so is not installed or not on the library path (no NVIDIA driver)"
+                else:
+                    reason = text.splitlines()[0] if text else "the driver cannot be created"
+            if name == "cuda" and "device" in reason:
+                reason += " (no NVIDIA GPU visible: check nvidia-smi and CUDA_VISIBLE_DEVICES)"
+        hint = " A module built with --backend llvm-cpu runs on driver='local-task'." if driver.startswith("cuda") else ""
+        raise RuntimeError(f"cannot create a device of IREE driver '{driver}': {reason} (iree.runtime: {raw}).{hint}") from None
 
 
 def _to_host(result):

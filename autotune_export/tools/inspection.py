@@ -13,8 +13,10 @@ that ptxas gave it:
   ``iree.runtime`` (no device, no driver: a bare ``VmInstance`` loads the module to read it),
   and each CUDA executable (a ``CDA1`` flatbuffer: a member of the .vmfb's zip directory)
   gives its exports' block size, shared memory, constants and binding flags, and its PTX or
-  cubin image. A .vmfb keeps no Triton configs and no ``specialized`` clause: specialized
-  variants are recognized by materialize's ``<variant>_spec`` naming.
+  cubin image. The reflection metadata also carries each variant's Triton config when the
+  module was built from the Triton form in one run (``configs``; none for a module compiled
+  from printed IR). A .vmfb keeps no ``specialized`` clause: specialized variants are
+  recognized by materialize's ``<variant>_spec`` naming.
 
 Registers and spills come from the cubin: PTX is assembled with Triton's ptxas
 (:func:`autotune_export.cuda.ptx.assemble`, memoized in the cache under the key materialize uses, so
@@ -24,7 +26,10 @@ reported as Triton does (``n_spills`` = local memory bytes per thread / 4; spill
 live in the stack frame). No GPU is needed.
 
 The default output is a table; ``--json`` prints the same facts for machines (format
-``autotune-export.inspect/1``). The library entry point is :func:`inspect_path`.
+``autotune-export.inspect/2``; a layout's ``bindings`` are access names, ``"ReadOnly"`` or
+``"ReadWrite"`` (flags joined by ``+``: ``"ReadOnly+Indirect"``), its ``binding_flags`` the
+flag lists; format 1 wrote ``[]`` for a read-write binding). The library entry point is
+:func:`inspect_path`.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ __all__ = [
     "main",
 ]
 
-FORMAT = "autotune-export.inspect/1"
+FORMAT = "autotune-export.inspect/2"
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,8 +93,16 @@ class Layout:
     bindings: list[list[str]]
     constants: int
 
+    def access(self) -> list[str]:
+        """Each binding's access as the table shows it: its flags joined by ``+``
+        (``ReadOnly``), ``ReadWrite`` for a binding without flags."""
+        return ["+".join(b) if b else "ReadWrite" for b in self.bindings]
+
+    def to_json(self) -> dict:
+        return {"bindings": self.access(), "binding_flags": [list(b) for b in self.bindings], "constants": self.constants}
+
     def summary(self) -> str:
-        kinds = ", ".join("+".join(b) if b else "ReadWrite" for b in self.bindings)
+        kinds = ", ".join(self.access())
         plural = "s" if self.constants != 1 else ""
         return f"{len(self.bindings)} binding{'s' if len(self.bindings) != 1 else ''} [{kinds}], {self.constants} constant{plural}"
 
@@ -209,7 +222,7 @@ class Inspection:
                     "group": g.group,
                     "kernel": {"path": g.kernel[0], "name": g.kernel[1]} if g.kernel else None,
                     "host": g.host,
-                    "layout": dataclasses.asdict(g.layout) if g.layout else None,
+                    "layout": g.layout.to_json() if g.layout else None,
                     "default": g.default,
                     "frozen": g.frozen,
                     "specialized": dict(g.specialized) or None,
@@ -621,12 +634,14 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
         layout = None
         default_index = int(meta.get("default", 0))
         names = list(meta.get("variants", []))
+        configs = meta.get("configs") if isinstance(meta.get("configs"), list) else []
         for k, vname in enumerate(names):
+            config = _reflected_config(configs[k] if k < len(configs) else None)
             for name in (vname, vname + "_spec"):
                 hit = by_export.get(name)
                 if hit is None:
                     if name == vname:
-                        variants.append(VariantInfo(vname, default=(k == default_index)))
+                        variants.append(VariantInfo(vname, default=(k == default_index), config=config))
                     continue
                 exe_name, e, usage = hit
                 if name != vname:
@@ -641,6 +656,7 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
                     resources=(usage or {}).get(name),
                     default=(name == vname and k == default_index),
                     specialized_of=vname if name != vname else None,
+                    config=config if name == vname else None,
                 ))
         default = names[default_index] if 0 <= default_index < len(names) else None
         groups.append(GroupInfo(
@@ -648,6 +664,14 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
             layout=layout, default=default, frozen=None, specialized=specialized, host=meta.get("host"),
         ))
     return Inspection(path, "vmfb", executables, groups, notes)
+
+
+def _reflected_config(entry) -> list[tuple[str, Any]] | None:
+    """A variant's config from the reflection metadata (``[[key, value], ...]``), or None when
+    the module does not carry it (or it is malformed)."""
+    if not isinstance(entry, list) or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in entry):
+        return None
+    return [(k, v) for k, v in entry]
 
 
 def _ordinal(executables: list[ExecutableInfo], exe_name: str, export: str) -> int | None:
@@ -752,7 +776,8 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                 for index, cfg in enumerate(cfgs or []):
                     configs[variant_name(g.name, index, cfg)] = cfg
                 try:
-                    scalars = [original.signature[i].name for i in abi.plan(original.signature).scalars]
+                    kept = abi.plan(original.signature)  # indices into its signature (no `none` parameters)
+                    scalars = [kept.signature[i].name for i in kept.scalars]
                 except (abi.AbiError, IndexError, TypeError):
                     scalars = []
             else:
@@ -826,6 +851,13 @@ def inspect_path(path: str, **options) -> Inspection:
             data = f.read()
     except OSError as err:
         raise DiagnosticError.at(None, f"cannot read '{path}': {err.strerror}") from None
+    if path.endswith(".py"):
+        raise DiagnosticError.at(
+            None,
+            f"'{path}' is a Python file; inspect takes a .mlir file with autotuning groups (e.g. "
+            f'hal.executable.autotuning.export @g triton("{os.path.basename(path)}", "kernel") ...) or a .vmfb '
+            "built by autotune-export",
+        )
     if _is_vmfb(path, data[:8]):
         memo = None
         if options.get("use_cache", True):
@@ -847,7 +879,7 @@ def _parser() -> argparse.ArgumentParser:
         "memory, registers and spills, default and specialized variants.",
     )
     p.add_argument("input", help="a .mlir file ('-' for stdin) or a .vmfb built by autotune-export")
-    p.add_argument("--json", action="store_true", help="print JSON (format autotune-export.inspect/1) instead of a table")
+    p.add_argument("--json", action="store_true", help="print JSON (format autotune-export.inspect/2) instead of a table")
     p.add_argument("-o", "--output", default="-", help="write the report here ('-' for stdout, the default)")
     p.add_argument("--no-resources", action="store_true", help="skip registers/spills (no ptxas, no cuobjdump)")
     p.add_argument("--target", default="sm_80", help=".mlir: CUDA architecture of the variants (default: sm_80)")

@@ -14,7 +14,9 @@ returns (``{"executable::group": [VariantTiming, ...]}``) and writes into a dire
     is not installed.
 
 The winner is the variant with the lowest median (the runtime's rule); variants without
-samples are listed and never win.
+samples are listed and never win. A group answered by the tuning cache has no samples: its
+timings are :class:`RecordedTiming` objects (the median and p20-p80 the cache stored when the
+group was measured), reported as such ("from the tuning cache"; min-max and samples "-").
 """
 
 from __future__ import annotations
@@ -25,19 +27,32 @@ import os
 import pathlib
 import statistics
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from autotune_export.support.stats import quantile
 
-__all__ = ["FORMAT", "VariantStats", "summarize", "write_report", "render_markdown", "render_png"]
+__all__ = ["FORMAT", "RecordedTiming", "VariantStats", "summarize", "write_report", "render_markdown", "render_png"]
 
 FORMAT = "autotune-export.report/1"
 
 
 @dataclass
+class RecordedTiming:
+    """A variant's timing as the tuning cache stores it: no samples, the median and the
+    (20th, 80th) percentiles in milliseconds (``spread_ms`` None when not stored)."""
+
+    variant: str
+    median_ms: float
+    spread_ms: tuple[float, float] | None = None
+    times_ms: list[float] = field(default_factory=list)  # none: the cache keeps no samples
+
+
+@dataclass
 class VariantStats:
-    """Summary of one variant's samples (milliseconds). Empty samples give None everywhere."""
+    """Summary of one variant's samples (milliseconds). Empty samples give None everywhere,
+    except for a recorded timing (``recorded``: from the tuning cache), which has its median
+    and p20/p80 but no samples, min, max or mean."""
 
     variant: str
     samples: list[float]
@@ -49,11 +64,13 @@ class VariantStats:
     mean_ms: float | None
     relative: float | None = None  # median / best median
     winner: bool = False
+    recorded: bool = False
 
     def to_json(self, with_samples: bool = True) -> dict:
         doc = {k: getattr(self, k) for k in ("variant", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "mean_ms",
                                               "relative", "winner")}
         doc["count"] = len(self.samples)
+        doc["source"] = "tuning cache" if self.recorded else "measured"
         if with_samples:
             doc["samples_ms"] = list(self.samples)
         return doc
@@ -62,6 +79,24 @@ class VariantStats:
 def _finite_samples(times: Sequence[float]) -> list[float]:
     """The finite samples, in measurement order."""
     return [float(t) for t in times if t is not None and math.isfinite(float(t))]
+
+
+def _finite(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _recorded(item: RecordedTiming) -> VariantStats:
+    median = _finite(item.median_ms)
+    if median is None:
+        return VariantStats(item.variant, [], None, None, None, None, None, None, recorded=True)
+    lo, hi = (item.spread_ms or (None, None))[:2]
+    lo, hi = _finite(lo), _finite(hi)
+    return VariantStats(item.variant, [], median, median if lo is None else lo, median if hi is None else hi,
+                        None, None, None, recorded=True)
 
 
 def _stats(variant: str, times: Sequence[float]) -> VariantStats:
@@ -75,11 +110,11 @@ def _stats(variant: str, times: Sequence[float]) -> VariantStats:
 
 def summarize(timings: Mapping[str, Sequence[Any]]) -> dict[str, list[VariantStats]]:
     """Per group, one :class:`VariantStats` per timing (objects with ``variant`` and
-    ``times_ms``, as :class:`autotune_export.runtime.VariantTiming`), in the given order, with
-    ``relative`` and ``winner`` filled in."""
+    ``times_ms``, as :class:`autotune_export.runtime.VariantTiming`, or
+    :class:`RecordedTiming`), in the given order, with ``relative`` and ``winner`` filled in."""
     out: dict[str, list[VariantStats]] = {}
     for group, items in timings.items():
-        stats = [_stats(t.variant, t.times_ms) for t in items]
+        stats = [_recorded(t) if isinstance(t, RecordedTiming) else _stats(t.variant, t.times_ms) for t in items]
         timed = [s for s in stats if s.median_ms is not None]
         if timed:
             best = min(timed, key=lambda s: s.median_ms)
@@ -129,7 +164,10 @@ def render_markdown(summary: Mapping[str, list[VariantStats]], meta: Mapping[str
         lines.append(f"## `{group}`")
         lines.append("")
         winner = next((s for s in stats if s.winner), None)
-        if winner is not None:
+        if winner is not None and winner.recorded:
+            lines.append(f"Winner: `{winner.variant}`, median {_ms(winner.median_ms)} ms, from the tuning cache "
+                         "(the medians and p20-p80 stored when the group was measured; samples are not kept).")
+        elif winner is not None:
             lines.append(f"Winner: `{winner.variant}`, median {_ms(winner.median_ms)} ms over {len(winner.samples)} samples.")
         else:
             lines.append("No variant has timings.")
@@ -138,8 +176,9 @@ def render_markdown(summary: Mapping[str, list[VariantStats]], meta: Mapping[str
         lines.append("| --- | ---: | ---: | ---: | ---: | ---: | :---: |")
         for s in stats:
             spread = f"{_ms(s.p20_ms)}-{_ms(s.p80_ms)}" if s.median_ms is not None else "-"
-            extent = f"{_ms(s.min_ms)}-{_ms(s.max_ms)}" if s.median_ms is not None else "-"
-            lines.append(f"| `{s.variant}` | {_ms(s.median_ms)} | {spread} | {extent} | {len(s.samples)} | "
+            extent = f"{_ms(s.min_ms)}-{_ms(s.max_ms)}" if s.median_ms is not None and not s.recorded else "-"
+            count = "-" if s.recorded else str(len(s.samples))
+            lines.append(f"| `{s.variant}` | {_ms(s.median_ms)} | {spread} | {extent} | {count} | "
                          f"{_relative(s.relative)} | {'**winner**' if s.winner else ''} |")
         lines.append("")
     return "\n".join(lines)
@@ -207,7 +246,8 @@ def write_report(directory: str | os.PathLike, timings: Mapping[str, Sequence[An
     """Write report.md, report.json and report.png into ``directory`` (created if missing)
     and return their paths (report.png left out, with a RuntimeWarning, when matplotlib is
     missing; ``png=False`` skips it). ``timings``: per group key, objects with ``variant``
-    and ``times_ms`` (:class:`autotune_export.runtime.VariantTiming`). ``meta``: free-form,
+    and ``times_ms`` (:class:`autotune_export.runtime.VariantTiming`), or
+    :class:`RecordedTiming` for timings from the tuning cache. ``meta``: free-form,
     JSON-serializable facts (device, module, date...) shown at the top and stored as-is
     (values that are not JSON types are written as strings)."""
     meta = dict(meta or {})

@@ -4,13 +4,17 @@
 
     autotune-export tune MODULE.vmfb [--device cuda] [--json] [--report DIR]
                     [--results R.json] [--warmup MS] [--rep MS] [--flush-l2] [--no-cache]
+    python -m autotune_export.tools.tune MODULE.vmfb ...     (the same, on a machine that has
+                                                              iree-base-runtime and numpy only)
 
 Prints, per group, each variant's median time per run and its spread (20th-80th percentile,
 as Triton's ``do_bench`` quantiles) in milliseconds, relative to the best, and marks the
 winner. ``--json`` prints the same as JSON; ``--report DIR`` also writes report.md,
 report.json and report.png. Results are stored in the tuning cache (``--results`` names the
 file; default: ``tuning.json`` in the cache folder), which ``autotune-export --tuning-results``
-freezes into the IR. ``--no-cache`` always measures and stores nothing.
+freezes into the IR. A group the cache answers is not measured again: the table, the JSON and
+the report show the medians and spreads the cache stored when it was measured (marked
+``cache``; no samples). ``--no-cache`` always measures and stores nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import sys
 from typing import Sequence
 
 from autotune_export.runtime.tuner import AutotunedModule, TuningCache, VariantTiming
+from autotune_export.tools.report import RecordedTiming
 
 __all__ = ["main", "format_table"]
 
@@ -40,13 +45,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _rows(module: AutotunedModule, timings: dict[str, list[VariantTiming]]) -> list[dict]:
+def _recorded(module: AutotunedModule, key: str) -> list[RecordedTiming]:
+    """The timings the tuning cache stored for group ``key`` (in the group's variant order), or
+    [] when the cache has none for it."""
+    entry = module.cache_entry(key) if module.sources.get(key) == "cache" else None
+    if not entry or not isinstance(entry.get("median_ms"), dict):
+        return []
+    medians, spreads = entry["median_ms"], entry.get("spread_ms") or {}
+    out = []
+    for variant in module.groups[key].variants:
+        if not isinstance(medians.get(variant), (int, float)):
+            continue
+        spread = spreads.get(variant)
+        ok = isinstance(spread, (list, tuple)) and len(spread) == 2 and all(isinstance(x, (int, float)) for x in spread)
+        out.append(RecordedTiming(variant, float(medians[variant]), tuple(spread) if ok else None))
+    return out
+
+
+def _timings(module: AutotunedModule, measured: dict[str, list[VariantTiming]]) -> dict[str, list]:
+    """Per group: what was measured now, else what the tuning cache recorded (may be [])."""
+    return {key: measured.get(key) or _recorded(module, key) for key in module.groups}
+
+
+def _rows(module: AutotunedModule, timings: dict[str, list]) -> list[dict]:
     rows = []
     for key, info in module.groups.items():
         ts = timings.get(key) or []
         best = min((t.median_ms for t in ts), default=None)
         for t in ts:
-            lo, hi = t.spread_ms
+            lo, hi = t.spread_ms if t.spread_ms is not None else (t.median_ms, t.median_ms)
             rows.append({
                 "group": key,
                 "variant": t.variant,
@@ -56,6 +83,7 @@ def _rows(module: AutotunedModule, timings: dict[str, list[VariantTiming]]) -> l
                 "samples": len(t.times_ms),
                 "relative": t.median_ms / best if best else None,
                 "winner": t.variant == module.chosen[key],
+                "source": module.sources[key],
             })
         if not ts:
             rows.append({"group": key, "variant": module.chosen[key], "median_ms": None, "p20_ms": None, "p80_ms": None,
@@ -77,7 +105,7 @@ def format_table(rows: list[dict]) -> str:
             f"{r['median_ms']:.4f}",
             f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
             f"{r['relative']:.3f}",
-            "<- winner" if r["winner"] else "",
+            ("<- winner" if r["winner"] else "") + (" (cache)" if r["winner"] and r.get("source") == "cache" else ""),
         ))
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines)
@@ -88,6 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if not os.path.isfile(args.module):
         print(f"{args.module}: error: no such module file", file=sys.stderr)
+        return 1
+    with open(args.module, "rb") as f:
+        head = f.read(8)
+    if not (head.startswith(b"PK\x03\x04") or head[4:8] == b"IREE"):  # a .vmfb: zip, or a bare flatbuffer
+        print(f"{args.module}: error: not a .vmfb (an IREE module); tune takes what `autotune-export IN.mlir "
+              "--emit vmfb -o OUT.vmfb` builds", file=sys.stderr)
         return 1
     cache = None if args.no_cache else TuningCache(args.results) if args.results else True
     try:
@@ -102,12 +136,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU")
         print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}' ({hint}): {first}", file=sys.stderr)
         return 1
-    timings = module.autotune()
+    timings = _timings(module, module.autotune())
     rows = _rows(module, timings)
     if args.report:
         from autotune_export.tools.report import write_report
 
         meta = {"module": args.module, "device": module.identity, "module_sha256": module.module_sha256}
+        cached = {key: module.cache_entry(key) for key in module.groups if module.sources[key] == "cache"}
+        if cached:
+            where = str(module.cache.path) if module.cache is not None else "?"
+            meta["from tuning cache"] = {key: f"measured {e.get('time', '?')} ({e.get('strategy', '?')}), {where}"
+                                         for key, e in cached.items() if e}
         write_report(args.report, {k: v for k, v in timings.items() if v}, meta)
     if args.json:
         print(json.dumps({"module": args.module, "device": module.identity, "module_sha256": module.module_sha256,
@@ -115,3 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(format_table(rows))
     return 0
+
+
+if __name__ == "__main__":  # python -m autotune_export.tools.tune: with iree.runtime alone (no compiler, no Triton)
+    sys.exit(main())

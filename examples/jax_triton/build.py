@@ -55,6 +55,8 @@ def build_axpy(out_dir: str, target: str) -> str:
     x = ShapeDtype((N,), "float32")
     # Exactly the arguments of jax_triton.triton_call(x, y, 2.0, N, kernel=..., out_shape=..., grid=...):
     # x and y arrays, alpha and n static scalars, one output; the grid is a function of the config.
+    # output= writes the module and names the kernel relative to it (relocatable together).
+    src = os.path.join(out_dir, "axpy.mlir")
     text = triton_call_to_mlir(
         x, x, 2.0, N,
         kernel=kernels.axpy_kernel,
@@ -62,10 +64,8 @@ def build_axpy(out_dir: str, target: str) -> str:
         grid=lambda meta: (triton_cdiv(N, meta["BLOCK"]),),
         name="axpy",
         target=target,
+        output=src,
     )
-    src = os.path.join(out_dir, "axpy.mlir")
-    with open(src, "w") as f:
-        f.write(text)
     source = SourceFile(text, src, out_dir)
     module = parse_source(source)
     run_pipeline(DEFAULT_PIPELINES["iree"], PassContext(source=source, remark=lambda d: None), module, target=target)

@@ -127,7 +127,10 @@ def test_vmfb_matches_the_mlir(from_mlir, from_vmfb):
     assert [x.resources for x in v.variants] == [x.resources for x in m.variants]
     assert v.layout == m.layout and v.specialized == m.specialized
     assert (v.default, v.frozen, v.host) == ("add_1_512_w2_s2", None, "add")
-    assert v.kernel is None and all(x.config is None for x in v.variants)  # not kept in a .vmfb
+    assert v.kernel is None  # not kept in a .vmfb; the configs are (reflection metadata)
+    assert [x.config for x in v.variants if x.specialized_of is None] == \
+        [x.config for x in m.variants if x.specialized_of is None]
+    assert all(x.config is None for x in v.variants if x.specialized_of is not None)
     [exe] = from_vmfb.executables
     assert (exe.name, exe.object_format, exe.target, exe.exports) == ("add_ex", "ptx", "sm_80", VARIANTS)
 
@@ -180,8 +183,11 @@ def test_table_and_json(from_mlir):
     rows = [line.split() for line in table.splitlines() if "add_1_512_w2_s2" in line and "default" not in line]
     assert rows[0][:5] == ["*", "add_1_512_w2_s2", "2", "64x1x1", "0"]
     doc = json.loads(json.dumps(from_mlir.to_json()))
-    assert doc["format"] == "autotune-export.inspect/1" and doc["kind"] == "mlir"
+    assert doc["format"] == "autotune-export.inspect/2" and doc["kind"] == "mlir"
     [g] = doc["groups"]
+    # access names, not [] for a read-write binding
+    assert g["layout"] == {"bindings": ["ReadOnly", "ReadOnly", "ReadWrite"], "binding_flags": [["ReadOnly"], ["ReadOnly"], []],
+                           "constants": 1}
     v = g["variants"][2]
     assert (v["name"], v["workgroup_size"], v["config"], v["default"]) == \
         ("add_1_512_w2_s2", [64, 1, 1], {"BLOCK": 512, "num_warps": 2, "num_stages": 2}, True)

@@ -38,7 +38,9 @@ def test_no_import_cycle_between_modules(graph):
 
 def test_every_module_lives_in_a_layer(graph):
     """The top level holds only the package's entry, the contract and the sub-packages."""
-    top = {m for m in graph.modules if m.count(".") == 1}
+    # autotune_export.dialects (the grammars: data, no imports) is a subpackage only in a
+    # non-editable install (pyproject's package-dir mapping), as CI's is.
+    top = {m for m in graph.modules if m.count(".") == 1} - {"autotune_export.dialects"}
     assert top == {
         "autotune_export.contract",
         "autotune_export.support",

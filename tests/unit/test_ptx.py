@@ -1,5 +1,6 @@
-"""Tests of autotune_export.cuda.ptx on real Triton 3.9 PTX (compiled here, no GPU) and small
-hand-written modules for the edge cases Triton does not produce on demand."""
+"""Tests of autotune_export.cuda.ptx on real PTX of the installed Triton (3.6 to 3.9; compiled
+here, no GPU) and small hand-written modules for the edge cases Triton does not produce on
+demand."""
 
 from __future__ import annotations
 
@@ -261,7 +262,7 @@ def test_link_real_parts_assembles(ptx, cc):
     # every module-scope symbol is per part: two dynamic shared memory arrays, no collision
     assert re.findall(r"\.extern \.shared \.align 16 \.b8 (\w+)\[\];", linked) == [
         "matmul_v1__global_smem", "atomic_v2__global_smem"]
-    assert "mov.b32 \t%r26, atomic_v2__global_smem;" in linked
+    assert re.search(r"mov\.b32 \t%r\d+, atomic_v2__global_smem;", linked)  # the register number varies by release
     # no debug information left; no original names left outside the per-part comment lines
     code = "\n".join(ln for ln in linked.splitlines() if not ln.startswith("//"))
     for gone in (".loc", ".file", ".section", "debug_", "add_kernel", "matmul_kernel", "atomic_kernel"):
@@ -360,9 +361,12 @@ def test_link_version(ptx):
     assert ".version 8.7\n" in P.link([iree_part(add, "a"), iree_part(newer, "b")])
     pinned = P.link([iree_part(add, "a"), iree_part(newer, "b")], ptx_version="8.6")
     assert ".version 8.6\n" in pinned and ".version 8.7" not in pinned
+    # either spelling (one parser: parse_ptx_version)
+    assert P.link([iree_part(add, "a"), iree_part(newer, "b")], ptx_version="86") == pinned
+    assert P.link([iree_part(add, "a"), iree_part(newer, "b")], ptx_version=86) == pinned
     with pytest.raises(PtxError, match="ptx_version"):
-        P.link([iree_part(add, "a")], ptx_version="86")
-    # Triton's sm_90 default ISA (9.4) is newer than the bundled ptxas (12.9: up to 8.8)
+        P.link([iree_part(add, "a")], ptx_version="8")
+    # Triton 3.9's sm_90 default ISA (9.4) is newer than any bundled ptxas (12.8/12.9: up to 8.7/8.8)
     with pytest.raises(PtxError, match=r"Unsupported \.version 9\.4"):
         P.check(P.link([iree_part(ptx("add", 90), "a")], ptx_version="9.4"), "sm_90a")
 

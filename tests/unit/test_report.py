@@ -80,7 +80,8 @@ def test_json_values(written):
     assert v0["samples_ms"] == [2.0, 2.2, 1.8, 2.1, 1.9]  # measurement order
     assert v2["p20_ms"] == v2["p80_ms"] == 3.0
     assert v3 == {"variant": "mm_3_failed", "median_ms": None, "p20_ms": None, "p80_ms": None, "min_ms": None,
-                  "max_ms": None, "mean_ms": None, "relative": None, "winner": False, "count": 0, "samples_ms": []}
+                  "max_ms": None, "mean_ms": None, "relative": None, "winner": False, "count": 0, "samples_ms": [],
+                  "source": "measured"}
     assert doc["groups"]["add_ex::add"]["winner"] == "add_1"
 
 
@@ -159,3 +160,24 @@ def test_quantile_edges():
         quantile([], 0.5)
     with pytest.raises(ValueError):
         quantile([1.0, 2.0], 1.5)
+
+
+def test_recorded_timings_from_the_tuning_cache(tmp_path):
+    """Timings the tuning cache stored (median and p20-p80, no samples) are reported as such."""
+    from autotune_export.tools.report import RecordedTiming
+
+    timings = {"cpu_ex::scale": [RecordedTiming("slow", 2.5, (2.4, 2.7)), RecordedTiming("fast", 0.5, (0.45, 0.6)),
+                                 RecordedTiming("broken", float("inf"))]}
+    paths = write_report(tmp_path, timings, {"module": "m.vmfb"})
+    md = paths[0].read_text()
+    assert "Winner: `fast`, median 0.5000 ms, from the tuning cache" in md
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in md.splitlines() if line.startswith("| `")}
+    assert rows["`fast`"] == ["0.5000", "0.4500-0.6000", "-", "-", "best", "**winner**"]
+    assert rows["`slow`"] == ["2.500", "2.400-2.700", "-", "-", "5.00x (+400.0%)", ""]
+    assert rows["`broken`"] == ["-", "-", "-", "-", "-", ""]
+    doc = json.loads(paths[1].read_text())
+    fast = doc["groups"]["cpu_ex::scale"]["variants"][1]
+    assert fast["source"] == "tuning cache" and fast["count"] == 0 and fast["samples_ms"] == []
+    assert (fast["median_ms"], fast["p20_ms"], fast["p80_ms"], fast["min_ms"]) == (0.5, 0.45, 0.6, None)
+    assert paths[2].stat().st_size > 10_000

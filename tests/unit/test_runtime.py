@@ -210,11 +210,38 @@ def test_tune_command(vmfb, tmp_path, capsys):
     winner = [line for line in table if line.endswith("<- winner")]
     assert len(winner) == 1 and winner[0].split()[1] == "fast"
     assert json.loads(results.read_text())["results"][0]["variant"] == "fast"
-    # Second run: from the cache, as JSON.
+    # Second run: from the cache, as JSON: the timings the cache stored, no samples.
+    stored = json.loads(results.read_text())["results"][0]
     assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["variants"] == [{"group": "cpu_ex::scale", "variant": "fast", "median_ms": None, "p20_ms": None,
-                                "p80_ms": None, "samples": 0, "relative": None, "winner": True, "source": "cache"}]
+    rows = {r["variant"]: r for r in out["variants"]}
+    assert set(rows) == {"slow", "fast"} and all(r["source"] == "cache" and r["samples"] == 0 for r in rows.values())
+    assert rows["fast"]["winner"] and not rows["slow"]["winner"]
+    assert rows["fast"]["median_ms"] == stored["median_ms"]["fast"]
+    assert [rows["slow"]["p20_ms"], rows["slow"]["p80_ms"]] == stored["spread_ms"]["slow"]
+    assert rows["slow"]["relative"] == pytest.approx(stored["median_ms"]["slow"] / stored["median_ms"]["fast"])
+
+
+def test_tune_report_from_the_cache(vmfb, tmp_path, capsys):
+    """A tune answered by the tuning cache reports the timings the cache stored (it wrote an
+    empty report before)."""
+    results = tmp_path / "r.json"
+    assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--warmup", "2", "--rep", "10"]) == 0
+    stored = json.loads(results.read_text())["results"][0]
+    capsys.readouterr()
+    report = tmp_path / "report"
+    assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--report", str(report)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in table if line.endswith("<- winner (cache)")] == ["fast"]
+    doc = json.loads((report / "report.json").read_text())
+    variants = {v["variant"]: v for v in doc["groups"]["cpu_ex::scale"]["variants"]}
+    assert doc["groups"]["cpu_ex::scale"]["winner"] == "fast"
+    assert variants["slow"]["median_ms"] == stored["median_ms"]["slow"] and variants["slow"]["source"] == "tuning cache"
+    assert [variants["fast"]["p20_ms"], variants["fast"]["p80_ms"]] == stored["spread_ms"]["fast"]
+    assert "cpu_ex::scale" in doc["meta"]["from tuning cache"]
+    md = (report / "report.md").read_text()
+    assert "Winner: `fast`" in md and "from the tuning cache" in md
+    assert (report / "report.png").stat().st_size > 10_000
 
 
 def test_tune_command_errors(tmp_path, capsys):

@@ -282,8 +282,7 @@ def test_divisibility_is_indexed_into_the_runtime_signature(kernels):
     spec = scale_spec(kernels, divisibility=(2, 0))
     assert spec.divisibility == (0, 2)
     # scale(BLOCK: constexpr, x_ptr, out_ptr, n): Triton counts BLOCK as parameter 0
-    assert tc._divisibility_attrs(spec, load_kernel(spec.kernel)) == \
-        {(1,): [["tt.divisibility", 16]], (3,): [["tt.divisibility", 16]]}
+    assert tc._divisible_args(spec, load_kernel(spec.kernel)) == [1, 3]
     plain, aligned = compile_variants([scale_spec(kernels), scale_spec(kernels, (0, 1, 2))], jobs=1,
                                       use_cache=False)
     assert "ld.global.v4" not in plain.ptx and "ld.global.v4" in aligned.ptx
@@ -310,7 +309,7 @@ def test_spec_errors(kernels):
         add_spec(kernels, arch=75)
     with pytest.raises(ValueError, match="outside the signature"):
         add_spec(kernels, divisibility=(4,))
-    with pytest.raises(ValueError, match="expected int, float, bool or str"):
+    with pytest.raises(ValueError, match="expected int, float, bool, str, None or a Triton dtype"):
         VariantSpec(kernels("add"), (), (("BLOCK", [1]),))
     with pytest.raises(ValueError, match="num_warps"):
         add_spec(kernels, num_warps=0)

@@ -37,7 +37,7 @@
 // CHECK-NEXT:   pruned:      config 2 {BM = 32, BN = 32, BK = 32, num_warps = 4, num_stages = 2, num_ctas = 2} pruned: num_ctas = 2: IREE launches no thread-block clusters
 // CHECK-NOT:  note:
 
-// JSON:      "format": "autotune-export.inspect/1",
+// JSON:      "format": "autotune-export.inspect/2",
 // JSON:      "kind": "mlir",
 // JSON:      "group": "add",
 // JSON:      "kernel": {
@@ -62,7 +62,8 @@
 // JSON-NEXT: "registers": {{[1-9][0-9]*}},
 // JSON-NEXT: "spills": 0,
 
-// The .vmfb keeps the variants, sizes and the default; configs and guards stay in the IR.
+// The .vmfb keeps the variants, sizes, the default and (reflection metadata) the configs; the
+// guards stay in the IR.
 // VMFB:      inspect.mlir.tmp.vmfb (vmfb): 2 groups, 2 executables
 // VMFB-NEXT: executable @add_ex: ptx object for sm_80, 4 exports
 // VMFB-NEXT: executable @dot_ex: ptx object for sm_80, 2 exports
@@ -73,9 +74,9 @@
 // VMFB-NEXT:   default:     @add_1_1024_w8_s3
 // VMFB-NEXT:   specialized: each variant has a fast path, taken when its guards hold
 // VMFB-NEXT:      variant                ordinal  workgroup  shared B  regs  spills  config
-// VMFB-NEXT:      add_0_128_w4_s3              0  128x1x1            0  {{ *[0-9]+}}       0
+// VMFB-NEXT:      add_0_128_w4_s3              0  128x1x1            0  {{ *[0-9]+}}       0  BLOCK=128 num_warps=4{{$}}
 // VMFB-NEXT:        add_0_128_w4_s3_spec       1  128x1x1            0  {{ *[0-9]+}}       0  (specialized)
-// VMFB-NEXT:   *  add_1_1024_w8_s3             2  256x1x1            0  {{ *[0-9]+}}       0
+// VMFB-NEXT:   *  add_1_1024_w8_s3             2  256x1x1            0  {{ *[0-9]+}}       0  BLOCK=1024 num_warps=8{{$}}
 // VMFB-NEXT:        add_1_1024_w8_s3_spec      3  256x1x1            0  {{ *[0-9]+}}       0  (specialized)
 // VMFB:      group @dot_ex::@dot: 2 variants
 // VMFB:      * dot_0_32x32x32_w4_s2 0 128x1x1 {{[1-9][0-9]*}} {{[0-9]+}} 0

@@ -1,0 +1,118 @@
+"""autotune_export.interop.launch.launch_to_mlir: a PyTorch-style launch ``kernel[grid](x, y, out,
+n, BLOCK=1024)`` as a module. No compilation (the fast suite): what is checked is the module
+text; the README's tutorial (tests/unit/test_readme_tutorial.py) compiles and runs one."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
+from autotune_export.interop.jax_triton import JaxTritonError
+from autotune_export.interop.launch import launch_to_mlir
+from autotune_export.ir.group import AutotuneGroup
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNELS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4), triton.Config({"BLOCK": 512}, num_warps=8)],
+                 key=["n"])
+@triton.jit
+def split_kernel(x_ptr, lo_ptr, scale, hi_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(lo_ptr + offs, x * scale, mask=mask)
+    tl.store(hi_ptr + offs, x, mask=mask)
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    path = tmp_path_factory.mktemp("launch") / "launch_kernels.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("launch_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["launch_kernels"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class FakeTorchTensor:
+    """What launch_to_mlir reads of a torch tensor: .shape and a dtype printed torch.NAME."""
+
+    class _Dtype:
+        def __init__(self, name):
+            self.name = name
+
+        def __str__(self):
+            return f"torch.{self.name}"
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), self._Dtype(dtype)
+
+
+def _group(text):
+    module = parse_source(SourceFile(text, "<test>", str(ROOT)))
+    (op,) = find_groups(module)
+    return AutotuneGroup.from_op(op)
+
+
+def test_pytorch_launch_order(kernels):
+    x = y = out = np.empty(4096, np.float32)
+    grid = lambda meta: ((4096 + meta["BLOCK"] - 1) // meta["BLOCK"],)  # noqa: E731
+    text = launch_to_mlir(kernels.add_kernel, grid, x, y, out, 4096, outputs=["out_ptr"], BLOCK=1024, name="add")
+    group = _group(text)
+    # the kernel's own parameter order, out_ptr in the middle, marked {output}
+    assert [(p.name, p.type, p.output) for p in group.signature] == [
+        ("x_ptr", "*fp32", False), ("y_ptr", "*fp32", False), ("out_ptr", "*fp32", True), ("n", "i32", False)]
+    assert group.configs == [[("BLOCK", 1024), ("num_warps", 4), ("num_stages", 3)]]
+    assert "util.func public @add(%arg0: tensor<4096xf32>, %arg1: tensor<4096xf32>) -> (tensor<4096xf32>)" in text
+    assert "%n = arith.constant 4096 : i32" in text
+    assert "flow.dispatch @add_kernel_ex::@add_kernel(%arg0, %arg1, %n)" in text
+    # outputs by position mean the same
+    assert launch_to_mlir(kernels.add_kernel, grid, x, y, out, 4096, outputs=[2], BLOCK=1024, name="add") == text
+
+
+def test_autotuned_kernel_two_outputs_and_torch_dtypes(kernels, tmp_path):
+    x, lo, hi = (FakeTorchTensor((1000,), "float16") for _ in range(3))
+    out = tmp_path / "build" / "split.mlir"
+    text = launch_to_mlir(kernels.split_kernel, (8,), x, lo, 0.5, hi, 1000, outputs=["hi_ptr", "lo_ptr"], output=out)
+    assert out.read_text() == text
+    group = _group(text)
+    assert [(p.name, p.type, p.output) for p in group.signature] == [
+        ("x_ptr", "*fp16", False), ("lo_ptr", "*fp16", True), ("scale", "fp32", False), ("hi_ptr", "*fp16", True),
+        ("n", "i32", False)]
+    assert [dict(c)["BLOCK"] for c in group.configs] == [128, 512]  # every triton.autotune config
+    # results in kernel order (lo, then hi), whatever the order of `outputs`
+    assert "-> (tensor<1000xf16>, tensor<1000xf16>)" in text and "util.return %result#0, %result#1" in text
+    # the kernel named relative to the written module
+    assert not pathlib.Path(group.triton[0]).is_absolute()
+    assert (out.parent / group.triton[0]).resolve() == pathlib.Path(kernels.__file__).resolve()
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, outputs=["out_ptr"], BLOCK=64), "passes 3 positional argument"),
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, 8, outputs=["out"], BLOCK=64), "'out' is not a non-constexpr"),
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, 8, outputs=["n"], BLOCK=64), "'n' is int, not a tensor"),
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, 8, outputs=[], BLOCK=64), "names no parameter"),
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, 8, outputs=[7], BLOCK=64), "position 7 is not an argument"),
+    (lambda k, a: launch_to_mlir(k.add_kernel, 1, a, a, a, 8, outputs=[2, "out_ptr"], BLOCK=64), "named twice"),
+])
+def test_errors(kernels, call, message):
+    with pytest.raises(JaxTritonError, match=message):
+        call(kernels, np.empty(8, np.float32))

@@ -297,10 +297,12 @@ class AutotunedModule:
     ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples in ms`` (default
     :func:`loop_bench`). ``flush_l2``: run the module's L2-flush entry before each timed run
     (then one run per sample). ``search``: how :meth:`tune_group` times the variants:
-    ``"race"`` (default: :func:`race`, short runs of every variant and longer ones only for
-    those still in contention, ``race_budget_ms`` per variant in its first round) or
-    ``"exhaustive"`` (every variant with the full ``warmup_ms``/``rep_ms`` budgets, as Triton's
-    autotuner does; also used with a custom ``do_bench`` or ``flush_l2``). Ties within
+    ``"exhaustive"`` (the default: every variant with the full ``warmup_ms``/``rep_ms``
+    budgets, as Triton's autotuner does; also used with a custom ``do_bench`` or ``flush_l2``)
+    or ``"race"`` (experimental: :func:`race`, short runs of every variant and longer ones only
+    for those still in contention, ``race_budget_ms`` per variant in its first round; on the
+    H200 it tuned the 9 matmul configs in 0.34-0.51 s against 1.32 s, but once picked a variant
+    1.2x the fastest, and once took 1.9 s). Ties within
     :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). ``device_results``:
     calls return ``iree.runtime.DeviceArray`` results (no copy to the host) unless told
     otherwise per call. Raises ``RuntimeError`` (iree.runtime) when the driver or module
@@ -310,7 +312,7 @@ class AutotunedModule:
     def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
-                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "race",
+                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "exhaustive",
                  race_budget_ms: float = 30.0, device_results: bool = False):
         import iree.runtime as rt
 

@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // The example of IREE's RFC #13848 ("Export multiple executables as a part of auto-tune
 // group?"), written in the IREE syntax of its time (mid-2023): the objects and the workgroup
 // size in `attributes {...}` dictionaries, the count region as an unnamed `^bb0` region after

@@ -1,3 +1,4 @@
+// REQUIRES: integration
 // convert_stablehlo on the jax-triton 0.3.1 fixtures: custom calls become flow.dispatches of
 // the PTX jax-triton compiled, the autotuned call a condition/fallback chain; iree-compile takes
 // the result as StableHLO input.

@@ -221,9 +221,10 @@ def _skip_string(text: str, i: int) -> int:
     raise PtxError("unterminated string literal in PTX")
 
 
-def _match_close(text: str, i: int) -> int:
-    """``text[i]`` is an opening bracket; return the index just after its matching close."""
-    depth, pos, n = 0, i, len(text)
+def _depths(text: str, start: int = 0):
+    """``(index, depth after the character)`` for each character of ``text`` from ``start``
+    outside string literals; ``({[`` open a level and ``)}]`` close one."""
+    depth, pos, n = 0, start, len(text)
     while pos < n:
         c = text[pos]
         if c == '"':
@@ -233,28 +234,25 @@ def _match_close(text: str, i: int) -> int:
             depth += 1
         elif c in ")}]":
             depth -= 1
-            if depth == 0:
-                return pos + 1
+        yield pos, depth
         pos += 1
+
+
+def _match_close(text: str, i: int) -> int:
+    """``text[i]`` is an opening bracket; return the index just after its matching close."""
+    for pos, depth in _depths(text, i):
+        if depth == 0:
+            return pos + 1
     raise PtxError(f"unbalanced '{text[i]}' in PTX")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
     """Split on ``sep`` outside (), [], {} and strings."""
-    out, depth, start, i, n = [], 0, 0, 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i = _skip_string(text, i)
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == sep and depth == 0:
+    out, start = [], 0
+    for i, depth in _depths(text):
+        if depth == 0 and text[i] == sep:
             out.append(text[start:i])
             start = i + 1
-        i += 1
     out.append(text[start:])
     return out
 

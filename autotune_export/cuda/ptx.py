@@ -36,6 +36,7 @@ bundled ``ptxas`` (found without importing Triton).
 from __future__ import annotations
 
 import argparse
+import bisect
 import functools
 import importlib.util
 import os
@@ -62,6 +63,8 @@ __all__ = [
     "link",
     "assemble",
     "check",
+    "check_edits",
+    "edit_skeleton",
     "ptxas_path",
 ]
 
@@ -147,7 +150,9 @@ _DEBUG_LINE_RE = re.compile(r"^[ \t]*(?:\.loc|\.file|@@DWARF)\b[^\n]*\n?", re.M)
 _VERSION_RE = re.compile(r"^[ \t]*\.version[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
 _TARGET_RE = re.compile(r"^[ \t]*\.target[ \t]+([^\n]*?)[ \t]*(?:\n|$)", re.M)
 _ADDRESS_SIZE_RE = re.compile(r"^[ \t]*\.address_size[ \t]+(\S+)[ \t]*(?:\n|$)", re.M)
+_LINE_COMMENT_RE = re.compile(r"//[^\n]*")
 _SCAN_RE = re.compile(r'[;{}()\[\]"=]')
+_BRACE_RE = re.compile(r'[{}"]')
 _LINKAGE = (".visible", ".extern", ".weak", ".common")
 _VAR_SPACES = (".global", ".const", ".shared", ".local", ".tex")
 _VERSION_FMT = re.compile(r"^\d+\.\d+$")
@@ -184,6 +189,10 @@ def ptx_version_text(version: str | int) -> str:
 
 
 def _strip_comments(text: str) -> str:
+    if '"' not in text and "/*" not in text:
+        # Only line comments (Triton's PTX): no string or block comment can hide or open one.
+        return _LINE_COMMENT_RE.sub("", text)
+
     def repl(m: re.Match) -> str:
         s = m.group(0)
         if s.startswith('"'):
@@ -195,11 +204,48 @@ def _strip_comments(text: str) -> str:
     return _COMMENT_RE.sub(repl, text)
 
 
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$%.")
+_TOKEN_END = r"(?![A-Za-z0-9_$%.]|::[A-Za-z0-9_$.])"
+
+
+def _is_token(text: str, i: int, j: int) -> bool:
+    """Whether ``text[i:j]`` (an identifier followed by no word character and no ``::X``)
+    is a whole :data:`_WORD_RE` token, as tokenizing all of ``text`` gives it (not inside a
+    string literal). Quick when the character before ``i`` cannot end a token and no quote
+    precedes it on its line; else that line is tokenized (tokens and strings end at a
+    newline)."""
+    line = text.rfind("\n", 0, i) + 1
+    before = text[i - 1] if i > line else " "
+    if before not in _WORD_CHARS and before != ":" and '"' not in text[line:i]:
+        return True
+    for m in _WORD_RE.finditer(text, line):
+        if m.end() > i:
+            return m.start() == i and m.end() == j and text[i] != '"'
+    return False
+
+
+def _token_spans(text: str, names, suffix: str = "") -> list[tuple[int, int]]:
+    """``(start, end)`` of every occurrence of one of ``names`` (identifiers; each followed by
+    what the regular expression ``suffix`` matches) in ``text`` as a whole :data:`_WORD_RE`
+    token outside string literals: the tokens that tokenizing all of ``text`` gives, found at
+    C speed (the names are searched for, followed neither by a word character nor by ``::X``,
+    and only their few occurrences are checked in Python)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    pattern = re.compile("(?:" + alternatives + ")" + suffix + _TOKEN_END)
+    return [m.span() for m in pattern.finditer(text) if _is_token(text, m.start(), m.end())]
+
+
 def _rename(text: str, mapping: dict[str, str]) -> str:
     """Replace whole identifier tokens (never parts of longer identifiers, never in strings)."""
     if not mapping:
         return text
-    return _WORD_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+    out, last = [], 0
+    for i, j in _token_spans(text, mapping):
+        out.append(text[last:i])
+        out.append(mapping[text[i:j]])
+        last = j
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _words(text: str) -> set[str]:
@@ -244,6 +290,25 @@ def _match_close(text: str, i: int) -> int:
         if depth == 0:
             return pos + 1
     raise PtxError(f"unbalanced '{text[i]}' in PTX")
+
+
+def _skip_braces(text: str, i: int) -> int:
+    """``text[i]`` is ``{``; return the index just after its matching ``}``, counting braces
+    only (outside string literals)."""
+    depth, pos, search = 0, i, _BRACE_RE.search
+    while True:
+        m = search(text, pos)
+        if m is None:
+            rest = text[i:].strip()
+            raise PtxError(f"unterminated PTX statement at module scope: {rest[:60]!r}")
+        c = m.group(0)
+        if c == '"':
+            pos = _skip_string(text, m.start())
+            continue
+        pos = m.end()
+        depth += 1 if c == "{" else -1
+        if depth == 0:
+            return pos
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -315,6 +380,11 @@ def _split_statements(text: str) -> list[str]:
             pos = m.end()
             if c == '"':
                 pos = _skip_string(text, m.start())
+            elif c == "{" and depth == 0 and not saw_eq:
+                # A function body or a section: only braces (and strings) matter up to its
+                # end; the ';', brackets and parentheses inside are not scanned one by one.
+                end = _skip_braces(text, m.start())
+                break
             elif c in "([{":
                 depth += 1
             elif c in ")]":
@@ -425,7 +495,8 @@ def _classify(stmt: str) -> _Stmt:
 def _clean(ptx: str) -> str:
     """Remove comments and line debug directives (.loc, .file, @@DWARF)."""
     text = _strip_comments(ptx)
-    text = _DEBUG_LINE_RE.sub("", text)
+    if ".loc" in text or ".file" in text or "@@DWARF" in text:
+        text = _DEBUG_LINE_RE.sub("", text)
     return text
 
 
@@ -437,6 +508,12 @@ def _parse_module(ptx: str) -> _Module:
 
     def header(regex: re.Pattern, what: str) -> str | None:
         nonlocal text
+        if text.count(what) <= 1:  # the usual case: one search, no second pass to remove it
+            m = regex.search(text)
+            if m is None:
+                return None
+            text = text[: m.start()] + text[m.end() :]
+            return m.group(1).strip()
         found = regex.findall(text)
         if len(found) > 1:
             raise PtxError(f"PTX module has {len(found)} {what} directives")
@@ -542,10 +619,9 @@ def object_architecture(data: bytes | str) -> CudaTarget | None:
         return None
 
 
-@functools.lru_cache(maxsize=128)
-def _entry_body_words(ptx: str) -> frozenset[str]:
-    _, e = _single_entry(ptx)
-    return frozenset(_words(e.body) | _words(e.directives))
+def _uses_token(text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``text`` as a whole token outside string literals."""
+    return name in text and bool(_token_spans(text, (name,)))
 
 
 def param_is_used(ptx: str, index: int) -> bool:
@@ -562,7 +638,8 @@ def param_is_used(ptx: str, index: int) -> bool:
     _, e = _single_entry(ptx)
     if not 0 <= index < len(e.params):
         raise PtxError(f"entry {e.name} has {len(e.params)} parameters; index {index} is out of range")
-    return e.params[index].name in _entry_body_words(ptx)
+    name = e.params[index].name
+    return _uses_token(e.body, name) or _uses_token(e.directives, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -901,13 +978,15 @@ def _gpu_name(arch: str) -> str:
         raise PtxError(str(err)) from None
 
 
-def assemble(ptx: str, arch: str, *, output: str = "cubin") -> bytes:
+def assemble(ptx: str, arch: str, *, output: str = "cubin", threads: int = 1) -> bytes:
     """Assemble PTX text with Triton's bundled ptxas for ``arch`` (``"sm_80"``, ``"sm_90a"``;
     any spelling :func:`autotune_export.cuda.targets.parse_target` accepts).
 
     ``output="cubin"`` returns the ELF cubin bytes (loadable by ``cuModuleLoadData``, e.g. as a
     ``dense<...> : vector<Nxi8>`` HAL executable object); ``output="sass"`` returns the SASS
     listing of that cubin (bundled ``nvdisasm``) as UTF-8 bytes. Runs with no GPU and no driver.
+    ``threads`` > 1 lets ptxas optimize that many functions at once (``--split-compile``; the
+    cubin is byte-identical to a one-thread run: checked with the bundled ptxas of CUDA 12.9).
 
     Raises :class:`PtxError` for an unsupported ``arch``, or if ptxas is missing or rejects the
     PTX; the message carries the first lines of ptxas's stderr (the temporary file name
@@ -924,7 +1003,8 @@ def assemble(ptx: str, arch: str, *, output: str = "cubin") -> bytes:
         dst = os.path.join(tmp, "output.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        proc = subprocess.run([exe, f"--gpu-name={gpu}", src, "-o", dst], capture_output=True, text=True)
+        split = [f"--split-compile={int(threads)}"] if threads and int(threads) > 1 else []
+        proc = subprocess.run([exe, *split, f"--gpu-name={gpu}", src, "-o", dst], capture_output=True, text=True)
         if proc.returncode != 0:
             log = (proc.stderr or proc.stdout or "").replace(src, "input.ptx")
             lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
@@ -952,6 +1032,238 @@ def check(ptx: str, arch: str) -> None:
     Raises :class:`PtxError` with ptxas's first error lines if the PTX does not assemble.
     """
     assemble(ptx, arch)
+
+
+# --------------------------------------------------------------------------------------------
+# Checking the edits of a linked module
+
+
+_BODY_SCAN_RE = re.compile(r'[{};"]')
+_LABEL_RE = re.compile(r"\s*([A-Za-z_$%][A-Za-z0-9_$]*)\s*:(?!:)")
+_BODY_DECLS = (".reg", ".local", ".shared", ".param", ".const")
+# Statements that load or store a parameter, or name one the way PTX names them (NAME_param_N,
+# also a name no declaration has any more), or a placeholder of a rewritten parameter.
+_PARAM_REF_RE = re.compile(r"\.param\b|_param_\d")
+
+
+def _strip_labels(text: str) -> tuple[list[str], str]:
+    """``(labels, rest)``: the labels (``$L__BB0_1:``) in front of a statement, and the rest."""
+    labels = []
+    while True:
+        m = _LABEL_RE.match(text)
+        if m is None:
+            return labels, text
+        labels.append(m.group(1))
+        text = text[m.end():]
+
+
+def _body_statements(body: str) -> list[tuple[int, int]]:
+    """``(start, end)`` in ``body`` (an entry's ``{ ... }``) of its top-level statements: each
+    ends with a ``;`` at depth 0 (braces inside an instruction, ``mov.b64 %rd1, {%r1, %r2};``,
+    are its operands) or is a nested ``{ ... }`` block (one that opens a statement, labels
+    aside); trailing labels are a statement of their own. Raises PtxError for an unbalanced
+    body."""
+    spans, start, end = [], 1, len(body) - 1
+    depth = 0  # of braces
+    block = False  # whether the open depth-0 brace opened a nested block
+    pos = 1
+    search = _BODY_SCAN_RE.search
+    while True:
+        m = search(body, pos, end)
+        if m is None:
+            break
+        c, i = m.group(0), m.start()
+        pos = i + 1
+        if c == '"':
+            pos = _skip_string(body, i)
+        elif c == "{":
+            if depth == 0:
+                head = body[start:i]
+                block = not head.strip() or not _strip_labels(head)[1].strip()
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                raise PtxError("unbalanced '}' in a PTX entry body")
+            if depth == 0 and block:
+                spans.append((start, pos))
+                start = pos
+        elif depth == 0:  # ';'
+            spans.append((start, pos))
+            start = pos
+    if depth:
+        raise PtxError("unbalanced '{' in a PTX entry body")
+    if body[start:end].strip():
+        spans.append((start, end))
+    return spans
+
+
+# A declaration that starts its statement (after a boundary and labels): .reg, .local, ...
+_DECL_RE = re.compile(r"(?:^|[;}])[ \t\n]*(?:[A-Za-z_$%][A-Za-z0-9_$]*[ \t]*:(?!:)[ \t\n]*)*"
+                      r"(\.(?:reg|local|shared|param|const))[ \t]", re.M)
+
+
+class _Statements:
+    """The top-level statements of an entry body (as :func:`_body_statements` splits it),
+    looked up by position: ``span(i)`` is the ``(start, end)`` of the statement holding
+    ``body[i]``. Without string literals in the body only its braces are walked in Python
+    (the ``;`` are found by ``str.rfind``/``str.find``); with them, every statement."""
+
+    def __init__(self, body: str):
+        self.body, self.end = body, len(body) - 1
+        self.blocks: list[tuple[int, int]] = []  # (statement start, end) of nested blocks
+        self.spans: list[tuple[int, int]] | None = None
+        if '"' in body:
+            self.spans = _body_statements(body)
+            self.starts = [a for a, _ in self.spans]
+            return
+        depth, block, scan, cur, opened = 0, False, 1, 1, 0
+        for m in _BRACE_RE.finditer(body, 1, self.end):
+            i = m.start()
+            if m.group(0) == "{":
+                if depth == 0:
+                    q = body.rfind(";", scan, i)
+                    if q >= 0:
+                        cur = q + 1
+                    head = body[cur:i]
+                    block = not head.strip() or not _strip_labels(head)[1].strip()
+                    opened = cur
+                depth += 1
+            else:
+                depth -= 1
+                if depth < 0:
+                    raise PtxError("unbalanced '}' in a PTX entry body")
+                if depth == 0:
+                    scan = i + 1
+                    if block:
+                        self.blocks.append((opened, i + 1))
+                        cur = i + 1
+        if depth:
+            raise PtxError("unbalanced '{' in a PTX entry body")
+        self.block_starts = [a for a, _ in self.blocks]
+
+    def span(self, i: int) -> tuple[int, int]:
+        if self.spans is not None:
+            return self.spans[bisect.bisect_right(self.starts, i) - 1]
+        k = bisect.bisect_right(self.block_starts, i) - 1
+        if k >= 0 and i < self.blocks[k][1]:
+            return self.blocks[k]
+        low = self.blocks[k][1] if k >= 0 else 1  # the end of the block before, or the body's start
+        a = max(low, self.body.rfind(";", low, i) + 1)
+        b = self.body.find(";", i, self.end)
+        nxt = self.block_starts[k + 1] if k + 1 < len(self.blocks) else self.end
+        return a, (b + 1 if 0 <= b < nxt else nxt)
+
+    def after(self, b: int) -> tuple[int, int] | None:
+        """The statement after the one ending at ``b`` when it starts on that line."""
+        j = b
+        while j < self.end and self.body[j] in " \t\r":
+            j += 1
+        return None if j >= self.end or self.body[j] == "\n" else self.span(j)
+
+    def before(self, a: int) -> tuple[int, int] | None:
+        """The statement before the one starting at ``a`` when that one starts on its line."""
+        t = self.body[a : self.end]
+        if a <= 1 or "\n" in t[: len(t) - len(t.lstrip())]:
+            return None
+        return self.span(a - 1)
+
+
+def _skeleton_body(body: str, watched, entries) -> str:
+    """The statements of ``body`` that :func:`edit_skeleton` keeps, then ``ret;``:
+    ``watched`` are the names whose statements stay, ``entries`` the entry names of the
+    module (a ``<entry>__name`` the linker made stays too, declared or not)."""
+    index = _Statements(body)
+    # Positions that make their statement stay, found by regular expressions over the body;
+    # only those few statements are looked at one by one.
+    hits = [i for i, _ in _token_spans(body, watched)] if watched else []
+    hits += [i for i, _ in _token_spans(body, entries, r"__[A-Za-z0-9_$]+")] if entries else []
+    hits += [m.start() for m in _PARAM_REF_RE.finditer(body)]
+    keep = {index.span(i) for i in hits}
+    for m in _DECL_RE.finditer(body, 1, len(body) - 1):  # top-level declarations (not in blocks)
+        a, b = index.span(m.start(1))
+        if _strip_labels(body[a:b])[1].lstrip().startswith("."):
+            keep.add((a, b))
+    # Statements written on one line go together (a rewritten load is a few statements in
+    # place of one: ld.param; add; and).
+    todo = list(keep)
+    while todo:
+        a, b = todo.pop()
+        for other in (index.before(a), index.after(b)):
+            if other is not None and other not in keep:
+                keep.add(other)
+                todo.append(other)
+    lines = []
+    for a, b in sorted(keep):
+        _, text = _strip_labels(body[a:b])
+        if text.strip():
+            lines.append("\t" + text.strip())
+    kept_text = "\n".join(lines)
+    # Labels a kept statement branches to (a name defined as "name:" in the body), defined
+    # before the final ret.
+    names = {w for w in _WORD_RE.findall(kept_text) if _IDENT_RE.match(w) and w[0] != "%"} - set(watched)
+    labels = [w for w in sorted(names)
+              if any(m.start() == 0 or body[m.start() - 1] not in _WORD_CHARS
+                     for m in re.finditer(re.escape(w) + r"[ \t]*:(?!:)", body))]
+    return "{\n" + "\n".join(lines + [f"{lab}:" for lab in labels] + ["\tret;"]) + "\n}"
+
+
+def edit_skeleton(ptx: str) -> str:
+    """What of a linked module :func:`link` and :func:`insert_param` may have changed, as a
+    PTX module that ptxas checks in milliseconds: the header, every module-scope declaration
+    and definition as it is, and every entry with its parameter list and directives whose body
+    keeps only the register (and other) declarations, the statements that name a parameter or
+    a module-scope symbol or load a parameter (the parameter loads, rewritten ``split``/
+    ``align`` loads and the uses of renamed ``global_smem`` or ``.func`` names: every token the
+    linker renames), the statements written on the same line as one of those, the labels they
+    branch to, and ``ret;``.
+
+    Everything else of a body is Triton's code with comments and debug lines removed, which
+    Triton's own ptxas run (the cubin stage of ``triton.compile``) already assembled; the
+    linker's own checks cover the rest (entry names unique, symbols that collide, dropped
+    parameters unused). Raises :class:`PtxError` when the module does not parse."""
+    mod = _parse_module(ptx)
+    module_names = {n for st in mod.stmts for n in st.names}
+    entry_names = {e.name for e in mod.entries}
+    made = {n for n in module_names if any(n.startswith(en + "__") for en in entry_names)}
+    out = []
+    if mod.version is not None:
+        out.append(f".version {mod.version}")
+    if mod.target is not None:
+        out.append(f".target {', '.join(mod.target)}")
+    if mod.address_size is not None:
+        out.append(f".address_size {mod.address_size}")
+    entries = {e.stmt_index: e for e in mod.entries}
+    for k, st in enumerate(mod.stmts):
+        e = entries.get(k)
+        if e is None:
+            out.append(st.text)
+            continue
+        # The linker's <entry>__ names are found by their prefix; the rest by name.
+        watched = {e.name} | {p.name for p in e.params} | (module_names - made)
+        head = f"{e.prefix.strip()} .entry {e.name}(" if e.prefix.strip() else f".entry {e.name}("
+        text = head + ("\n" + ",\n".join("\t" + d for d in e.param_decls) + "\n)" if e.param_decls else ")")
+        if e.directives:
+            text += "\n" + e.directives
+        out.append(text + "\n" + _skeleton_body(e.body, watched, entry_names))
+    return "\n\n".join(out) + "\n"
+
+
+def check_edits(ptx: str, arch: str) -> bytes:
+    """Assemble :func:`edit_skeleton` of ``ptx`` for ``arch``: the check of a linked module
+    whose every part Triton's ptxas already assembled. Returns the skeleton's cubin (what a
+    cache may keep as the proof of the check). Raises :class:`PtxError` with ptxas's first
+    error lines, the offending line of the skeleton quoted."""
+    skeleton = edit_skeleton(ptx)
+    try:
+        return assemble(skeleton, arch)
+    except PtxError as err:
+        log = getattr(err, "stderr", "") or ""
+        m = re.search(r"input\.ptx, line (\d+)", log)
+        lines = skeleton.split("\n")
+        if m and 0 < int(m.group(1)) <= len(lines):
+            raise PtxError(f"{err} (the linked PTX reads: {lines[int(m.group(1)) - 1].strip()!r})") from None
+        raise
 
 
 def insert_param(ptx: str, position: int, ptx_type: str = ".u32") -> str:
@@ -986,3 +1298,20 @@ def insert_param(ptx: str, position: int, ptx_type: str = ".u32") -> str:
     else:
         decls.insert(position, placeholder)
     return ptx[:start] + ",".join(decls) + ptx[end - 1 :]
+
+
+def entry_text(ptx: str, name: str) -> str | None:
+    """The code of entry ``name`` of a PTX module with the entry's own name replaced by
+    ``@ENTRY`` (PTX names parameters after their entry: ``NAME_param_0``): the module's
+    ``.version``/``.target``, the parameter declarations, the directives (``.reqntid`` ...) and
+    the body. None when the module has no such entry or is not PTX. Two variants whose texts
+    are equal run the same code, whatever they are called; the tuning cache keys timings on it."""
+    try:
+        mod = _parse_module(ptx)
+    except (PtxError, TypeError):
+        return None
+    entry = next((e for e in mod.entries if e.name == name), None)
+    if entry is None:
+        return None
+    text = "\n".join([str(mod.version), " ".join(mod.target or ()), *entry.param_decls, entry.directives, entry.body])
+    return re.sub(rf"(?<![\w$]){re.escape(name)}(?![\w$])", "@ENTRY", text)

@@ -23,22 +23,55 @@ export depends on its inputs only. It answers:
   :mod:`autotune_export.cuda.targets`, and SM count, clocks and bus width of one
   representative data-center part per capability (sm_80 A100 SXM, sm_86 A10, sm_89 L40S,
   sm_90 H100 SXM, sm_100 B200). Values derived from these at import time (a persistent
-  kernel's grid of "one program per SM") are therefore those of that part.
+  kernel's grid of "one program per SM") are therefore those of that part;
+* ``get_active_torch_device()`` -> ``torch.device("cuda", 0)`` and ``get_device_interface()``
+  -> ``torch.cuda`` (as Triton's CUDA driver answers), when PyTorch is installed.
 
-Everything else (streams, launching, ``get_device_interface()``, benchmarking) is asked of
-Triton's real driver when there is one, and raises :class:`StubDriverError` otherwise, naming
-what the library asked for. The real driver is not created unless something asks it.
+Everything else (streams, launching, benchmarking) is asked of Triton's real driver when there
+is one, and raises :class:`StubDriverError` otherwise, naming what the library asked for. The
+real driver is not created unless something asks it.
+
+PyTorch, when the kernel file (or anything it imports) imports it inside the block, answers for
+the same part (:func:`torch_device_properties`), by two mechanisms installed for the block only:
+
+* the functions of ``torch.cuda`` that describe the device are replaced in the module's
+  namespace (``is_available`` True, ``device_count`` 1, ``current_device`` 0,
+  ``set_device(0)``, ``get_device_capability`` ``(9, 0)`` for sm_90, ``get_device_name``,
+  ``get_device_properties`` a :class:`CudaDeviceProperties`); torch offers no documented way
+  to describe a device that is not there, and replacing module attributes is what
+  ``unittest.mock.patch`` does. Code inside ``torch.cuda`` that calls them (``is_bf16_supported``)
+  sees them too. A replaced function kept by the module (``from torch.cuda import
+  get_device_properties``) answers with the real one once the block has ended;
+* a ``torch.overrides.TorchFunctionMode`` (torch's documented hook that sees every call of a
+  torch function or tensor method, ``torch/overrides.py``; the same mechanism as
+  ``torch.device("meta")`` used as a context manager, ``torch/utils/_device.py``) puts tensors
+  that would be made on the GPU on the ``meta`` device instead: a ``device=`` argument that is
+  ``"cuda"``, ``"cuda:N"``, a ``torch.device`` of type ``cuda`` or an int (``torch.empty(n,
+  device="cuda")``, ``torch.zeros(n, device=DEVICE)``), ``x.to("cuda")``/``x.to(DEVICE)`` and
+  ``x.cuda()``; ``torch.device("cuda")`` itself stays what it is. A meta tensor has a
+  shape, a dtype and strides but no data: module-level workspaces and lookup tables import;
+  reading their values (``.item()``, ``.tolist()``, ``.cpu()``) is an error. Torch function
+  modes are per thread: tensors made by other threads are not moved.
+
+When torch is not imported yet, a finder at the front of ``sys.meta_path`` installs both as soon
+as an ``import torch`` inside the block has finished (so a kernel file that does not use torch
+does not pay for importing it); a torch that is not installed changes nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import importlib.abc
+import re
+import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from autotune_export.cuda.targets import max_shared_memory
 
-__all__ = ["DEVICE_PROPERTIES", "StubDriver", "StubDriverError", "answering_for", "device_properties"]
+__all__ = ["DEVICE_PROPERTIES", "CudaDeviceProperties", "StubDriver", "StubDriverError", "answering_for",
+           "answering_capability", "device_properties", "torch_device_properties"]
 
 #: Per compute capability: (multiprocessor_count, sm_clock_rate kHz, mem_clock_rate kHz,
 #: mem_bus_width bits) of a representative part (NVIDIA's data sheets): A100 SXM, A10, L40S,
@@ -68,9 +101,83 @@ def device_properties(capability: int) -> dict[str, int]:
 #: capability -> :func:`device_properties` (for documentation and tests).
 DEVICE_PROPERTIES = {cc: device_properties(cc) for cc in _PARTS}
 
+#: Per compute capability, more of the same part for PyTorch: (the name torch reports, memory
+#: in MiB as nvidia-smi reports it, resident threads per SM from the CUDA C++ Programming
+#: Guide's table of compute capabilities).
+_TORCH_PARTS = {
+    80: ("NVIDIA A100-SXM4-80GB", 81920, 2048),
+    86: ("NVIDIA A10", 23028, 1536),
+    89: ("NVIDIA L40S", 46068, 1536),
+    90: ("NVIDIA H100 80GB HBM3", 81559, 2048),
+    100: ("NVIDIA B200", 183359, 2048),
+}
+
+#: Shared memory a block may use without opting in (48 KiB), and what CUDA reserves per block
+#: out of an SM's shared memory (1 KiB: the SM has the opt-in limit plus 1 KiB).
+_SHARED_PER_BLOCK = 49152
+_RESERVED_SHARED_PER_BLOCK = 1024
+
 
 class StubDriverError(RuntimeError):
     """A library asked the stand-in driver for something only a GPU can give (one line)."""
+
+
+class _UnansweredProperty(AttributeError):
+    """A field of :class:`CudaDeviceProperties` that is not answered (an AttributeError, so
+    ``getattr(props, name, default)`` and ``hasattr`` work as with torch's object)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class CudaDeviceProperties:
+    """What ``torch.cuda.get_device_properties(d)`` returns while a kernel file is imported: the
+    fields of torch's ``_CudaDeviceProperties`` (``torch/_C/__init__.pyi``; CUDA's
+    ``cudaDeviceProp``) that do not vary between boards of a part. Units: ``total_memory`` and
+    the ``shared_memory_*`` fields bytes, ``clock_rate`` and ``memory_clock_rate`` kHz,
+    ``memory_bus_width`` bits. Another field (``uuid``, ``L2_cache_size``, PCI ids) raises an
+    AttributeError naming the fields answered."""
+
+    name: str
+    major: int
+    minor: int
+    total_memory: int
+    multi_processor_count: int
+    max_threads_per_multi_processor: int
+    warp_size: int
+    regs_per_multiprocessor: int
+    shared_memory_per_block: int
+    shared_memory_per_block_optin: int
+    shared_memory_per_multiprocessor: int
+    clock_rate: int
+    memory_clock_rate: int
+    memory_bus_width: int
+    is_integrated: int = 0
+    is_multi_gpu_board: int = 0
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        answered = ", ".join(f.name for f in dataclasses.fields(self))
+        raise _UnansweredProperty(f"torch.cuda.get_device_properties(): '{name}' is not answered while kernel files are "
+                                  f"imported (autotune-export answers for sm_{self.major}{self.minor}, the export's "
+                                  f"--target: {answered})")
+
+
+def torch_device_properties(capability: int) -> CudaDeviceProperties:
+    """What ``torch.cuda.get_device_properties()`` answers for ``capability`` (90 for sm_90):
+    the representative part of :func:`device_properties` (same SM count, clocks, bus width and
+    opt-in shared memory). Raises TargetError (a ValueError) for an unsupported capability."""
+    triton_props = device_properties(capability)
+    name, mib, threads = _TORCH_PARTS[capability]
+    major, minor = divmod(capability, 10)
+    optin = triton_props["max_shared_mem"]
+    return CudaDeviceProperties(
+        name=name, major=major, minor=minor, total_memory=mib * 1024 * 1024,
+        multi_processor_count=triton_props["multiprocessor_count"], max_threads_per_multi_processor=threads,
+        warp_size=32, regs_per_multiprocessor=_MAX_REGISTERS_PER_BLOCK, shared_memory_per_block=_SHARED_PER_BLOCK,
+        shared_memory_per_block_optin=optin, shared_memory_per_multiprocessor=optin + _RESERVED_SHARED_PER_BLOCK,
+        clock_rate=triton_props["sm_clock_rate"], memory_clock_rate=triton_props["mem_clock_rate"],
+        memory_bus_width=triton_props["mem_bus_width"],
+    )
 
 
 def _real_driver():
@@ -131,6 +238,16 @@ class StubDriver:
     def get_device_capability(self, device=0) -> tuple[int, int]:
         return divmod(self.capability, 10)
 
+    def get_active_torch_device(self):
+        """``torch.device("cuda", 0)``, as Triton's CUDA driver answers (tensors made on it
+        while the file is imported are put on ``meta``: see the module doc)."""
+        return _torch(f"get_active_torch_device() (sm_{self.capability})").device("cuda", 0)
+
+    def get_device_interface(self):
+        """``torch.cuda``, as Triton's CUDA driver answers (its device queries answer for the
+        target while the file is imported)."""
+        return _torch(f"get_device_interface() (sm_{self.capability})").cuda
+
     def map_python_to_cpp_type(self, ty: str) -> str:
         return self._delegate("map_python_to_cpp_type").map_python_to_cpp_type(ty)
 
@@ -155,18 +272,207 @@ class StubDriver:
 
 _lock = threading.RLock()
 
+#: Capabilities answered for by the enclosing :func:`answering_for` blocks, innermost last
+#: (changed under ``_lock``).
+_answering: list[int] = []
+
+
+def answering_capability() -> int | None:
+    """The compute capability the stand-ins answer for now (the innermost
+    :func:`answering_for`), or None outside every block."""
+    return _answering[-1] if _answering else None
+
+
+def _torch(what: str):
+    """The torch module, for a query that needs it. Raises StubDriverError without torch."""
+    try:
+        import torch
+    except ImportError as err:
+        raise StubDriverError(f"the kernel file asked Triton's driver for {what}, which needs PyTorch ({err})") from None
+    return torch
+
+
+# --------------------------------------------------------------------------------------------
+# PyTorch's device queries and GPU tensors while a kernel file is imported (see the module doc)
+
+#: The functions of ``torch.cuda`` replaced inside an :func:`answering_for` block.
+TORCH_CUDA_FUNCTIONS = ("is_available", "device_count", "current_device", "set_device",
+                        "get_device_capability", "get_device_name", "get_device_properties")
+
+_CUDA_TEXT = re.compile(r"cuda(:\d+)?")
+
+
+def _device_index(torch, device, capability: int) -> int:
+    """The device index torch's ``_get_device_index`` reads from ``device`` (None, an int,
+    ``"cuda"``/``"cuda:0"``, a ``torch.device``); only 0 exists. Raises StubDriverError."""
+    if device is None:
+        return 0
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "cuda":
+            raise StubDriverError(f"torch.cuda was asked about device '{device}', which is not a CUDA device")
+        index = 0 if device.index is None else device.index
+    else:
+        index = int(device)
+    if index != 0:
+        raise StubDriverError(f"device {index}: while kernel files are imported there is one CUDA device, 0 "
+                              f"(sm_{capability}, the export's --target)")
+    return index
+
+
+def _torch_cuda_functions(torch, real: dict[str, Callable]) -> dict[str, Callable]:
+    """Stand-ins for :data:`TORCH_CUDA_FUNCTIONS`: each answers for
+    :func:`answering_capability`, and calls the real function (``real``) outside every block."""
+
+    def answer(name: str, fn: Callable) -> Callable:
+        def stand_in(*args, **kwargs):
+            cc = answering_capability()
+            return real[name](*args, **kwargs) if cc is None else fn(cc, *args, **kwargs)
+
+        stand_in.__name__ = stand_in.__qualname__ = name
+        stand_in.__doc__ = f"torch.cuda.{name}, answering for the export's --target (autotune_export.cuda.stub_driver)"
+        return stand_in
+
+    def set_device(cc, device):
+        _device_index(torch, device, cc)
+
+    def get_device_capability(cc, device=None):
+        _device_index(torch, device, cc)
+        return divmod(cc, 10)
+
+    def get_device_name(cc, device=None):
+        _device_index(torch, device, cc)
+        return torch_device_properties(cc).name
+
+    def get_device_properties(cc, device=None):
+        _device_index(torch, device, cc)
+        return torch_device_properties(cc)
+
+    table = {"is_available": lambda cc: True, "device_count": lambda cc: 1, "current_device": lambda cc: 0,
+             "set_device": set_device, "get_device_capability": get_device_capability,
+             "get_device_name": get_device_name, "get_device_properties": get_device_properties}
+    return {name: answer(name, fn) for name, fn in table.items()}
+
+
+def _meta_mode(torch):
+    """A ``TorchFunctionMode`` that puts tensors made for the GPU on the ``meta`` device."""
+    meta = torch.device("meta")
+    to_cuda, to = torch.Tensor.cuda, torch.Tensor.to
+
+    def on_gpu(value) -> bool:
+        if isinstance(value, torch.device):
+            return value.type == "cuda"
+        return isinstance(value, str) and _CUDA_TEXT.fullmatch(value) is not None
+
+    class CudaTensorsOnMeta(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func is to_cuda:  # x.cuda(device=None, non_blocking=False)
+                return args[0].to(meta)
+            device = kwargs.get("device")
+            if on_gpu(device) or (isinstance(device, int) and not isinstance(device, bool)):
+                kwargs["device"] = meta  # torch.empty(n, device="cuda"), device=0, device=DEVICE
+            if func is to:  # x.to("cuda"), x.to(DEVICE, torch.float16)
+                args = tuple(meta if on_gpu(a) else a for a in args)
+            return func(*args, **kwargs)
+
+    return CudaTensorsOnMeta()
+
+
+class _TorchStandIns:
+    """The replaced ``torch.cuda`` functions and the entered meta-device mode, undone by
+    :meth:`close` (same thread)."""
+
+    def __init__(self, torch):
+        self._torch = torch
+        self._saved = {name: getattr(torch.cuda, name) for name in TORCH_CUDA_FUNCTIONS}
+        for name, fn in _torch_cuda_functions(torch, self._saved).items():
+            setattr(torch.cuda, name, fn)
+        self._mode = _meta_mode(torch)
+        self._mode.__enter__()
+
+    def close(self) -> None:
+        try:
+            self._mode.__exit__(None, None, None)
+        finally:
+            for name, fn in self._saved.items():
+                setattr(self._torch.cuda, name, fn)
+
+
+class _AfterExec(importlib.abc.Loader):
+    """The loader of ``torch`` while its import is watched: runs the real loader, gives the
+    module its real loader back, then calls ``then(module)``."""
+
+    def __init__(self, loader, then: Callable):
+        self._loader, self._then = loader, then
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        self._loader.exec_module(module)
+        self._then(module)
+
+
+class _TorchImportWatch(importlib.abc.MetaPathFinder):
+    """At the front of ``sys.meta_path`` inside an :func:`answering_for` block while torch is
+    not imported: finds ``torch`` with the finders after it and calls ``then(torch)`` once
+    its import has finished."""
+
+    def __init__(self, then: Callable):
+        self._then = then
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch":
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _AfterExec(spec.loader, self._then)
+                return spec
+        return None
+
 
 @contextlib.contextmanager
 def answering_for(capability: int):
     """Make ``triton.runtime.driver.active`` a :class:`StubDriver` for ``capability`` inside the
-    block, and restore what was active (or nothing, if no driver had been made yet) after it.
-    Reentrant and serialized across threads (the driver is process-wide)."""
+    block, and restore what was active (or nothing, if no driver had been made yet) after it;
+    PyTorch's device queries and GPU tensors are answered for the same part while the block
+    runs, once torch is imported (see the module doc). Reentrant (an inner block answers for
+    its own capability) and serialized across threads (the driver is process-wide)."""
     from triton.runtime.driver import driver
 
+    stub = StubDriver(capability)
     with _lock:
         saved = getattr(driver, "_active", None)  # None: no driver made yet (none is made here)
-        driver.set_active(StubDriver(capability))
+        driver.set_active(stub)
+        _answering.append(stub.capability)
+        outermost = len(_answering) == 1
+        stand_ins: list[_TorchStandIns] = []
+        watch = None
         try:
+            if outermost:
+                if "torch" in sys.modules:
+                    stand_ins.append(_TorchStandIns(sys.modules["torch"]))
+                else:
+                    watch = _TorchImportWatch(lambda torch: stand_ins.append(_TorchStandIns(torch)))
+                    sys.meta_path.insert(0, watch)
             yield
         finally:
-            driver._active = saved
+            if watch is not None:
+                with contextlib.suppress(ValueError):
+                    sys.meta_path.remove(watch)
+            try:
+                for s in stand_ins:
+                    s.close()
+            finally:
+                _answering.pop()
+                driver._active = saved

@@ -29,7 +29,6 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
-import multiprocessing
 import os
 import pathlib
 import re
@@ -48,6 +47,7 @@ from triton.runtime.jit import JITFunction, KernelInterface
 from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda import triton_compat as _compat
 from autotune_export.cuda import ttir as _ttir
+from autotune_export.cuda import workers as _workers
 from autotune_export.cuda.targets import max_shared_memory  # noqa: F401  (part of this module's API)
 from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
@@ -64,6 +64,7 @@ __all__ = [
     "HeuristicsWrapper",
     "LauncherWrapper",
     "RuntimeArgument",
+    "config_dict",
     "plain_value",
     "triton_value",
     "PrunedVariant",
@@ -154,9 +155,11 @@ class AutotuneWrapper:
     """A ``triton.autotune`` met on the way to the JIT function, as Triton's ``Autotuner``
     holds it: ``configs`` (dicts as in :attr:`LoadedKernel.default_configs`), ``key`` (argument
     names whose values key the tuning), ``prune_configs_by`` (``early_config_prune``,
-    ``perf_model``, ``top_k``: those given), ``reset_to_zero`` / ``restore_value`` (argument
-    names zeroed / restored around every timed run), ``pre_hook`` / ``post_hook`` (user hooks,
-    or None), ``cache_results``."""
+    ``perf_model``, ``top_k``: those given; applied by :mod:`autotune_export.cuda.pruning`),
+    ``reset_to_zero`` / ``restore_value`` (argument names zeroed / restored around every timed
+    run), ``pre_hook`` / ``post_hook`` (user hooks, or None), ``cache_results``;
+    ``triton_configs``: the ``triton.Config`` objects themselves, in the order of ``configs``
+    (what the pruning functions are given)."""
     configs: tuple
     key: tuple[str, ...]
     prune_configs_by: dict
@@ -165,6 +168,7 @@ class AutotuneWrapper:
     pre_hook: Callable | None = None
     post_hook: Callable | None = None
     cache_results: bool = False
+    triton_configs: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -222,9 +226,13 @@ class RuntimeArgument:
         return f"<run-time argument {self._name}: {self._type}>"
 
 
-def _config_dict(c) -> dict:
-    return {"kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()}, "num_warps": c.num_warps,
-            "num_stages": c.num_stages, "num_ctas": c.num_ctas, "maxnreg": c.maxnreg}
+def config_dict(c) -> dict:
+    """A ``triton.Config`` (or look-alike) as :attr:`LoadedKernel.default_configs` holds it:
+    ``{"kwargs": {...plain values}, "num_warps", "num_stages", "num_ctas", "maxnreg"}``
+    (missing fields: Triton's defaults 4, 3, 1, None)."""
+    return {"kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()}, "num_warps": getattr(c, "num_warps", 4),
+            "num_stages": getattr(c, "num_stages", 3), "num_ctas": getattr(c, "num_ctas", 1),
+            "maxnreg": getattr(c, "maxnreg", None)}
 
 
 def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
@@ -234,7 +242,7 @@ def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
     if prune.get("perf_model") is not None:
         prune["top_k"] = getattr(obj, "configs_top_k", 1.0)
     return AutotuneWrapper(
-        configs=tuple(_config_dict(c) for c in obj.configs),
+        configs=tuple(config_dict(c) for c in obj.configs),
         key=tuple(getattr(obj, "keys", None) or ()),
         prune_configs_by=prune,
         reset_to_zero=tuple(getattr(obj, "reset_to_zero", None) or ()),
@@ -242,6 +250,7 @@ def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
         pre_hook=obj.pre_hook if getattr(obj, "user_defined_pre_hook", False) else None,
         post_hook=obj.post_hook if getattr(obj, "user_defined_post_hook", False) else None,
         cache_results=bool(getattr(obj, "cache_results", False)),
+        triton_configs=tuple(obj.configs),
     )
 
 
@@ -751,10 +760,13 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
 
     Misses compile in ``executor`` when given (a ProcessPoolExecutor is best: Triton's settings
     are process-wide, so a thread pool compiles one variant at a time), else in-process when
-    ``jobs == 1``, else in a new ProcessPoolExecutor of ``min(jobs, misses)`` workers
-    (``jobs`` defaults to os.cpu_count()) started with the "spawn" method, so a calling script
-    needs the usual ``if __name__ == "__main__":`` guard. A worker that dies yields a
-    PrunedVariant ("compile worker failed: ...") that is not cached.
+    ``jobs == 1`` or there is one miss, else in ``min(jobs, misses)`` processes: this one and a
+    new ProcessPoolExecutor of ``min(jobs, misses) - 1`` workers (``jobs`` defaults to
+    os.cpu_count()) started with the "spawn" method, so a calling script needs the usual
+    ``if __name__ == "__main__":`` guard. The workers take the variants longest first (a guess
+    from the tile sizes), this process the shortest ones no worker has started. A worker that
+    dies yields a PrunedVariant ("compile worker failed: ...") that is not cached; a crash
+    of Triton in this process (as with ``jobs == 1``) ends it.
 
     Progress: misses are counted on a bar on stderr when it is a terminal, and with
     ``autotune_export.support.progress.verbosity(VERBOSE)`` (``-v``) one line per variant is printed
@@ -811,20 +823,44 @@ def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
         warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
 
 
+def _cost(spec: VariantSpec) -> tuple:
+    """A guess at how long ``spec`` takes to compile, to start the long ones first (the
+    last to finish then are short): the product of its integer constexprs (tile sizes),
+    then num_warps * num_stages, then fewer divisibility hints first (a plain variant's
+    scalar code is longer to assemble). Only the order of compilation depends on it."""
+    size = 1
+    for _, v in spec.constexprs:
+        if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 1 << 20:
+            size *= v
+    return (size, spec.num_warps * spec.num_stages, -len(spec.divisibility))
+
+
 def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | None,
                  executor: concurrent.futures.Executor | None,
                  progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
                  ) -> list[CompiledVariant | PrunedVariant]:
-    owned = executor is None and jobs != 1 and len(todo) > 0
+    # With our own pool, this process is one of the `jobs` compilers: it starts jobs - 1
+    # workers (none for a single miss) and compiles too, taking the cheapest variants the
+    # workers have not started, so no core waits for a worker's start-up (Python, Triton and
+    # the kernel imported again) while this process, which has them, sits idle. Workers that
+    # _workers.start started ahead are used (and kept) when they are as many.
+    n = _workers.count(jobs)
+    standby = _workers.standby(n) if executor is None and n > 0 else None
+    owned = executor is None and n > 0 and (len(todo) > 1 or standby is not None)
+    workers = min(n, len(todo) - 1) if standby is None else min(n, len(todo))
     if owned:
-        executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(jobs or os.cpu_count() or 1, len(todo)),
-            mp_context=multiprocessing.get_context("spawn"))
+        executor = standby or _workers.new_pool(workers)
     out: list[CompiledVariant | PrunedVariant | None] = [None] * len(todo)
 
     def failed(spec: VariantSpec, e: Exception) -> PrunedVariant:
         # The worker died or could not run (compile errors never get here).
         return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}")
+
+    def here(k: int) -> CompiledVariant | PrunedVariant:
+        try:
+            return _compile_worker(todo[k], cache_dir)
+        except Exception as e:
+            return failed(todo[k], e)
 
     # --- progress: a bar over the misses, one line per variant with -v (autotune_export.support.progress)
     plural = "s" if len(todo) != 1 else ""
@@ -836,26 +872,50 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
                 progress(bar.done, len(todo), outcome)
 
         try:
-            if executor is None:  # jobs == 1: in this process, one after the other
-                for k, spec in enumerate(todo):
-                    try:
-                        outcome = _compile_worker(spec, cache_dir)
-                    except Exception as e:
-                        outcome = failed(spec, e)
-                    finish(k, outcome)
+            if executor is None:  # jobs == 1 or one miss: in this process, one after the other
+                for k in range(len(todo)):
+                    finish(k, here(k))
             else:  # any concurrent.futures.Executor (process/thread pool, Dask's get_executor())
-                futures = {executor.submit(_compile_worker, spec, cache_dir): k for k, spec in enumerate(todo)}
-                for future in concurrent.futures.as_completed(futures):
+                order = sorted(range(len(todo)), key=lambda k: _cost(todo[k]), reverse=True)
+                with _workers.without_main() if owned else contextlib.nullcontext():  # workers start on submit
+                    futures = {executor.submit(_compile_worker, todo[k], cache_dir): k for k in order}
+                queue = list(futures)  # longest first: the workers take them from the front
+                left = set(queue)
+                broken: list = []
+
+                def collect(future) -> None:
                     k = futures[future]
                     try:
                         outcome = future.result()
-                        if executor is not None and not owned and cache_dir is not None:
+                        if not owned and cache_dir is not None:
                             _remember(outcome, cache_dir)
                     except Exception as e:
                         outcome = failed(todo[k], e)
+                        if standby is not None and isinstance(e, concurrent.futures.BrokenExecutor):
+                            broken.append(e)
+                    left.discard(future)
                     finish(k, outcome)
+
+                if owned:
+                    # Take from the back of the queue what no worker has started (a cancelled
+                    # future is one); the first `workers` stay for the workers.
+                    for future in reversed(queue[workers:]):
+                        for f in [f for f in left if f.done() and not f.cancelled()]:
+                            collect(f)
+                        if not future.cancel():
+                            break  # started: so are the ones before it
+                        left.discard(future)
+                        finish(futures[future], here(futures[future]))
+                for future in concurrent.futures.as_completed(list(left)):
+                    collect(future)
+                if broken:
+                    _workers.stop()  # a pool that lost a worker is not kept
+        except BaseException:
+            if standby is not None:
+                _workers.stop()  # nor one whose work was interrupted
+            raise
         finally:
-            if owned:
+            if owned and standby is None:
                 executor.shutdown(wait=True, cancel_futures=True)
     return out  # type: ignore[return-value]
 

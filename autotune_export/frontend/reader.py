@@ -68,10 +68,15 @@ class SourceFile:
 
 
 def new_context():
-    """A fresh ``iree.compiler.ir.Context`` with IREE's dialects and unregistered ops allowed."""
+    """A fresh ``iree.compiler.ir.Context`` with IREE's dialects and unregistered ops allowed,
+    single-threaded: MLIR verifies the functions of a parsed module in parallel, and a
+    diagnostic emitted on a worker thread calls our Python handler, which waits for the GIL
+    that the parsing thread holds while it waits for the workers (a deadlock the fuzzer hit on
+    a mutated module with several invalid functions)."""
 
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
+    ctx.enable_multithreading(False)
     return ctx
 
 
@@ -242,6 +247,7 @@ _TOKEN_NAMES = {
     "GRID_EXPR": "a grid expression",
     "TENSOR_TYPE": "a tensor type",
     "SIGNED_INT": "an integer",
+    "INT": "an integer",
     "SIGNED_FLOAT": "a number",
     "SPECIAL_FLOAT": "a number",
     "SIGNED_NUMBER": "a number",
@@ -533,8 +539,16 @@ class _OpReader:
         self._grid = exprs
 
     def clause_tune_workload(self, group, node):
+        lists = [c for c in node.children if not isinstance(c, lark.Token) and c.data == "tune_list"]
+        if lists:
+            group.tune_workload = [self._tune_args(lst.children) for lst in lists]
+        else:
+            group.tune_workload = [self._tune_args(node.children)]
+
+    def _tune_args(self, children) -> list[str]:
+        """One workload of ``tune_workload(...)``: MLIR text per host argument."""
         args = []
-        for arg in node.children:
+        for arg in children:
             if arg.data == "tune_tensor":
                 tok = arg.children[0]
                 if "?" in str(tok) or "*" in str(tok):
@@ -545,7 +559,21 @@ class _OpReader:
                 num, typ = arg.children
                 self._check_mlir(num, f"{num} : {typ}", "attribute")
                 args.append(f"{num} : {typ}")
-        group.tune_workload = args
+        return args
+
+    def clause_choices(self, group, node):
+        out, seen = [], {}
+        for choice in node.children:
+            *values, sym = choice.children
+            key = tuple(int(str(v)) for v in values)
+            if key in seen:
+                raise DiagnosticError(
+                    [Diagnostic("error", f"workload [{', '.join(map(str, key))}] is given twice in choices(...)", self.loc_of(sym),
+                                [Diagnostic("note", "first given here", self.loc_of(seen[key]))])]
+                )
+            seen[key] = sym
+            out.append((key, _symbol_name(sym)))
+        group.choices = out
 
     def _check_mlir(self, node, text: str, kind: str) -> None:
         """Check that ``text`` parses as an MLIR type/attribute (reported at ``node``)."""
@@ -570,6 +598,55 @@ class _OpReader:
     def clause_default(self, group, node):
         group.default = _symbol_name(node.children[0])
 
+    def clause_reset_to_zero(self, group, node):
+        self._output_refs(group, node, "reset_to_zero")
+
+    def clause_restore_value(self, group, node):
+        self._output_refs(group, node, "restore_value")
+
+    def _output_refs(self, group, node, clause: str) -> None:
+        """``reset_to_zero(...)`` / ``restore_value(...)``: parameter names (the triton(...)
+        form) or result indices (the variants([...]) form), each once; which form is checked
+        with the whole op (:meth:`_check_output_refs`)."""
+        seen: dict[str, lark.Token] = {}
+        for tok in node.children:
+            if str(tok) in seen:
+                raise DiagnosticError.at(self.loc_of(tok), f"'{tok}' appears twice in {clause}(...)",
+                                         [Diagnostic("note", "first given here", self.loc_of(seen[str(tok)]))])
+            seen[str(tok)] = tok
+        setattr(group, clause, [int(t) if t.type == "INT" else str(t) for t in node.children])
+        if not hasattr(self, "_refs"):
+            self._refs = {}  # clause -> its tokens, for _check_output_refs
+        self._refs[clause] = list(node.children)
+
+    def _check_output_refs(self, group: AutotuneGroup) -> None:
+        """The items of reset_to_zero(...) / restore_value(...) name what the form can name:
+        result indices in the variants([...]) form (the dispatch checks the range), ``{output}``
+        pointers of the signature in the triton(...) form (Triton's autotuner refuses a name
+        that is not a kernel argument; IREE can only zero-fill or restore what the dispatch
+        returns, its operands being immutable)."""
+        for clause, toks in getattr(self, "_refs", {}).items():
+            for tok in toks:
+                if group.variants is not None:
+                    if tok.type != "INT":
+                        raise self.error(tok, f"in the variants([...]) form {clause}(...) takes result indices of the group's "
+                                              f"dispatches (0, 1, ...), not names; '{tok}' is a name")
+                    continue
+                if tok.type == "INT":
+                    raise self.error(tok, f"in the triton(...) form {clause}(...) names {{output}} parameters of the "
+                                          f"signature, not result indices; {tok} is an index")
+                if group.signature is None:
+                    continue  # reported as a missing signature(...)
+                param = next((p for p in group.signature if p.name == str(tok)), None)
+                if param is None:
+                    raise self.error(tok, f"{clause}(...) names '{tok}', which is not a parameter of the signature "
+                                          f"({', '.join(p.name for p in group.signature)})")
+                if not (param.is_pointer and param.output):
+                    raise self.error(tok, f"{clause}(...) names '{tok}', which is not an {{output}} pointer: IREE treats "
+                                          "dispatch operands as immutable, so only what the dispatch returns can be "
+                                          f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}"
+                                          + (f"; mark it '{tok}: {param.type} {{output}}'" if param.is_pointer else ""))
+
     def _offset(self, tok: lark.Token, col: int) -> Location:
         """Location of character ``col`` (0-based) inside token ``tok``."""
         before = str(tok)[:col]
@@ -583,8 +660,19 @@ class _OpReader:
             raise DiagnosticError.at(locs["triton"], "give either variants([...]) or triton(...), not both")
         if group.variants is None and group.triton is None:
             raise DiagnosticError.at(group.location, f"@{group.name} needs variants([...]) or triton(\"file.py\", \"kernel\")")
+        self._check_output_refs(group)
         if group.default is not None and group.variants is not None and group.default not in group.variants:
             raise DiagnosticError.at(locs["default"], f"default(@{group.default}) is not one of the variants")
+        if group.choices is not None:
+            if group.variants is None:
+                raise DiagnosticError.at(locs["choices"], "choices(...) names variants: it applies to the variants([...]) form (autotune-export --tuning-results writes it after materializing)")
+            for _, v in group.choices:
+                if v not in group.variants:
+                    raise DiagnosticError.at(locs["choices"], f"choices(...) picks @{v}, which is not one of the variants")
+            if len({len(k) for k, _ in group.choices}) > 1:
+                raise DiagnosticError.at(locs["choices"], "every workload of choices(...) must have the same number of values")
+        if group.tune_workload is not None and len({len(w) for w in group.tune_workload}) > 1:
+            raise DiagnosticError.at(locs["tune_workload"], "every workload of tune_workload([...], [...]) must give one value per host argument (they differ in length)")
         if group.variants is not None:
             for clause in ("signature", "configs", "workload", "grid"):
                 if clause in locs:

@@ -26,7 +26,10 @@ Calling conventions bridged (notes/jax-triton-facts.md, notes/iree-hal-facts.md)
   then one 32-bit value per constant: the PTX parameters are reordered by
   :func:`autotune_export.cuda.ptx.link`, Triton's hidden scratch pointers dropped.
 * ``zeroed_outputs`` / ``bytes_to_zero``: the output is a zero-filled tensor passed as an
-  operand, and the result is tied to it (``-> %zeros``).
+  operand, and the result is tied to it (``-> %zeros``); the group says so with
+  ``reset_to_zero(...)`` (output names, or result indices for a converted autotuned call), so
+  zero-fill-outputs keeps the fills distinct and the benchmark entries zero the output
+  before every timed run.
 * ``input_output_aliases``: jax-triton 0.3.x gives the aliased output its own kernel
   parameter; we pass a clone of the aliased input as a tied operand (the kernel reads the input
   through its input pointer, writes the clone, which becomes the result; IREE removes the copy
@@ -466,8 +469,11 @@ class _Config:
         return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}
 
 
-def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas) -> list:
-    """The configs jax-triton would compile, heuristics applied (jax-triton 0.3.1's rules)."""
+def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
+             capability: int | None = None) -> list:
+    """The configs jax-triton would compile, heuristics applied (jax-triton 0.3.1's rules);
+    ``prune_configs_by`` through :func:`autotune_export.cuda.pruning.prune_configs`, with
+    Triton's driver answering for ``capability`` (90 for sm_90; None: as the process is)."""
     if k.autotuner is not None:
         tuner = k.autotuner
         configs = []
@@ -477,16 +483,19 @@ def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stag
             if all(cfg.kwargs.get(key, v) == v for key, v in metaparams.items()):
                 configs.append(cfg)
         early = getattr(tuner, "early_config_prune", None)
-        if early is not None:
-            configs = list(early(configs, named_args))
         perf_model = getattr(tuner, "perf_model", None)
-        if perf_model is not None:
-            top_k = getattr(tuner, "configs_top_k", 1.0)
-            if isinstance(top_k, float) and top_k <= 1.0:
-                top_k = max(1, int(len(configs) * top_k))
-            if len(configs) > top_k:
-                est = [(perf_model(**named_args, **metaparams, **c.all_kwargs()), i) for i, c in enumerate(configs)]
-                configs = [configs[i] for _, i in sorted(est)[:top_k]]
+        if configs and (early is not None or perf_model is not None):
+            # Triton's Autotuner.prune_configs, as jax-triton calls it: the user's early pruner
+            # without keyword arguments, the perf model with the metaparameters; the driver
+            # (and torch) answer for the target, as when the CLI prunes.
+            from autotune_export.cuda import pruning
+
+            try:
+                configs = pruning.prune_configs(configs, named_args, metaparams, early_config_prune=early,
+                                                perf_model=perf_model, top_k=getattr(tuner, "configs_top_k", 1.0),
+                                                early_kwargs={}, capability=capability).kept
+            except pruning.PruneError as err:
+                raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
         if not configs:
             raise JaxTritonError(
                 f"no config of the triton.autotune kernel '{k.name}' is left after pruning "
@@ -554,7 +563,8 @@ def triton_call_to_mlir(
     or a list/tuple of them; ``grid`` an int, a tuple of up to three ints, or a callable of the
     metaparameter dict; ``input_output_aliases`` maps an index among the ARRAY arguments to an
     output index (0.3.x counts arrays only); ``zeroed_outputs`` output indices (or a callable
-    of the metaparameters giving them) zero-filled before the launch; ``**metaparams`` the
+    of the metaparameters giving them, its union over the configs) zero-filled before the
+    launch: the group's ``reset_to_zero``, also before every timed run; ``**metaparams`` the
     constexpr values (ints, floats, bools, strings, None, Triton dtypes such as ``tl.float16``). A ``triton.autotune`` kernel contributes every config that agrees with
     the explicit metaparameters (then its ``prune_configs_by`` pruning), ``triton.heuristics``
     are applied per config; a plain kernel gets one config from the metaparameters,
@@ -676,7 +686,11 @@ def triton_call_to_mlir(
         raise JaxTritonError("input_output_aliases: two inputs alias the same output")
 
     named_args = {a.name: a.value for a in call_args + out_args}
-    configs = _configs(k, dict(metaparams), named_args, num_warps, num_stages, num_ctas)
+    try:
+        capability = parse_target(target).capability
+    except TargetError:
+        capability = None  # the header comment names it; the CLI's --target decides
+    configs = _configs(k, dict(metaparams), named_args, num_warps, num_stages, num_ctas, capability)
 
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
     rows: list[list[tuple[str, Any]]] = []
@@ -684,10 +698,12 @@ def triton_call_to_mlir(
     envs: list[dict[str, int]] = []
     for cfg in configs:
         values = {**k.defaults, **metaparams, **cfg.kwargs}
-        missing = [c for c in k.constexpr_names if c not in values]
+        # A constexpr named like a launch option takes the option's value (Triton binds the
+        # launch's num_warps to both); the group's config holds it once, as the option.
+        missing = [c for c in k.constexpr_names if c not in values and c not in OPTION_NAMES]
         if missing:
             raise JaxTritonError(f"no value for constexpr parameter '{missing[0]}' of '{k.name}' (pass it as a keyword argument)")
-        row = [(c, _config_value(values[c], c)) for c in k.constexpr_names]
+        row = [(c, _config_value(values[c], c)) for c in k.constexpr_names if c not in OPTION_NAMES]
         row.append(("num_warps", int(cfg.num_warps)))
         row.append(("num_stages", int(cfg.num_stages)))
         if getattr(cfg, "num_ctas", 1) not in (None, 1):
@@ -725,6 +741,16 @@ def triton_call_to_mlir(
         workload=[],
         grid=grid_exprs,
     )
+    # zeroed_outputs as the group's reset_to_zero (zero-fill-outputs zero-fills them at every
+    # call, as jax-triton before every launch, and before every timed run). jax-triton ignores a
+    # triton.autotune's own reset_to_zero / restore_value, so the clauses are explicit whenever
+    # the kernel has them: restored are the aliased outputs (jax-triton's tuner saves and
+    # restores the aliased buffers), which are written in place.
+    tuner = k.autotuner
+    if zeroed or getattr(tuner, "reset_to_zero", None):
+        group.reset_to_zero = [out_args[j].name for j in sorted(zeroed)]
+    if getattr(tuner, "restore_value", None):
+        group.restore_value = [out_args[j].name for j in sorted({int(v) for v in aliases.values()} - zeroed)]
     exe = f"{kname}_ex"
     func = name or "main"
     text = _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how)
@@ -1212,7 +1238,9 @@ def _build_source(plan: _CallPlan, ip) -> None:
         source = builders.executable_source(plan.exe, objects, ip=ip)
         body = builders.source_block(source)
         if plan.group_variants is not None:
-            AutotuneGroup(name=plan.group, variants=plan.group_variants).build(ip=body)
+            # bytes_to_zero (jax-triton's zeroed_outputs): the results tied to zero splats.
+            zeroed = [o for o, t in enumerate(plan.tied) if t >= 0 and plan.operands[t][0] == "zeros"]
+            AutotuneGroup(name=plan.group, variants=plan.group_variants, reset_to_zero=zeroed or None).build(ip=body)
         layout = hal_attrs.pipeline_layout(plan.read_only, len(plan.constants))
         for ordinal, e in enumerate(plan.exports):
             builders.export(e.entry, ordinal, layout, [], builders.constant_count(e.grid),
@@ -1379,7 +1407,8 @@ def convert_stablehlo(
         module.operation.verify()
     if lower and plans:
         pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), remark=lambda diag: None)
-        run_pipeline(["verify-autotuning-groups", "emit-autotune-initializer", "lower-autotuning-dispatch", "split-architectures"],
+        run_pipeline(["zero-fill-outputs", "verify-autotuning-groups", "emit-autotune-initializer",
+                      "lower-autotuning-dispatch", "split-architectures"],
                      pctx, module, target=target or "sm_80")
     return print_module(module, filename)
 

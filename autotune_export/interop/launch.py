@@ -13,7 +13,7 @@ The call is mapped as jax-triton's ``triton_call`` maps its own
 become tensor arguments of the host function (static shapes: only ``.shape`` and ``.dtype``
 are read, so torch, numpy and jax arrays all work, and so does anything else with those two
 attributes), Python scalars are baked into the module as constants (the module is specialized
-to them, as Triton's JIT specializes ``n == 1``), keyword arguments are constexpr values
+to them, as Triton's JIT specializes ``n == 1``; a float is fp32, as the JIT types it), keyword arguments are constexpr values
 (filtering a ``triton.autotune`` kernel's configs, as the launch would), and ``None`` is
 Triton's constexpr None.
 """
@@ -23,7 +23,13 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
+import numpy as np
+
+from autotune_export.frontend import SourceFile, new_context, parse_source, print_module
 from autotune_export.interop import jax_triton as _jt
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.walk import executable_sources, groups_of
+from autotune_export.support import files
 
 __all__ = ["launch_to_mlir"]
 
@@ -39,8 +45,8 @@ class _Spec:
 def _spec(value: Any) -> Any:
     """``value`` if it is not a tensor; else its shape and dtype, with a torch dtype
     (``torch.float16``) named as numpy names it (``float16``)."""
-    if not (hasattr(value, "shape") and hasattr(value, "dtype")):
-        return value
+    if not (hasattr(value, "shape") and hasattr(value, "dtype")) or isinstance(value, np.generic):
+        return value  # numpy scalars (np.float32) are scalars
     dtype = value.dtype
     text = str(dtype)
     if text.startswith("torch."):
@@ -48,7 +54,8 @@ def _spec(value: Any) -> Any:
     return _Spec(value.shape, dtype)
 
 
-def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | int], name: str = "main",
+def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | int] = (),
+                   inplace: Sequence[str | int] = (), name: str = "main",
                    output: str | os.PathLike | None = None, relative_to: str | None = None,
                    kernel_source: tuple[str, str] | None = None, num_warps: int | None = None,
                    num_stages: int | None = None, target: str = "sm_80", **metaparams: Any) -> str:
@@ -59,11 +66,19 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     with ``kernel_source=(path, attribute)``). ``grid``: as at the launch, an int, a tuple of up
     to three ints, or a callable of the config's metaparameters
     (``lambda meta: (triton.cdiv(n, meta["BLOCK"]),)``). ``args``: the launch's positional
-    arguments, one per non-constexpr kernel parameter, in order. ``outputs``: the tensor
-    arguments the kernel writes, by parameter name (``"out_ptr"``) or by position in ``args``;
-    the host function returns them (new buffers: their contents before the launch are not
-    passed in) and takes the other tensors. ``metaparams``: the launch's keyword arguments
-    (constexpr values). ``name``: the host function (``@main``). ``output``: the ``.mlir`` file
+    arguments, one per non-constexpr kernel parameter, in order; as at a launch, positional
+    arguments may also give constexprs (they fill the ``def``'s parameters in order), a
+    parameter may be given by keyword (``X_ptr=x``), and one with a default in the ``def`` may
+    be left out (what ``triton.runtime.jit``'s binder accepts). ``outputs``: the tensor arguments
+    the kernel writes, by parameter name (``"out_ptr"``) or by position; the host function
+    returns them (new buffers: their contents before the launch are not passed in) and takes
+    the other tensors. ``inplace``: the tensor arguments the kernel reads and writes (``x +=
+    y``, a gradient stored over its input, a buffer written only in part): the host function
+    takes each like an input and returns it after the launch (the dispatch's result is tied to
+    its operand, IREE's in-place form); the host function's arguments are then the input and
+    in-place tensors in kernel parameter order. ``metaparams``: the launch's keyword
+    arguments (constexpr values, and ``num_warps``/``num_stages``). ``name``: the host
+    function (``@main``). ``output``: the ``.mlir`` file
     to write; the kernel's path is then written relative to it (``relative_to``: relative to
     that folder instead; neither: absolute). ``num_warps``/``num_stages``: for a kernel without
     ``triton.autotune`` (defaults 4 and 3). ``target`` only goes into the header comment.
@@ -72,12 +87,17 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     (an output that is not a tensor or not a parameter, arguments that do not fit the kernel,
     a kernel that cannot be imported), OSError when ``output`` cannot be written.
     """
-    names = _jt._unwrap(kernel).runtime_names  # the kernel's non-constexpr parameters, in order
+    k = _jt._unwrap(kernel)
+    names = k.runtime_names  # the kernel's non-constexpr parameters, in order
+    # A Python float argument is an fp32 scalar, as Triton's JIT types it (not jax-triton's
+    # fp64 for a value that fp32 does not hold exactly): rounded as the launch rounds it.
+    args = tuple(np.float32(a) if type(a) is float else a for a in _bind(k, args, metaparams))
     if len(args) != len(names):
         raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel has "
                                  f"{len(names)} non-constexpr parameters ({', '.join(names)})")
     wanted: list[str] = []
-    for o in outputs:
+    tied = [_param_name(o, names, "inplace") for o in inplace]
+    for o in list(outputs) + tied:
         if isinstance(o, int) and not isinstance(o, bool):
             if not 0 <= o < len(names):
                 raise _jt.JaxTritonError(f"outputs: position {o} is not an argument (there are {len(names)})")
@@ -85,15 +105,122 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
         if o not in names:
             raise _jt.JaxTritonError(f"outputs: '{o}' is not a non-constexpr parameter of the kernel ({', '.join(names)})")
         if o in wanted:
-            raise _jt.JaxTritonError(f"outputs: '{o}' is named twice")
-        if not (hasattr(args[names.index(o)], "shape") and hasattr(args[names.index(o)], "dtype")):
+            raise _jt.JaxTritonError(f"outputs/inplace: '{o}' is named twice")
+        if not isinstance(_spec(args[names.index(o)]), _Spec):
             raise _jt.JaxTritonError(f"outputs: '{o}' is {type(args[names.index(o)]).__name__}, not a tensor")
         wanted.append(o)
     if not wanted:
-        raise _jt.JaxTritonError("outputs names no parameter: the module would compute nothing")
+        raise _jt.JaxTritonError("outputs names no parameter (nor does inplace): the module would compute nothing")
     wanted.sort(key=names.index)
     inputs = [_spec(a) for p, a in zip(names, args) if p not in wanted]
     outs = [_spec(args[names.index(p)]) for p in wanted]
-    return _jt.triton_call_to_mlir(*inputs, kernel=kernel, out_shape=outs, grid=grid, output_params=wanted, name=name,
-                                   output=output, relative_to=relative_to, kernel_source=kernel_source,
-                                   num_warps=num_warps, num_stages=num_stages, target=target, **metaparams)
+    if not tied:
+        return _jt.triton_call_to_mlir(*inputs, kernel=kernel, out_shape=outs, grid=grid, output_params=wanted,
+                                       name=name, output=output, relative_to=relative_to, kernel_source=kernel_source,
+                                       num_warps=num_warps, num_stages=num_stages, target=target, **metaparams)
+    # In place: the module of the launch with the in-place tensors as zero-filled operands that
+    # the results are tied to (triton_call_to_mlir's zeroed outputs), whose host function then
+    # takes those tensors instead of making zeros.
+    if output is not None:
+        relative_to = os.path.dirname(os.path.abspath(os.fspath(output)))
+    text = _jt.triton_call_to_mlir(*inputs, kernel=kernel, out_shape=outs, grid=grid, output_params=wanted,
+                                   zeroed_outputs=[j for j, p in enumerate(wanted) if p in tied], name=name,
+                                   relative_to=relative_to, kernel_source=kernel_source, num_warps=num_warps,
+                                   num_stages=num_stages, target=target, **metaparams)
+    host = [p for p, a in zip(names, args) if (p not in wanted or p in tied) and _spec(a) is not a and a is not None]
+    text = _take_in_place(text, name or "main", host, tied)
+    if output is not None:
+        files.atomic_write(os.fspath(output), text)
+    return text
+
+
+def _param_name(o: str | int, names: list[str], what: str) -> str:
+    """Parameter ``o`` (a name, or a position among the non-constexpr parameters) by name."""
+    if isinstance(o, int) and not isinstance(o, bool):
+        if not 0 <= o < len(names):
+            raise _jt.JaxTritonError(f"{what}: position {o} is not an argument (there are {len(names)})")
+        return names[o]
+    return o
+
+
+def _bind(k: Any, args: tuple, metaparams: dict) -> tuple:
+    """The launch's arguments of the non-constexpr parameters, in order, as Triton's binder
+    fills the parameters: ``args`` in the order of the ``def`` (constexprs included: one given
+    by position moves into ``metaparams``), then those given by keyword (taken out of
+    ``metaparams``), then the ``def``'s defaults. ``args`` is returned as it is when it holds
+    exactly the non-constexpr parameters and no keyword names one."""
+    names = k.runtime_names
+    given = [n for n in names if n in metaparams]
+    if not given and len(args) == len(names):
+        return args
+    if len(args) > len(k.arg_names):
+        raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel '{k.name}' has "
+                                 f"{len(k.arg_names)} parameters ({', '.join(k.arg_names)})")
+    by_name = dict(zip(k.arg_names, args))
+    for n in list(by_name):
+        if n in k.constexpr_names:
+            if n in metaparams:
+                raise _jt.JaxTritonError(f"constexpr '{n}' is given twice (by position and by keyword)")
+            metaparams[n] = by_name.pop(n)
+    for n in given:
+        if n in by_name:
+            raise _jt.JaxTritonError(f"parameter '{n}' is given twice (by position and by keyword)")
+        by_name[n] = metaparams.pop(n)
+    out = []
+    for n in names:
+        if n in by_name:
+            out.append(by_name[n])
+        elif n in k.defaults:
+            out.append(k.defaults[n])
+        else:
+            raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s) and gives no argument for "
+                                     f"parameter '{n}'; kernel '{k.name}' has {len(names)} non-constexpr parameters "
+                                     f"({', '.join(names)})")
+    return tuple(out)
+
+
+def _take_in_place(text: str, func: str, order: list[str], tied: list[str]) -> str:
+    """``text`` (triton_call_to_mlir's module, the in-place tensors ``tied`` made with
+    ``flow.tensor.splat`` in kernel order) with ``@func`` taking those tensors as arguments
+    instead: its arguments become the tensors of ``order`` (kernel parameter names), each
+    splat's uses replaced by its argument. Rewritten with the IR bindings, printed by the
+    front end's printer (the generated header comments are kept)."""
+    from iree.compiler import ir
+
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("//")).replace(
+        "jax_triton.triton_call_to_mlir", "launch.launch_to_mlir (in place: " + ", ".join(tied) + ")", 1)
+    with new_context():
+        module = parse_source(SourceFile(text, "<launch_to_mlir>", "."))
+        fn = next(op for op in module.body.operations
+                  if op.operation.name == "util.func" and ir.StringAttr(op.attributes["sym_name"]).value == func)
+        block = fn.regions[0].blocks[0]
+        splats = [op for op in block.operations if op.operation.name == "flow.tensor.splat"]
+        old = list(block.arguments)
+        inputs = iter(old)
+        loc = ir.Location.unknown()
+        for p in order:
+            if p in tied:
+                splat = splats[tied.index(p)]
+                zero = splat.operands[0].owner
+                arg = block.add_argument(splat.results[0].type, loc)
+                splat.results[0].replace_all_uses_with(arg)
+                splat.operation.erase()
+                zero.erase()
+            else:
+                prev = next(inputs)
+                arg = block.add_argument(prev.type, loc)
+                prev.replace_all_uses_with(arg)
+        for _ in old:
+            block.erase_argument(0)
+        # The in-place tensors were zeroed outputs only to become operands: the group must not
+        # zero them (zero-fill-outputs would overwrite the data the kernel reads and writes).
+        for source in executable_sources(module):
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op)
+                if group.reset_to_zero:
+                    kept = [p for p in group.reset_to_zero if p not in tied]
+                    group.reset_to_zero = kept  # [] is explicit: none (not the autotuner's)
+                    group.write_into(op)
+        results = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
+        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], results))
+        return header + "\n" + print_module(module) + "\n"

@@ -21,7 +21,13 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
                     below)
 ``workload``        ``["M", "N"]``
 ``grid``            ``["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"]`` (canonical text)
-``tune_workload``   ``[tensor<4096x4096xf16>, 64 : i32]``
+``reset_to_zero``   ``["c_ptr"]`` (Triton form: ``{output}`` parameters) or ``[0 : i64]``
+                    (RFC form: result indices of the group's dispatches)
+``restore_value``   as ``reset_to_zero``
+``tune_workload``   ``[tensor<4096x4096xf16>, 64 : i32]`` (one workload; several:
+                    ``[[tensor<...>, ...], [tensor<...>, ...]]``)
+``choices``         ``[[[4096, 4096, 4096], @v2], [[8192, 128, 8192], @v8]]`` (workload
+                    values -> variant, frozen by pin-variants)
 ``default``         ``@v1``
 ``specialized``     ``[@v0_s, @v1_s]`` (one per variant, same order)
 ``divisible``       ``[2, 4]`` (constant ordinals a specialization assumes % 16 == 0)
@@ -86,6 +92,8 @@ SUGARED_OP_NAME = "hal.executable.autotuning.export"
 
 #: Config keys that are Triton compile options, not constexpr arguments (triton.Config fields).
 OPTION_NAMES = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+#: Triton's defaults of the options (``triton.Config``, the NVIDIA backend's options).
+OPTION_DEFAULTS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
 
 #: The signature type of a parameter the call passes ``None`` for (a constexpr None in Triton).
 NONE_TYPE = "none"
@@ -341,8 +349,59 @@ def _tune_attr(values: list[str]) -> ir.Attribute:
     )
 
 
-def _read_tune(attr) -> list[str]:
+def _read_tune_one(attr) -> list[str]:
     return [str(ir.TypeAttr(a).value) if isinstance(a, ir.TypeAttr) else str(a) for a in attr]
+
+
+def _tune_workloads_attr(workloads: list[list[str]]) -> ir.Attribute:
+    # One workload: its flat list (the spelling of every earlier release); several: a list of lists.
+    if len(workloads) == 1:
+        return _tune_attr(workloads[0])
+    return ir.ArrayAttr.get([_tune_attr(w) for w in workloads])
+
+
+def _read_tune(attr) -> list[list[str]]:
+    items = list(attr)
+    if items and all(isinstance(a, ir.ArrayAttr) for a in items):
+        return [_read_tune_one(a) for a in items]
+    return [_read_tune_one(items)]
+
+
+def _tune_sugar(workloads: list[list[str]], _indent: str) -> str:
+    if len(workloads) == 1:
+        return "tune_workload(" + ", ".join(workloads[0]) + ")"
+    return "tune_workload(" + ", ".join("[" + ", ".join(w) + "]" for w in workloads) + ")"
+
+
+def _choices_attr(choices) -> ir.Attribute:
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.ArrayAttr.get([_i64(v) for v in key]), ir.FlatSymbolRefAttr.get(v)]) for key, v in choices]
+    )
+
+
+def _read_choices(attr) -> list[tuple[tuple[int, ...], str]]:
+    out = []
+    for pair in attr:
+        key, sym = list(pair)
+        out.append((tuple(int(ir.IntegerAttr(i).value) for i in key), ir.FlatSymbolRefAttr(sym).value))
+    return out
+
+
+def _choices_sugar(choices, _indent: str) -> str:
+    return "choices(" + ", ".join("[" + ", ".join(str(v) for v in key) + "] = " + symbol(s) for key, s in choices) + ")"
+
+
+def _outputs_attr(items) -> ir.Attribute:
+    # reset_to_zero / restore_value: parameter names (Triton form) or result indices (RFC form).
+    return ir.ArrayAttr.get([_i64(i) if isinstance(i, int) else ir.StringAttr.get(i) for i in items])
+
+
+def _read_outputs(attr) -> list:
+    return [int(ir.IntegerAttr(a).value) if isinstance(a, ir.IntegerAttr) else ir.StringAttr(a).value for a in attr]
+
+
+def _outputs_sugar(name: str):
+    return lambda items, _: f"{name}(" + ", ".join(str(i) for i in items) + ")"
 
 
 def _configs_sugar(configs, indent: str) -> str:
@@ -406,8 +465,14 @@ CLAUSES: tuple[Clause, ...] = (
     _simple("workload", _strings, _read_strings, lambda w, _: "workload(" + ", ".join(w) + ")",
             "names of the dispatch's workload values"),
     _simple("grid", _strings, _read_strings, lambda g, _: "grid(" + ", ".join(g) + ")", "Triton's launch grid"),
-    _simple("tune_workload", _tune_attr, _read_tune, lambda t, _: "tune_workload(" + ", ".join(t) + ")",
-            "host-function arguments to tune with"),
+    _simple("reset_to_zero", _outputs_attr, _read_outputs, _outputs_sugar("reset_to_zero"),
+            "outputs zero-filled at every dispatch and before every timed run (Triton's reset_to_zero)"),
+    _simple("restore_value", _outputs_attr, _read_outputs, _outputs_sugar("restore_value"),
+            "in-place outputs restored around every timed run (Triton's restore_value)"),
+    _simple("tune_workload", _tune_workloads_attr, _read_tune, _tune_sugar,
+            "host-function arguments to tune with (one list per workload)"),
+    _simple("choices", _choices_attr, _read_choices, _choices_sugar,
+            "frozen choices per workload (the dispatch's workload values), by --tuning-results"),
     _simple("default", ir.FlatSymbolRefAttr.get, lambda a: ir.FlatSymbolRefAttr(a).value,
             lambda d, _: f"default({symbol(d)})", "the variant used until tuned"),
     Clause(
@@ -435,9 +500,15 @@ class AutotuneGroup:
     ``hal.executable.source``, or ``triton`` (path, kernel name) with ``signature``,
     ``configs``, ``workload`` and ``grid`` asks materialize-triton-variants to make them.
     ``configs`` are ordered ``(key, value)`` lists: constexpr values and the Triton options in
-    :data:`OPTION_NAMES`. ``tune_workload`` holds MLIR text of host-function arguments
-    (``"tensor<64x64xf16>"``, ``"7 : i32"``) used to tune when the host's own argument types are
-    dynamic. ``default`` is the variant used until tuned (a pinned choice after pin-variants).
+    :data:`OPTION_NAMES`. ``tune_workload`` holds, per tuning workload, MLIR text of
+    host-function arguments (``"tensor<64x64xf16>"``, ``"7 : i32"``) used to tune when the host's
+    own argument types are dynamic (several workloads: one choice each, as Triton's autotuner
+    keeps one per ``key``). ``choices`` maps the dispatch's workload values to a variant (a
+    frozen per-workload table; the dispatch falls back to ``default`` for other workloads). ``default`` is the variant used until tuned (a pinned choice after pin-variants).
+    ``reset_to_zero`` / ``restore_value`` (Triton's ``triton.autotune`` arguments): the
+    outputs zero-filled at every dispatch / restored around every timed run; names of
+    ``{output}`` parameters in the Triton form, result indices of the group's dispatches in the
+    RFC form (as jax-triton's ``zeroed_outputs``); ``[]`` says none (overriding the kernel's).
     ``extra``: attributes of a generic op outside the schema (kept, never printed sugared).
     """
 
@@ -448,7 +519,10 @@ class AutotuneGroup:
     configs: list[list[tuple[str, Any]]] | None = None
     workload: list[str] | None = None
     grid: list[str] | None = None
-    tune_workload: list[str] | None = None
+    reset_to_zero: list[str | int] | None = None
+    restore_value: list[str | int] | None = None
+    tune_workload: list[list[str]] | None = None
+    choices: list[tuple[tuple[int, ...], str]] | None = None
     default: str | None = None
     specialized: list[str] | None = None
     divisible: list[int] | None = None

@@ -183,7 +183,8 @@ def target_arch(attr: ir.Attribute | str) -> str | None:
 @dataclass
 class ObjectRef:
     """One ``#hal.executable.object``: ``path`` (a label when ``data`` is embedded) and
-    ``data``: PTX text (``str``), binary bytes (a cubin), or None (a file to find)."""
+    ``data``: text (``str``: PTX) when the embedded string is UTF-8, else bytes (a cubin, or a
+    string with escaped bytes that are not UTF-8), or None (a file to find)."""
 
     path: str | None
     data: str | bytes | None
@@ -236,7 +237,11 @@ def _read_object(text: str) -> ObjectRef:
     if "data" in fields:
         raw = fields["data"]
         if isinstance(raw, ir.StringAttr):
-            data = raw.value
+            raw_bytes = raw.value_bytes
+            try:
+                data = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError:  # an escaped byte that is not UTF-8 ("\A0"): binary data
+                data = raw_bytes
         else:
             data = np.array(ir.DenseIntElementsAttr(raw)).astype(np.int8).tobytes()
     return ObjectRef(path, data)

@@ -1,7 +1,8 @@
 """Discardable attributes that one pass leaves on an op for a later one (each is removed by
-the pass that consumes it, so none reaches iree-compile)."""
+the pass that consumes it, so none reaches iree-compile; except :data:`ZEROED_ATTR`, which
+marks host ops and stays, harmlessly: a module may be compiled again)."""
 
-__all__ = ["FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR"]
+__all__ = ["FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
 
 #: On a ``flow.dispatch`` whose variant is fixed (``autotune.choice = K : i32``): set by
 #: emit-autotune-initializer on the benchmark entries' copies of the host function, read by
@@ -17,3 +18,11 @@ SCRATCH_ATTR = "autotune.global_scratch"
 #: ``{"sm_80" = [threads, shared bytes], "sm_90a" = [...]}`` keyed by each object's PTX
 #: target, set by materialize-triton-variants, read (and removed) by split-architectures.
 TARGETS_ATTR = "autotune.targets"
+
+#: On the host op that makes a zero fill of a ``reset_to_zero`` output at a group's dispatch
+#: (``flow.tensor.splat``, or for floats the ``flow.tensor.bitcast`` of an integer one; a unit
+#: attribute): set by zero-fill-outputs (and by materialize-triton-variants,
+#: which applies the same rewrite to the Triton form), read by the benchmark entries of
+#: emit-autotune-initializer, which refill that operand with zeros before every timed run.
+#: IREE ignores it (a discardable attribute of an unregistered namespace).
+ZEROED_ATTR = "autotune.zeroed"

@@ -1,7 +1,6 @@
 """Benchmark entries that dispatch a group on fake buffers of their own.
 
-``@P.bench.K(%iters: index)`` runs variant ``K`` of a group ``1 + (iters - 1) * BENCH_UNROLL``
-times. It does not call the host function: it clones, from the host, only the side-effect-free
+``@P.bench.K(%iters: index)`` runs variant ``K`` of a group ``iters * BENCH_UNROLL`` times. It does not call the host function: it clones, from the host, only the side-effect-free
 ops that compute the dispatch's workload, scalar operands and dynamic sizes
 (:func:`autotune_export.ir.slicing.clone_slice`), with the host's arguments replaced by fake
 values of the tuning workload (``tensor.empty`` of the static type, cast to the host's type:
@@ -28,10 +27,10 @@ from iree.compiler.dialects import flow, tensor
 
 from autotune_export.contract import BENCH_UNROLL
 from autotune_export.ir import functions as fn
-from autotune_export.ir.markers import FIXED_CHOICE_ATTR
+from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.slicing import SliceError, clone_slice
 
-__all__ = ["DispatchOperands", "bench_entry", "splat_attr", "fake_element_error", "one_element"]
+__all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "splat_attr", "fake_element_error", "one_element"]
 
 
 @dataclass
@@ -118,7 +117,7 @@ def _dims_of(arguments, argument_dims) -> list[list]:
     return out
 
 
-def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point) -> list:
+def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point, *, check: bool = False) -> list:
     """Build ``util.func public @name(%iters: index) -> (one-element results...)`` at
     ``point`` (see the module doc) for the group dispatch ``dispatch`` inside function
     ``host``, fixed to ``variant`` (``autotune.choice``, read by lower-autotuning-dispatch).
@@ -127,18 +126,25 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
     attribute)``. Returns the entry's result types. Raises SliceError when the dispatch's
     sizes or scalars depend on something other than pure computations on the host's
     arguments.
+
+    With ``check``, the entry is ``@name() -> (results...)`` instead: one run of the variant
+    on the same fresh fake buffers, returning its whole results, so the runtime can compare
+    the variants' outputs before one wins (tuning must not pick a variant that computes
+    something else).
     """
     index = ir.IndexType.get()
     parts = DispatchOperands.of(dispatch)
     tied_args = {t for t in parts.tied if t >= 0}
     result_types = [_one_element_type(r.type) for r in dispatch.results]
     out_types = result_types * BENCH_UNROLL
+    if check:
+        out_types = [r.type for r in dispatch.results]
     entry_args = list(host.regions[0].blocks[0].arguments)
     host_types = [a.type for a in entry_args]
     fixed = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), variant)
 
     def body(args):
-        (iters,) = args
+        iters = args[0] if args else None
         c1 = fn.index_constant(1)
         mapping = {}
         for arg, t, (kind, fake) in zip(entry_args, host_types, host_fakes):
@@ -155,11 +161,21 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             """A new fake buffer for argument ``j``: a splat of an opaque fill value (behind a
             barrier, with ``tie``, the loop variable, so it cannot be hoisted out of the loop or
             merged with another buffer's). Float buffers are splat as integers of the same width
-            and bit-cast (host code has no f16/bf16/fp8 scalars)."""
+            and bit-cast (host code has no f16/bf16/fp8 scalars). The fill is zero for an
+            operand the host zero-fills (a ``reset_to_zero`` output: a fill marked
+            ``autotune.zeroed`` by zero-fill-outputs), as Triton's autotuner zeroes it before
+            every timed run; 1 or 0.5 otherwise."""
             t = parts.arguments[j].type
             elem = t.element_type
             bits = _fill_bits(elem) if isinstance(elem, ir.FloatType) else None
-            fill = fn.constant(ir.IntegerAttr.get(bits[0], bits[1]) if bits else splat_attr(elem))
+            owner = parts.arguments[j].owner
+            owner = owner.operation if isinstance(owner, ir.OpView) else owner
+            if isinstance(owner, ir.Operation) and ZEROED_ATTR in owner.attributes:
+                attr = ir.IntegerAttr.get(bits[0], 0) if bits else (
+                    ir.FloatAttr.get(elem, 0.0) if isinstance(elem, ir.FloatType) else ir.IntegerAttr.get(elem, 0))
+            else:
+                attr = ir.IntegerAttr.get(bits[0], bits[1]) if bits else splat_attr(elem)
+            fill = fn.constant(attr)
             value = fn.barrier([fill] + ([tie] if tie is not None else []))[0]
             if bits is None:
                 return flow.TensorSplatOp(t, value, dims[j]).result
@@ -171,7 +187,7 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
         filled = {j: fresh(j) for j, a in enumerate(parts.arguments)
                   if isinstance(a.type, ir.ShapedType) and j not in tied_args}
 
-        def run(inputs: dict, tie=None) -> list:
+        def run(inputs: dict, tie=None, whole: bool = False) -> list:
             operands = []
             for j, a in enumerate(parts.arguments):
                 if not isinstance(a.type, ir.ShapedType):
@@ -186,9 +202,16 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             for i, v in enumerate(new_operands):
                 clone.operands[i] = v
             clone.attributes[FIXED_CHOICE_ATTR] = fixed
-            return [one_element(r) for r in clone.results]
+            return list(clone.results) if whole else [one_element(r) for r in clone.results]
 
-        first = run(filled)
+        if check:
+            return run(filled, whole=True)
+        # The loop carries the one-element results of its last iteration; it always runs (the
+        # runtime never calls an entry with fewer than 1 iteration). Its initial values are
+        # zero constants, never returned: IREE 3.13 on CUDA fails to return values that come
+        # from outside such a loop when the dispatch writes in place (``ref is null`` in
+        # hal.buffer_view.create, seen on the H200), so no result is computed outside it.
+        inits = [fn.constant(_zeros(t)) for t in result_types] * BENCH_UNROLL
 
         def loop(i, _carried):
             # One barrier per input and iteration gives BENCH_UNROLL distinct copies of it.
@@ -200,10 +223,17 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
                 yields.extend(run(inputs, i))
             return yields
 
-        return fn.counted_loop(c1, iters, c1, first * BENCH_UNROLL, loop)
+        return fn.counted_loop(fn.index_constant(0), iters, c1, inits, loop)
 
-    fn.util_func(name, [index], out_types, body, ip=point)
+    fn.util_func(name, [] if check else [index], out_types, body, ip=point)
     return out_types
+
+
+def _zeros(t) -> ir.Attribute:
+    """A zero splat of static tensor type ``t`` (integer or float elements)."""
+    elem = t.element_type
+    zero = ir.IntegerAttr.get(elem, 0) if isinstance(elem, ir.IntegerType) else ir.FloatAttr.get(elem, 0.0)
+    return ir.DenseElementsAttr.get_splat(t, zero)
 
 
 def _one_element_type(t):
@@ -213,3 +243,63 @@ def _one_element_type(t):
 
 
 __all__ += ["SliceError"]
+
+
+def _fake_mapping(host, host_fakes: list) -> dict:
+    """Host entry-block argument -> its fake value (at the current insertion point):
+    ``tensor.empty`` of the static type (cast to the host's type) or the scalar constant."""
+    mapping = {}
+    for arg, (kind, fake) in zip(host.regions[0].blocks[0].arguments, host_fakes):
+        if kind == "scalar":
+            mapping[arg] = fn.constant(fake)
+        else:
+            value = tensor.EmptyOp(list(fake.shape), fake.element_type).result
+            mapping[arg] = tensor.CastOp(arg.type, value).result if fake != arg.type else value
+    return mapping
+
+
+def _as_i64(values: list) -> list:
+    from iree.compiler.dialects import arith
+
+    i64 = ir.IntegerType.get_signless(64)
+    return [arith.IndexCastOp(i64, v).result if isinstance(v.type, ir.IndexType) else v for v in values]
+
+
+def workload_entry(name: str, dispatch, host, host_fakes: list, point) -> int:
+    """``util.func public @name() -> (i64, ...)``: the workload values of ``dispatch`` (inside
+    ``host``) on the fake arguments ``host_fakes`` (as for :func:`bench_entry`), so the runtime
+    knows which bucket a tuning workload fills. Returns the number of values. Raises
+    SliceError as :func:`bench_entry` does."""
+    parts = DispatchOperands.of(dispatch)
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(_args):
+        mapping = clone_slice(parts.workload, _fake_mapping(host, host_fakes), ir.InsertionPoint.current)
+        return _as_i64([mapping[w] for w in parts.workload])
+
+    fn.util_func(name, [], [i64] * len(parts.workload), body, ip=point)
+    return len(parts.workload)
+
+
+def workload_of_entry(name: str, dispatch, host, point) -> bool:
+    """``util.func public @name(<host's arguments>) -> (i64, ...)``: the workload values of
+    ``dispatch`` for a live call of ``host`` with those arguments (only the pure ops that compute
+    them are cloned: :func:`autotune_export.ir.slicing.clone_slice`), so round-robin tuning
+    learns the bucket of a live call. Builds nothing and returns False when the workload depends
+    on anything else (a loop variable, an op with effects)."""
+    parts = DispatchOperands.of(dispatch)
+    inputs = [a.type for a in host.regions[0].blocks[0].arguments]
+    i64 = ir.IntegerType.get_signless(64)
+    entry_args = list(host.regions[0].blocks[0].arguments)
+    # Check the slice first, on a scratch function that is erased again.
+    scratch = ir.Module.create(loc=ir.Location.unknown())
+    try:
+        fn.util_func(name, inputs, [i64] * len(parts.workload),
+                     lambda args: _as_i64([clone_slice(parts.workload, dict(zip(entry_args, args)), ir.InsertionPoint.current)[w]
+                                           for w in parts.workload]),
+                     ip=ir.InsertionPoint(scratch.body))
+    except SliceError:
+        return False
+    for op in list(scratch.body.operations):
+        point.insert(op.detach_from_parent())
+    return True

@@ -7,12 +7,21 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``, symbo
   group's ``default``, else 0); lower-autotuning-dispatch feeds it to the condition chain;
 * ``util.func public @P.select(%variant: i32)`` -- sets the choice;
 * ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- runs the group's
-  dispatch, fixed to variant ``K``, ``1 + (iters - 1) * BENCH_UNROLL`` times on fake buffers
+  dispatch, fixed to variant ``K``, ``iters * BENCH_UNROLL`` times on fake buffers
   of its own (:mod:`autotune_export.passes.bench_entries`): the sizes and scalars come from
   the host function's pure computations on fake arguments of the tuning workload (the host's
   static argument types, or the group's ``tune_workload``); the host itself is not called, so
   tuning never changes the module's globals or runs user code with side effects. One call of
   many iterations amortizes the per-call overhead when timing;
+* per further tuning workload ``T`` (``tune_workload([...], [...])``), ``@P.bench.wT.K``;
+  per tuning workload ``@P.workload.T() -> (i64...)``, the dispatch's workload values on its
+  fake arguments; ``@P.workload_of(<host args>) -> (i64...)``, the same for a live call (when
+  they are pure size computations); ``@P.check.K() -> (results...)``, one run of variant ``K``
+  on fresh fake buffers of the first workload with whole results (the runtime's cross-check);
+* the run-time table of per-workload choices, ``workload_slots`` slots: globals
+  ``@P.slot.S.choice`` (i32, -1 = empty) and ``@P.slot.S.wJ`` (i64 keys), and
+  ``@P.slot.S.set(choice, w...)`` (:func:`autotune_export.contract.slot_names`);
+  lower-autotuning-dispatch compares each dispatch's workload with them;
 * ``util.func public @__autotune.flush_l2() -> tensor<1xi32>`` -- fills 256 MiB, for the
   runtime's ``flush_l2`` option;
 * ``util.func public @__autotune()`` -- runs every variant of every group once on fake data
@@ -33,7 +42,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, BENCH_UNROLL, FLUSH_L2_FUNCTION, REFLECTION_KEY, names_for
+from autotune_export.contract import AUTOTUNE_FUNCTION, BENCH_UNROLL, FLUSH_L2_FUNCTION, REFLECTION_KEY, bench_name, names_for, slot_names
 from autotune_export.ir import functions as fn
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import (
@@ -47,7 +56,8 @@ from autotune_export.ir.walk import (
     walk,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import SliceError, bench_entry, fake_element_error, one_element
+from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, fake_element_error, one_element, workload_entry, workload_of_entry
+from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from iree.compiler import ir
 from iree.compiler.dialects import flow
@@ -64,6 +74,18 @@ _TUNE_WORKLOAD_ATTR = "tune_workload"
 
 
 @dataclass
+class _Workload:
+    """One tuning workload of a group: per host argument its fake value (``("tensor", static
+    type)`` or ``("scalar", typed attribute)``) and its type as MLIR text; the bench entry per
+    variant; the entry returning the dispatch's workload values on it."""
+
+    fakes: list
+    tune_args: list[str]
+    benches: list[str]
+    workload: str = ""
+
+
+@dataclass
 class _GroupPlan:
     """What the pass emits for one group (everything checked before anything is built)."""
 
@@ -74,10 +96,21 @@ class _GroupPlan:
     default: int
     host: object
     site: object  # the flow.dispatch of the group whose benchmark is built
-    fakes: list  # per host argument: ("tensor", static type) or ("scalar", typed attribute)
-    tune_args: list[str]  # per host argument, the fake value's type (or scalar) as MLIR text
-    benches: list[str]  # bench.K entry per variant K
+    workloads: list[_Workload]  # empty when the group cannot be tuned on fake data
     configs: list = field(default_factory=list)  # per variant: its Triton config as [[key, value]] or None
+    fingerprints: list[str] = field(default_factory=list)
+    slots: list[str] = field(default_factory=list)  # setter entries of the per-workload table
+    workload_of: str = ""
+    arity: int = 0
+    checks: list[str] = field(default_factory=list)  # per variant, its check entry
+
+    @property
+    def benches(self) -> list[str]:
+        return self.workloads[0].benches if self.workloads else []
+
+    @property
+    def tune_args(self) -> list[str]:
+        return self.workloads[0].tune_args if self.workloads else []
 
 
 @register
@@ -86,6 +119,11 @@ class EmitAutotuneInitializer(ModulePass):
     name = "emit-autotune-initializer"
     summary = "add the choice globals, select and benchmark entries, and @__autotune"
 
+    #: Slots of each group's run-time table of per-workload choices (Triton keeps one choice
+    #: per distinct ``key``; here per distinct workload of the dispatch, exact values). The
+    #: tuning workloads fill the first slots, round-robin tuning the next ones (cyclically).
+    workload_slots: int = 8
+
     def apply(self, ctx: PassContext, module) -> None:
         if AUTOTUNE_FUNCTION in module_functions(module):
             return  # already emitted (idempotent)
@@ -93,8 +131,10 @@ class EmitAutotuneInitializer(ModulePass):
             plans = self._plan(ctx, module)
             if not plans:
                 return
+            sources = {sym_name(src): src for src in executable_sources(module)}
             for plan in plans:  # configs materialize-triton-variants saw (PassContext.variant_configs)
                 plan.configs = [_config_json(ctx.variant_configs.get((plan.exe, v))) for v in plan.group.variants]
+                plan.fingerprints = variant_fingerprints(sources[plan.exe], plan.group.variants, plan.configs, ctx.source.base_dir)
             point = ir.InsertionPoint(module.body)
             bench_calls: list[tuple[str, list]] = []  # (bench, result types)
             for plan in plans:
@@ -119,28 +159,25 @@ class EmitAutotuneInitializer(ModulePass):
                     raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
                 names = names_for(exe, group.name)
                 default = group.variants.index(group.default) if group.default else 0
-                host, site, tune = _host_call(group, op, exe, sites)
+                host, site, tunes = _host_call(group, op, exe, sites)
                 inputs, _ = fn.function_type(host)
-                untunable = _untunable(group, host, inputs) if tune is None else None
+                untunable = _untunable(group, host, inputs) if tunes is None else None
                 if untunable is not None:
                     # Builds without benchmark entries: strategies that need them skip the
                     # group; tuning on live calls (round-robin) still works.
                     ctx.emit_remark(Diagnostic("remark", untunable, group.location))
-                    tune = []
-                fakes = [_fake_arg(group, t, given) for t, given in zip(inputs, tune)]
-                plans.append(
-                    _GroupPlan(
-                        exe=exe,
-                        group=group,
-                        op=op,
-                        names=names,
-                        default=default,
-                        host=host,
-                        site=site,
-                        fakes=fakes,
-                        tune_args=[] if untunable else [a if a is not None else str(t) for a, t in zip(group.tune_workload or [None] * len(inputs), inputs)],
-                        benches=[] if untunable else [f"{names['bench']}.{k}" for k in range(len(group.variants))],
+                    tunes = []
+                texts = group.tune_workload or [[None] * len(inputs)]
+                workloads = [
+                    _Workload(
+                        fakes=[_fake_arg(group, t, given) for t, given in zip(inputs, tune)],
+                        tune_args=[a if a is not None else str(t) for a, t in zip(text, inputs)],
+                        benches=[bench_name(exe, group.name, w, k) for k in range(len(group.variants))],
                     )
+                    for w, (tune, text) in enumerate(zip(tunes, texts))
+                ]
+                plans.append(
+                    _GroupPlan(exe=exe, group=group, op=op, names=names, default=default, host=host, site=site, workloads=workloads)
                 )
         return plans
 
@@ -159,16 +196,48 @@ class EmitAutotuneInitializer(ModulePass):
             return []
 
         fn.util_func(names["select"], [i32], [], select, ip=point)
-        for k, bench in enumerate(plan.benches):
+        for w, work in enumerate(plan.workloads):
             try:
-                out_types = bench_entry(bench, plan.site, plan.host, plan.fakes, k, point)
+                for k, bench in enumerate(work.benches):
+                    out_types = bench_entry(bench, plan.site, plan.host, work.fakes, k, point)
+                    bench_calls.append((bench, out_types))
+                if w == 0:  # cross-checking runs on the first workload
+                    for k in range(len(plan.group.variants)):
+                        plan.checks.append(f"{names['check']}.{k}")
+                        bench_entry(plan.checks[-1], plan.site, plan.host, work.fakes, k, point, check=True)
+                work.workload = f"{names['workload']}.{w}"
+                workload_entry(work.workload, plan.site, plan.host, work.fakes, point)
             except SliceError as err:
                 raise DiagnosticError.at(
                     plan.group.location,
                     f"cannot tune @{plan.group.name} on fake data: the workload, scalars or sizes of its dispatch in "
                     f"@{sym_name(plan.host)} cannot be computed from the host's arguments alone ({err})",
                 ) from None
-            bench_calls.append((bench, out_types))
+        plan.arity = len(DispatchOperands.of(plan.site).workload)
+        if workload_of_entry(names["workload_of"], plan.site, plan.host, point):
+            plan.workload_of = names["workload_of"]
+        if plan.arity and self.workload_slots > 0:
+            self._emit_slots(plan, point)
+
+    def _emit_slots(self, plan: _GroupPlan, point) -> None:
+        """The run-time table of per-workload choices: per slot ``s`` an i32 global ``choice``
+        (-1: empty), one i64 global per workload value and ``set(choice, w...)``.
+        lower-autotuning-dispatch reads them at every dispatch site of the group."""
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        for slot in range(self.workload_slots):
+            names = slot_names(plan.exe, plan.group.name, slot, plan.arity)
+            fn.global_(names["choice"], i32, mutable=True, initial_value=ir.IntegerAttr.get(i32, -1), ip=point)
+            for key in names["keys"]:
+                fn.global_(key, i64, mutable=True, initial_value=ir.IntegerAttr.get(i64, 0), ip=point)
+
+            def setter(args, names=names):
+                for value, key in zip(args[1:], names["keys"]):
+                    fn.store_global(value, key)
+                fn.store_global(args[0], names["choice"])
+                return []
+
+            fn.util_func(names["set"], [i32] + [i64] * plan.arity, [], setter, ip=point)
+            plan.slots.append(names["set"])
 
     # ----- shared --------------------------------------------------------------------------
     def _emit_flush_l2(self, point) -> None:
@@ -202,6 +271,12 @@ class EmitAutotuneInitializer(ModulePass):
                 "unroll": BENCH_UNROLL,
                 "tune_args": p.tune_args,
                 "configs": p.configs or [None] * len(p.group.variants),
+                "workloads": [{"tune_args": w.tune_args, "bench": w.benches, "workload": w.workload} for w in p.workloads],
+                "slots": p.slots,
+                "workload_of": p.workload_of,
+                "arity": p.arity,
+                "fingerprints": p.fingerprints,
+                "check": p.checks,
             }
             for p in plans
         ]
@@ -228,10 +303,10 @@ def _config_json(config) -> list | None:
 
 
 def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
-    """``(host, site, tune)``: the host function holding the first dispatch of ``group``, that
-    dispatch, and per host argument its ``tune_workload`` attribute (a ``TypeAttr`` of a
-    static tensor type or a typed scalar; None per argument of a static tensor type without
-    tune_workload). ``tune`` is None when the host's arguments cannot be made from fake data
+    """``(host, site, tunes)``: the host function holding the first dispatch of ``group``, that
+    dispatch, and per tuning workload, per host argument its ``tune_workload`` attribute (a
+    ``TypeAttr`` of a static tensor type or a typed scalar; one workload of None per argument
+    of a static tensor type without tune_workload). ``tunes`` is None when the host's arguments cannot be made from fake data
     (see :func:`_untunable`). Raises DiagnosticError (at the group) when no host dispatches the
     group or ``tune_workload`` does not fit the host."""
 
@@ -247,27 +322,34 @@ def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
     host_name = sym_name(host)
     inputs, _ = fn.function_type(host)
     if group.tune_workload is not None:
-        if len(group.tune_workload) != len(inputs):
-            raise DiagnosticError.at(
-                group.location,
-                f"tune_workload gives {_count(len(group.tune_workload), 'value')}, but host function @{host_name} takes {_count(len(inputs), 'argument')}",
-            )
         attrs = list(ir.ArrayAttr(op.attributes[_TUNE_WORKLOAD_ATTR]))
-        tune = []
-        for i, (given, attr, t) in enumerate(zip(group.tune_workload, attrs, inputs)):
-            if isinstance(attr, ir.TypeAttr):
-                gt = ir.TypeAttr(attr).value
-                if not isinstance(t, ir.RankedTensorType) or not isinstance(gt, ir.RankedTensorType) or not _compatible(gt, t):
-                    raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{host_name} ({t})")
-                if not gt.has_static_shape:
-                    raise DiagnosticError.at(group.location, f"tune_workload value {i} ({given}) must have a static shape")
-            elif attr.type != t:
-                raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}")
-            tune.append(attr)
-        return host, site, tune
+        nested = [list(ir.ArrayAttr(a)) for a in attrs] if attrs and all(isinstance(a, ir.ArrayAttr) for a in attrs) else [attrs]
+        return host, site, [_tune_values(group, values, texts, inputs, host_name) for values, texts in zip(nested, group.tune_workload)]
     if _untunable(group, host, inputs) is not None:
         return host, site, None
-    return host, site, [None] * len(inputs)
+    return host, site, [[None] * len(inputs)]
+
+
+def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inputs, host_name: str) -> list:
+    """The attributes of one ``tune_workload`` workload, checked against the host's argument
+    types. Raises DiagnosticError (at the group) when they do not fit."""
+    if len(given_texts) != len(inputs):
+        raise DiagnosticError.at(
+            group.location,
+            f"tune_workload gives {_count(len(given_texts), 'value')}, but host function @{host_name} takes {_count(len(inputs), 'argument')}",
+        )
+    tune = []
+    for i, (given, attr, t) in enumerate(zip(given_texts, attrs, inputs)):
+        if isinstance(attr, ir.TypeAttr):
+            gt = ir.TypeAttr(attr).value
+            if not isinstance(t, ir.RankedTensorType) or not isinstance(gt, ir.RankedTensorType) or not _compatible(gt, t):
+                raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{host_name} ({t})")
+            if not gt.has_static_shape:
+                raise DiagnosticError.at(group.location, f"tune_workload value {i} ({given}) must have a static shape")
+        elif attr.type != t:
+            raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}")
+        tune.append(attr)
+    return tune
 
 
 def _untunable(group: AutotuneGroup, host, inputs) -> str | None:

@@ -38,7 +38,7 @@ from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.contract import names_for
+from autotune_export.contract import names_for, slot_names
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
 from iree.compiler import ir
 from iree.compiler.dialects import arith, hal
@@ -46,6 +46,73 @@ from iree.compiler.dialects import arith, util
 from iree.compiler.dialects import arith
 
 __all__ = ["LowerAutotuningDispatch"]
+
+
+def _slots(exe: str, group: str, globals_present: set) -> list[dict]:
+    """The slots of ``@exe::@group``'s run-time table that emit-autotune-initializer made
+    (:func:`autotune_export.contract.slot_names`), in order; empty without them."""
+    out = []
+    while True:
+        probe = slot_names(exe, group, len(out), 0)
+        if probe["choice"] not in globals_present:
+            return out
+        arity = 0
+        while f"{probe['choice'][:-len('.choice')]}.w{arity}" in globals_present:
+            arity += 1
+        out.append(slot_names(exe, group, len(out), arity))
+
+
+@dataclass
+class _WorkloadTable:
+    """A group's choices per workload: ``frozen`` (workload values -> variant index, from the
+    op's ``choices(...)``) and the run-time ``slots`` (globals filled by tuning). At a dispatch
+    site the choice is the first of: a filled slot whose key equals the dispatch's workload
+    values, a frozen entry equal to them, the group's choice global (the default)."""
+
+    frozen: list
+    slots: list
+    group: AutotuneGroup
+
+    @property
+    def empty(self) -> bool:
+        return not self.frozen and not self.slots
+
+    def select(self, default, workload: list, dispatch):
+        """The i32 choice for a dispatch with ``workload`` (index values), starting from
+        ``default`` (i32), built at the current insertion point. Raises DiagnosticError when a
+        frozen workload has another number of values than the dispatch."""
+        if self.empty:
+            return default
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        values = [arith.IndexCastOp(i64, w).result for w in workload]
+        choice = default
+        for key, k in reversed(self.frozen):
+            if len(key) != len(values):
+                raise DiagnosticError.at(
+                    self.group.location,
+                    f"choices(...) of @{self.group.name} gives {len(key)} workload values, but its dispatch at "
+                    f"{location_of(dispatch.location)} has {len(values)}",
+                )
+            hit = _all_equal(values, [arith.ConstantOp(i64, v).result for v in key])
+            choice = arith.SelectOp(hit, arith.ConstantOp(i32, k).result, choice).result
+        zero = arith.ConstantOp(i32, 0).result if self.slots else None
+        for slot in reversed(self.slots):
+            if len(slot["keys"]) != len(values):
+                continue
+            filled = util.GlobalLoadOp(i32, ir.FlatSymbolRefAttr.get(slot["choice"])).result
+            keys = [util.GlobalLoadOp(i64, ir.FlatSymbolRefAttr.get(k)).result for k in slot["keys"]]
+            hit = _all_equal(values, keys, arith.CmpIOp(arith.CmpIPredicate.sge, filled, zero).result)
+            choice = arith.SelectOp(hit, filled, choice).result
+        return choice
+
+
+def _all_equal(a: list, b: list, start=None):
+    """i1: ``start`` (if given) and every ``a[i] == b[i]`` (true for empty lists)."""
+    out = start
+    for x, y in zip(a, b):
+        eq = arith.CmpIOp(arith.CmpIPredicate.eq, x, y).result
+        out = eq if out is None else arith.AndIOp(out, eq).result
+    return out if out is not None else arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
 
 
 
@@ -61,6 +128,7 @@ class LowerAutotuningDispatch(ModulePass):
         member_of: dict[tuple[str, str], tuple[str, int]] = {}
         group_ops = []
         scratch_of: dict[tuple[str, str], list] = {}
+        tables: dict[tuple[str, str], _WorkloadTable] = {}
         globals_present = {sym_name(op.operation) for op in module.body.operations if op.operation.name == "util.global"}
         for source in executable_sources(module):
             exe = sym_name(source)
@@ -78,6 +146,11 @@ class LowerAutotuningDispatch(ModulePass):
                     chain.append((v, k, False))
                 guarded = group.specialized is not None
                 chains[(exe, group.name)] = (chain[0][0], choice if choice in globals_present else None, (group.divisible or [], group.equal_one or []) if guarded else None, group.variants.index(group.default) if group.default else 0)
+                tables[(exe, group.name)] = _WorkloadTable(
+                    frozen=[(key, group.variants.index(v)) for key, v in group.choices or []],
+                    slots=_slots(exe, group.name, globals_present),
+                    group=group,
+                )
                 for k, v in enumerate(group.variants):
                     member_of[(exe, v)] = (chain[0][0], k, (group.divisible or [], group.equal_one or []) if guarded else None)
                 needs = [exports[name] for name, _, _ in chain if SCRATCH_ATTR in exports[name].attributes]
@@ -95,10 +168,11 @@ class LowerAutotuningDispatch(ModulePass):
             exe, name = refs[0]
             if (exe, name) in chains:
                 head, choice_global, divisible, default = chains[(exe, name)]
+                table = tables[(exe, name)]
                 if FIXED_CHOICE_ATTR in dispatch.attributes:
                     # A benchmark's copy of the host: the variant is fixed, not the global's.
-                    choice_global, default = None, int(dispatch.attributes[FIXED_CHOICE_ATTR].value)
-                self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)))
+                    choice_global, default, table = None, int(dispatch.attributes[FIXED_CHOICE_ATTR].value), None
+                self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)), table)
             elif (exe, name) in member_of:
                 head, k, divisible = member_of[(exe, name)]
                 self._rewrite(dispatch, exe, head, None, k, divisible, scratch_of.get((exe, name)))
@@ -140,18 +214,24 @@ class LowerAutotuningDispatch(ModulePass):
             export.attributes["condition_fallback"] = ir.FlatSymbolRefAttr.get(next_export)
 
     def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None,
-                 divisible: list[int] | None = None, scratch: list | None = None) -> None:
+                 divisible: list[int] | None = None, scratch: list | None = None, table: "_WorkloadTable | None" = None) -> None:
 
         with dispatch.context, dispatch.location:
             point = ir.InsertionPoint(dispatch)
             index = ir.IndexType.get()
             i32 = ir.IntegerType.get_signless(32)
             with point:
-                if choice_global is not None:
-                    loaded = util.GlobalLoadOp(i32, ir.FlatSymbolRefAttr.get(choice_global)).result
-                    choice = arith.IndexCastOp(index, loaded).result
-                else:
+                if choice_global is None and (table is None or table.empty):
                     choice = arith.ConstantOp(index, constant or 0).result
+                else:
+                    if choice_global is not None:
+                        loaded = util.GlobalLoadOp(i32, ir.FlatSymbolRefAttr.get(choice_global)).result
+                    else:
+                        loaded = arith.ConstantOp(i32, constant or 0).result
+                    if table is not None:
+                        nwork = list(dispatch.attributes["operandSegmentSizes"])[0]
+                        loaded = table.select(loaded, list(dispatch.operands)[:nwork], dispatch)
+                    choice = arith.IndexCastOp(index, loaded).result
             segments = list(dispatch.attributes["operandSegmentSizes"])
             operands = list(dispatch.operands)
             nwork = segments[0]

@@ -3,16 +3,19 @@
 For every ``hal.executable.autotuning.export`` in the Triton form:
 
 1. load the kernel file and check the signature against the kernel's parameters;
-2. expand the configs (the group's, else the ``triton.autotune`` configs of the kernel),
-   apply ``triton.heuristics``, and compile every config with ``triton.compile`` for the
-   target (in parallel, through the content-addressed cache of :mod:`..triton_compile`);
+2. expand the configs (the group's, else the ``triton.autotune`` configs of the kernel after
+   its ``prune_configs_by``, one remark per config pruned), apply ``triton.heuristics``, and
+   compile every config with ``triton.compile`` for the target (in parallel, through the
+   content-addressed cache of :mod:`..triton_compile`);
 3. prune configs that cannot run (shared memory over the target's limit, ``num_ctas > 1``,
    compile errors, and what :func:`..abi.refusal` names: cooperative launch, host-side TMA
    descriptors, profile scratch), one remark each;
 4. link the surviving PTX into ONE module (IREE takes one object per external variant),
    parameters in IREE's order (:mod:`..abi`: narrow scalars widened to 32 bits, 64-bit
    scalars split into two 32-bit constants, Triton's hidden global scratch kept as the last
-   binding when a variant needs it, the other hidden pointers dropped), checked with ptxas;
+   binding when a variant needs it, the other hidden pointers dropped); ptxas checks what
+   the linker changed (each variant was assembled in ``triton.compile``), or assembles the
+   whole module for ``object_format=cubin``;
 5. add one ``hal.executable.export`` per variant (identical layout, count region from the
    grid, ``workgroup_size = [num_warps * 32, 1, 1]``, ``workgroup_local_memory = shared``;
    variants that need global scratch carry ``autotune.global_scratch = [bytes per program,
@@ -27,6 +30,12 @@ pointers, then its ``{output}`` pointers) must have the pointer's element type
 (:data:`POINTER_ELEMENT_TYPES`); an ``{output}`` pointer must be bound to a result (an untied
 one, or an operand tied to a result, ``-> %x``), and so must every pointer the kernel writes
 (from its TTIR): IREE treats a dispatch's operands as immutable.
+
+``reset_to_zero`` / ``restore_value`` (the op's clauses, else the kernel's
+``triton.autotune(reset_to_zero=..., restore_value=...)``) are applied to the dispatches before
+their bindings are planned: :func:`autotune_export.passes.zero_outputs.zero_fill_triton` ties
+every output of a zero-filled group to a new operand at its place in the signature (a zero
+fill for the zeroed ones); the materialized group keeps them as result indices.
 
 What cannot run is refused before anything compiles: more than
 :data:`~autotune_export.cuda.targets.MAX_BINDINGS` bindings or
@@ -49,7 +58,7 @@ from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.support.diagnostics import location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.walk import (
@@ -61,6 +70,7 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
+from autotune_export.passes import zero_outputs
 from iree.compiler import ir
 
 __all__ = ["MaterializeTritonVariants"]
@@ -126,6 +136,28 @@ def _dispatch_bindings(d) -> list[_Binding]:
     return out
 
 
+def _outputs_by_result(d, pointers, outputs: list[str], operands: list) -> frozenset | None:
+    """The in-place outputs of dispatch ``d`` read off its results: result ``j`` is output
+    ``j`` (the signature's ``{output}`` pointers, in order), so a tied result names its output.
+    None when that reading does not apply (not one result per output, no tied result) or
+    contradicts the binding order (the operand a result is tied to is not where the signature
+    puts that output among the operand bindings); the caller then searches."""
+    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
+    if len(d.results) != len(outputs) or not any(t >= 0 for t in tied):
+        return None
+    segments = list(d.attributes["operandSegmentSizes"])
+    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+    tensor_index = {i: sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType)) for i in range(len(args))}
+    names = frozenset(outputs[j] for j, t in enumerate(tied) if t >= 0)
+    order = [p.name for p in pointers if not p.output or p.name in names]
+    if len(order) != len(operands):
+        return None
+    for j, t in enumerate(tied):
+        if t >= 0 and order.index(outputs[j]) != tensor_index.get(t):
+            return None
+    return names
+
+
 def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozenset:
     """Names of the ``{output}`` pointers the dispatches write in place: passed as a tensor
     operand with a result tied to it (``(%x, %y, %n) -> %x`` for ``x_ptr: *fp32 {output}``).
@@ -133,8 +165,11 @@ def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozens
     IREE binds the tensor operands first, then the untied results; so with ``k`` more tensor
     operands than plain pointers, ``k`` outputs are operands. They are the outputs ``T`` for
     which the operand bindings (plain pointers and ``T``, in signature order) put each output of
-    ``T`` on an operand that a result is tied to, leaving as many outputs as untied results;
-    the first such ``T`` in signature order. Every dispatch must agree. Raises DiagnosticError
+    ``T`` on an operand that a result is tied to, leaving as many outputs as untied results.
+    When the dispatch has one result per output, result ``j`` is output ``j`` and the tied
+    results say which (:func:`_outputs_by_result`: ``(%x, %hist) -> (tensor, %hist)`` for
+    ``(x, acc {output}, hist {output})`` ties ``hist``, though ``acc`` would fit the operand
+    order as well); otherwise the first such ``T`` in signature order. Every dispatch must agree. Raises DiagnosticError
     at the dispatch when two dispatches tie different outputs."""
     pointers = [p for p in group.signature if p.is_pointer]
     outputs = [p.name for p in pointers if p.output]
@@ -145,7 +180,10 @@ def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozens
         untied = len(bindings) - len(operands)
         k = len(operands) - sum(1 for p in pointers if not p.output)
         choice: frozenset = frozenset()
-        if 0 < k <= len(outputs) and len(outputs) - k == untied:
+        by_result = _outputs_by_result(d, pointers, outputs, operands)
+        if by_result is not None:
+            choice = by_result
+        elif 0 < k <= len(outputs) and len(outputs) - k == untied:
             for names in itertools.combinations(outputs, k):
                 order = [p.name for p in pointers if not p.output or p.name in names]
                 if all(operands[order.index(n)].is_result for n in names):
@@ -166,6 +204,287 @@ def _mlir_spelling(triton_type: str) -> str:
     if triton_type.startswith(("fp", "bf")):
         return {16: f"{'bf16' if triton_type == 'bf16' else 'f16'}", 32: "f32 or i32", 64: "f64 or i64"}[bits]
     return {1: "i1", 8: "i8", 16: "i16", 32: "i32 or f32", 64: "i64 or f64"}[bits]
+
+
+def _config_entries(cfg: dict) -> list[tuple[str, Any]]:
+    """A config of :attr:`LoadedKernel.default_configs` as the group's entries: its constexpr
+    values, then the options it sets (num_warps, num_stages, num_ctas, maxnreg)."""
+    entries = list(cfg.get("kwargs", {}).items())
+    for opt in OPTION_NAMES:
+        if cfg.get(opt) is not None:
+            entries.append((opt, cfg[opt]))
+    return entries
+
+
+def _config_text(entries) -> str:
+    return "{" + ", ".join(f"{k} = {v}" for k, v in entries) + "}"
+
+
+# --------------------------------------------------------------------------------------------
+# Scalar arguments the tuning workload determines (what prune_configs_by may read)
+
+_UNKNOWN = object()
+
+
+def _signed(value: int, width: int | None) -> int:
+    """``value`` wrapped to a signed ``width``-bit integer (i1: 0 or 1); unchanged for None."""
+    if width is None:
+        return value
+    if width == 1:
+        return value & 1
+    m = 1 << width
+    value %= m
+    return value - m if value >= m >> 1 else value
+
+
+def _width(t) -> int | None:
+    if isinstance(t, ir.IndexType):
+        return 64
+    if isinstance(t, ir.IntegerType):
+        return t.width
+    return None
+
+
+def _scalar_attr(a):
+    if isinstance(a, ir.BoolAttr):
+        return bool(a.value)
+    if isinstance(a, (ir.IntegerAttr, ir.FloatAttr)):
+        return a.value
+    return _UNKNOWN
+
+
+def _div_trunc(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+#: Integer ops of the arith dialect, on Python ints (operands of the ``...ui`` ops read unsigned).
+_INT_OPS = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
+    "arith.divsi": _div_trunc, "arith.divui": lambda a, b: a // b, "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": lambda a, b: -((-a) // b), "arith.ceildivui": lambda a, b: -((-a) // b),
+    "arith.remsi": lambda a, b: a - b * _div_trunc(a, b), "arith.remui": lambda a, b: a % b,
+    "arith.maxsi": max, "arith.minsi": min, "arith.maxui": max, "arith.minui": min,
+    "arith.andi": lambda a, b: a & b, "arith.ori": lambda a, b: a | b, "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b, "arith.shrsi": lambda a, b: a >> b, "arith.shrui": lambda a, b: a >> b,
+}
+_FLOAT_OPS = {
+    "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b, "arith.mulf": lambda a, b: a * b,
+    "arith.divf": lambda a, b: a / b, "arith.maximumf": max, "arith.minimumf": min, "arith.maxnumf": max,
+    "arith.minnumf": min,
+}
+
+
+def _evaluate(value, entry, workload, depth: int = 0):
+    """The Python value of the host's SSA ``value`` on the tuning workload: ``entry`` is the
+    host function's entry block, ``workload`` one tune_workload (a list of attributes, one per
+    host argument) or None. Follows constants, host arguments with a tune_workload scalar,
+    ``tensor.dim`` of a static shape (the value's type, or the argument's tune_workload type),
+    and arith's integer/float arithmetic, comparisons of integers, casts and select; anything else
+    is ``_UNKNOWN``."""
+    if depth > 64:
+        return _UNKNOWN
+    if isinstance(value, ir.BlockArgument):
+        if value.owner != entry or workload is None or value.arg_number >= len(workload):
+            return _UNKNOWN
+        return _scalar_attr(workload[value.arg_number])
+    op = value.owner
+    name = op.operation.name
+    operands = list(op.operands)
+    if name == "arith.constant":
+        return _scalar_attr(op.attributes["value"])
+    if name == "tensor.dim":
+        index = _evaluate(operands[1], entry, workload, depth + 1)
+        if not isinstance(index, int) or isinstance(index, bool):
+            return _UNKNOWN
+        src = operands[0]
+        shaped = src.type
+        if isinstance(src, ir.BlockArgument) and src.owner == entry and workload is not None and src.arg_number < len(workload):
+            given = workload[src.arg_number]
+            if isinstance(given, ir.TypeAttr):
+                shaped = given.value
+        if not isinstance(shaped, ir.RankedTensorType) or not 0 <= index < shaped.rank or shaped.is_dynamic_dim(index):
+            return _UNKNOWN
+        return shaped.shape[index]
+    args = [_evaluate(o, entry, workload, depth + 1) for o in operands]
+    if any(a is _UNKNOWN for a in args):
+        return _UNKNOWN
+    out_width = _width(value.type)
+    in_width = _width(operands[0].type) if operands else None
+    try:
+        if name in _INT_OPS:
+            a, b = args
+            if name.endswith("ui") and in_width is not None:
+                a, b = a % (1 << in_width), b % (1 << in_width)
+            return _signed(_INT_OPS[name](int(a), int(b)), out_width)
+        if name in _FLOAT_OPS:
+            return _FLOAT_OPS[name](float(args[0]), float(args[1]))
+        if name == "arith.negf":
+            return -float(args[0])
+        if name == "arith.select":
+            return args[1] if args[0] else args[2]
+        if name == "arith.cmpi":
+            a, b = int(args[0]), int(args[1])
+            predicate = int(op.attributes["predicate"].value)  # arith::CmpIPredicate: eq ne slt sle sgt sge ult ule ugt uge
+            if predicate >= 6 and in_width is not None:
+                a, b = a % (1 << in_width), b % (1 << in_width)
+            return [a == b, a != b, a < b, a <= b, a > b, a >= b, a < b, a <= b, a > b, a >= b][predicate]
+        if name in ("arith.index_cast", "arith.extsi", "arith.trunci"):
+            return _signed(int(args[0]), out_width)
+        if name in ("arith.index_castui", "arith.extui"):
+            return _signed(int(args[0]) % (1 << in_width), out_width) if in_width else _UNKNOWN
+        if name == "arith.sitofp":
+            return float(args[0])
+        if name == "arith.uitofp":
+            return float(int(args[0]) % (1 << in_width)) if in_width else _UNKNOWN
+        if name in ("arith.fptosi", "arith.fptoui"):
+            return int(args[0])
+        if name in ("arith.extf", "arith.truncf"):
+            return float(args[0])
+    except (ArithmeticError, ValueError, TypeError):
+        return _UNKNOWN
+    return _UNKNOWN
+
+
+def _as_parameter(triton_type: str, value):
+    """``value`` as the kernel receives a scalar of ``triton_type``: a bool for ``u1``/``i1``,
+    an int wrapped to the type's width (unsigned for ``uN``), a float (rounded to fp32/fp16)."""
+    import struct
+
+    if triton_type in ("u1", "i1"):
+        return bool(value)
+    if triton_type.startswith(("i", "u")):
+        if isinstance(value, float):
+            return _UNKNOWN
+        width = int(triton_type[1:])
+        return int(value) % (1 << width) if triton_type.startswith("u") else _signed(int(value), width)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _UNKNOWN
+    if triton_type in ("fp32", "fp16"):
+        fmt = "f" if triton_type == "fp32" else "e"
+        try:
+            return struct.unpack(fmt, struct.pack(fmt, float(value)))[0]
+        except OverflowError:
+            return float("inf") if value > 0 else float("-inf")
+    return float(value)
+
+
+def _tune_workloads(op) -> list:
+    """The group's tune_workload attribute as one list of attributes per workload (one or
+    several); ``[None]`` without one."""
+    if "tune_workload" not in op.attributes:
+        return [None]
+    items = list(op.attributes["tune_workload"])
+    if items and all(isinstance(a, ir.ArrayAttr) for a in items):
+        return [list(a) for a in items]
+    return [items]
+
+
+def _workload_scalars(source, op, group: AutotuneGroup) -> dict[str, Any]:
+    """Values of the group's scalar parameters, by name, where the tuning workload determines
+    them: the operand the group's first ``flow.dispatch`` (the one its tuning entries replay)
+    passes, evaluated by :func:`_evaluate` on each tune_workload (or on the host's own static
+    argument types without one); a parameter is known when every workload gives it the same
+    value. Others are left out."""
+    from autotune_export.ir.walk import enclosing_function
+
+    exe = sym_name(source)
+    module = source.parent
+    site = next((d for d in dispatch_sites(module) if (exe, group.name) in entry_point_refs(d)), None)
+    host = enclosing_function(site) if site is not None else None
+    if host is None:
+        return {}
+    segments = list(site.attributes["operandSegmentSizes"])
+    given = [a for a in list(site.operands)[segments[0] : segments[0] + segments[1]] if not isinstance(a.type, ir.RankedTensorType)]
+    scalars = [p for p in group.signature if not p.is_pointer and not p.is_none]
+    if len(given) != len(scalars):
+        return {}
+    entry = host.regions[0].blocks[0]
+    known: dict[str, Any] = {}
+    for p, v in zip(scalars, given):
+        values = [_evaluate(v, entry, w) for w in _tune_workloads(op)]
+        values = [_UNKNOWN if x is _UNKNOWN else _as_parameter(p.type, x) for x in values]
+        if values and all(x is not _UNKNOWN and x == values[0] for x in values):
+            known[p.name] = values[0]
+    return known
+
+
+def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> None:
+    """Fill the group's ``reset_to_zero`` / ``restore_value`` (each one the op omits) from the
+    kernel's outermost ``triton.autotune`` (``AutotuneWrapper``): the op's clause wins, as a
+    call's explicit argument does. As in Triton's autotuner, a name the call passes None for is
+    skipped, and a user ``pre_hook`` replaces both (a remark says so: autotune-export cannot run
+    the hook). Raises DiagnosticError at the group for a name that is not an ``{output}`` pointer
+    of the signature (only what a dispatch returns can be zero-filled or restored)."""
+    tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
+    if tuner is None or (group.reset_to_zero is not None and group.restore_value is not None):
+        return
+    kname = group.triton[1]
+    given = {c: list(getattr(tuner, c)) for c in ("reset_to_zero", "restore_value") if getattr(group, c) is None}
+    if tuner.pre_hook is not None:
+        if any(given.values()):
+            ctx.emit_remark(Diagnostic(
+                "remark", f"@{group.name}: the triton.autotune of '{kname}' has a pre_hook, which replaces its "
+                          f"{' and '.join(c for c, v in given.items() if v)} (as in Triton); autotune-export cannot run "
+                          "the hook: give reset_to_zero(...) / restore_value(...) on the op", group.location))
+        return
+    by_name = {p.name: p for p in group.signature}
+    for clause, names in given.items():
+        kept = []
+        for name in names:
+            p = by_name.get(name)
+            if p is not None and p.is_none:
+                continue  # Triton's default hooks skip an argument passed as None
+            if p is None or not (p.is_pointer and p.output):
+                what = "not a parameter of the signature" if p is None else "not an {output} pointer"
+                raise DiagnosticError.at(
+                    group.location,
+                    f"the triton.autotune of '{kname}' names '{name}' in {clause}, which is {what} of @{group.name}: IREE "
+                    "treats dispatch operands as immutable, so only what the dispatch returns can be "
+                    f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}; mark it {{output}}, or give "
+                    f"{clause}(...) on the op to override the kernel's",
+                )
+            kept.append(name)
+        if kept:
+            setattr(group, clause, kept)
+
+
+def _result_indices(item) -> tuple[list[int] | None, list[int] | None]:
+    """The group's ``reset_to_zero`` / ``restore_value`` names as the RFC form's result
+    indices: the result of each dispatch bound to that ``{output}`` pointer (IREE's binding
+    rule: a tied result at its operand's binding, the untied ones after the tensor operands, in
+    the order of :func:`autotune_export.cuda.abi.plan`). ``(None, None)`` parts where a clause
+    is absent, or the dispatches return the outputs in different orders (the zero fills are at
+    the dispatches already; the clause only records them)."""
+    group = item.group
+    pointers = abi.plan(group.signature, tied=item.tied).binding_params()
+    orders = []
+    for d in item.dispatches:
+        segments = list(d.attributes["operandSegmentSizes"])
+        args = list(d.operands)[segments[0]: segments[0] + segments[1]]
+        tensors = [i for i, a in enumerate(args) if isinstance(a.type, ir.RankedTensorType)]
+        tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
+        tied += [-1] * (len(d.results) - len(tied))
+        bindings, untied = [], len(tensors)
+        for t in tied:
+            if t >= 0:
+                bindings.append(tensors.index(t) if t in tensors else -1)
+            else:
+                bindings.append(untied)
+                untied += 1
+        if untied != len(pointers) or any(b < 0 for b in bindings):
+            continue  # verify-autotuning-groups reports the mismatch
+        orders.append([pointers[b].name for b in bindings])
+    if not orders:
+        orders = [[p.name for p in group.signature if p.is_pointer and p.output]]
+    if any(o != orders[0] for o in orders):
+        return None, None
+    order = orders[0]
+
+    def indices(names):
+        return None if names is None else [order.index(n) for n in names if n in order]
+
+    return indices(group.reset_to_zero), indices(group.restore_value)
 
 
 @dataclass
@@ -235,6 +554,11 @@ class MaterializeTritonVariants(ModulePass):
                 item = self._plan(ctx, source, op, group, tc)
                 item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
                 item.tied = _tied_outputs(ctx, group, item.dispatches)
+                # reset_to_zero / restore_value (zero-fill-outputs' rewrite, for the Triton form):
+                # afterwards every output of a zero-filled group is written in place.
+                if zero_outputs.zero_fill_triton(ctx, module, sym_name(source), group, item.tied):
+                    item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
+                    item.tied = _tied_outputs(ctx, group, item.dispatches)
                 self._check_dispatches(ctx, module, source, group, item.tied)
                 item.first_spec = len(all_specs)
                 all_specs.extend(item.specs)
@@ -289,6 +613,7 @@ class MaterializeTritonVariants(ModulePass):
                 f"signature does not match kernel '{kernel_name}': the signature declares "
                 f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})",
             )
+        _autotuner_outputs(ctx, group, kernel, tc)
         # `none` parameters: the call passes None, which Triton's JIT specializes to a constexpr
         # None (not a kernel parameter): neither a binding nor a constant, not passed by the
         # dispatch. From here on the group's signature is the kernel's parameters without them.
@@ -317,13 +642,7 @@ class MaterializeTritonVariants(ModulePass):
         if configs is None:
             if not kernel.default_configs:
                 raise DiagnosticError.at(loc, f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
-            configs = []
-            for cfg in kernel.default_configs:
-                entries = list(cfg.get("kwargs", {}).items())
-                for opt in OPTION_NAMES:
-                    if cfg.get(opt) is not None:
-                        entries.append((opt, cfg[opt]))
-                configs.append(entries)
+            configs = [_config_entries(cfg) for cfg in self._pruned_defaults(ctx, source, op, group, kernel, nones, tc)]
         archs = targets_of(self.target)
         config_specs, constexpr_sets = [], []
         for index, cfg in enumerate(configs):
@@ -342,6 +661,11 @@ class MaterializeTritonVariants(ModulePass):
                     raise DiagnosticError.at(
                         loc, f"triton.heuristics for '{name}' needs run-time argument {err}; give '{name}' in every config"
                     ) from None
+            for name in kernel.constexpr_names:
+                if name in OPTION_NAMES:
+                    # A constexpr named like a launch option (``num_warps: tl.constexpr``):
+                    # Triton's launch binds the option's value to it too.
+                    values[name] = dict(cfg).get(name, OPTION_DEFAULTS[name])
             for name, default in kernel.constexpr_defaults.items():
                 values.setdefault(name, default)  # the def's default, as Triton's binder applies it
             missing = [c for c in kernel.constexpr_names if c not in values]
@@ -383,6 +707,80 @@ class MaterializeTritonVariants(ModulePass):
         # One copy of every spec per target architecture, target-major.
         specs = [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0, archs)
+
+    # ---------------------------------------------------------------------------------------
+    def _pruned_defaults(self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict, tc) -> list[dict]:
+        """The configs of the kernel's (outermost) ``triton.autotune``, after its
+        ``prune_configs_by`` (:func:`autotune_export.cuda.pruning.prune_configs`: Triton's
+        ``Autotuner.prune_configs``), in Triton's order; one remark per config pruned and one
+        saying which of them the group's configs are (none when the pruning keeps every config
+        in its order). Triton prunes only when there is more than one config to choose from
+        (``Autotuner.run``), and so does this.
+
+        The pruning functions see what is known when exporting, and answer for the first
+        ``--target`` (Triton's driver and torch, as while the file is imported):
+        ``named_args`` has, per runtime parameter, a
+        :class:`~autotune_export.cuda.pruning.PointerArgument` for a pointer (``.dtype``,
+        ``.element_size()`` from the signature), None for a ``none`` parameter, and for a
+        scalar its value at the group's first dispatch when :func:`_workload_scalars`
+        determines it, else an :class:`~autotune_export.cuda.pruning.UnknownScalar`; the
+        launch's keyword arguments are empty (every constexpr comes from a config). Raises
+        DiagnosticError at the group when a function reads what is not known, raises, or
+        keeps no config."""
+        defaults = kernel.default_configs
+        tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
+        prune = tuner.prune_configs_by if tuner is not None else {}
+        early, perf = prune.get("early_config_prune"), prune.get("perf_model")
+        if (early is None and perf is None) or len(defaults) <= 1 or len(tuner.triton_configs) != len(defaults):
+            return defaults
+        from autotune_export.cuda import pruning
+
+        loc, kernel_name = group.location, group.triton[1]
+        known = _workload_scalars(source, op, group)
+        by_name = {p.name: p for p in group.signature}
+        named: dict[str, Any] = {}
+        for name in (a for a in kernel.arg_names if a not in kernel.constexpr_names):
+            p = by_name.get(name)
+            if name in nones or p is None:
+                named[name] = None
+            elif p.is_pointer:
+                named[name] = pruning.PointerArgument(name, p.type)
+            else:
+                named[name] = known[name] if name in known else pruning.UnknownScalar(name)
+        try:
+            outcome = pruning.prune_configs(tuner.triton_configs, named, {}, early_config_prune=early, perf_model=perf,
+                                            top_k=prune.get("top_k", 1.0), capability=targets_of(self.target)[0][1])
+        except pruning.PruneError as err:
+            if err.unknown is None:
+                fix = "give the configs to export explicitly with configs([...])"
+            elif "." in err.unknown:
+                fix = ("of a tensor only .dtype and .element_size() are known (from the signature); give the configs to "
+                       "export explicitly with configs([...])")
+            else:
+                fix = ("a scalar is known when the group's first dispatch passes a value computed from constants, "
+                       "tune_workload(...) or static argument shapes; otherwise give the configs to export explicitly "
+                       "with configs([...])")
+            raise DiagnosticError.at(loc, f"@{group.name}: prune_configs_by of the triton.autotune of '{kernel_name}': "
+                                          f"{err}; {fix}") from None
+        for p in outcome.pruned:
+            ctx.emit_remark(Diagnostic("remark", f"@{group.name}: triton.autotune config {p.index} "
+                                                 f"{_config_text(_config_entries(defaults[p.index]))} pruned: {p.reason} "
+                                                 "(prune_configs_by)", loc))
+        kept = [tc.config_dict(c) for c in outcome.kept]
+        changed = [i for i, c in zip(outcome.kept_indices, kept) if i is not None and c != defaults[i]]
+        if outcome.kept_indices == list(range(len(defaults))) and not changed:
+            return defaults  # nothing pruned, made, changed or reordered
+        functions = ", ".join(f"{f} '{pruning.function_name(prune[f])}'" for f in ("early_config_prune", "perf_model")
+                              if prune.get(f) is not None)
+        sources = ", ".join("new" if i is None else str(i) for i in outcome.kept_indices)  # new: made by the pruner
+        edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
+        ctx.emit_remark(Diagnostic(
+            "remark",
+            f"@{group.name}: prune_configs_by ({functions}) keeps {len(outcome.kept)} of {len(defaults)} triton.autotune "
+            f"configs: the group's configs 0..{len(outcome.kept) - 1} are its configs {sources}{edited}",
+            loc,
+        ))
+        return kept
 
     # ---------------------------------------------------------------------------------------
     def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup, tied=frozenset()) -> None:
@@ -588,21 +986,7 @@ class MaterializeTritonVariants(ModulePass):
             ctx.variant_configs[(sym_name(item.source), base)] = list(cfg)  # for the reflection metadata
             if per_config == 2:
                 spec_names.append(base + "_spec")
-        cache_dir = None
-        if self.use_cache:
-            cache_dir = str(self.cache_dir or tc.default_cache_dir())
-        objects = []  # (PTX target architecture, object)
-        for t in range(len(archs)):
-            try:
-                linked = ptx_mod.link(parts[t])
-                arch = ptx_mod.parse_entry(parts[t][-1].ptx).target
-                key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
-                # ptxas validates the linked module (and makes the cubin); both are memoized by
-                # content, so an unchanged rerun does not assemble again.
-                cubin = tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch))
-                objects.append((arch, cubin if self.object_format == "cubin" else linked))
-            except ptx_mod.PtxError as err:
-                raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
+        objects = [self._link_object(group, parts[t], tc) for t in range(len(archs))]
         exports = []
         for ordinal, (index, cfg, consts, rs, name) in enumerate(units, start=next_ordinal):
             result = rs[0]
@@ -635,6 +1019,33 @@ class MaterializeTritonVariants(ModulePass):
             equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
         self._insert(item, exports, objects, plan.read_only(written), plan.num_constants, names,
                      spec_names or None, divisible, equal_one)
+
+    def _link_object(self, group: AutotuneGroup, parts: list, tc) -> tuple[str, str | bytes]:
+        """``(PTX target architecture, object)`` of one target: ``parts`` (one
+        :class:`~autotune_export.cuda.ptx.LinkPart` per variant) linked into one PTX module,
+        with the linked text as the object (``object_format=ptx``) or its cubin (``cubin``).
+
+        ptxas runs once per variant: in ``triton.compile`` (its cubin stage), which every
+        compiled variant went through, so a failure there prunes that config alone. The linked
+        PTX is then only checked for what the linker changed (:func:`..ptx.check_edits`: the
+        entries' parameters, loads and renamed symbols, in milliseconds); the cubin format
+        assembles the whole linked module, with one ptxas thread per job. Both results are
+        memoized by content (``<cache>/cubin/``), so a rerun assembles nothing. Raises
+        DiagnosticError (at the group) when linking or ptxas fails."""
+        cache_dir = str(self.cache_dir or tc.default_cache_dir()) if self.use_cache else None
+        try:
+            linked = ptx_mod.link(parts)
+            arch = ptx_mod.parse_entry(parts[-1].ptx).target
+            if self.object_format == "cubin":
+                threads = self.jobs or os.cpu_count() or 1
+                key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
+                return arch, tc.cached_artifact(cache_dir, "cubin", key,
+                                                lambda: ptx_mod.assemble(linked, arch, threads=threads))
+            key = "\0".join(["check_edits 1", arch, ptx_mod.ptxas_path(), linked]).encode()
+            tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.check_edits(linked, arch))
+            return arch, linked
+        except ptx_mod.PtxError as err:
+            raise DiagnosticError.at(group.location, f"@{group.name}: {err}") from None
 
     def _insert(self, item: _Planned, exports: list[_Export], objects: list[tuple[str, str | bytes]],
                 read_only: list[bool], num_constants: int, names: list[str],
@@ -709,4 +1120,5 @@ class MaterializeTritonVariants(ModulePass):
         )
         if group.default is not None:
             new_group.default = group.default
+        new_group.reset_to_zero, new_group.restore_value = _result_indices(item)
         new_group.replace(op)

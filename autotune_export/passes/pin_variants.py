@@ -8,7 +8,10 @@ The file is the JSON that :mod:`autotune_export.runtime` writes (format
                   "device": "...", "workload": "...", "median_ms": {...}}, ...]}
 
 For each group with a result, the chosen variant becomes the group's ``default(@variant)``,
-so the choice global starts there and a run needs no tuning. When a file holds several
+so the choice global starts there and a run needs no tuning. Results that carry the
+dispatch's ``workload_values`` (one per tuned workload, as the runtime writes them) become the
+group's frozen table ``choices([values] = @variant, ...)``: a dispatch whose workload equals one
+of them uses that variant, any other the default. When a file holds several
 results for one group (several workloads or devices), the last one whose variant the group
 has wins (:func:`autotune_export.contract.choose_result`, the rule the runtime's
 ``strategy="fixed"`` follows too); pass a file filtered for the deployment target to pin
@@ -20,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from autotune_export.contract import RESULTS_FORMAT, choose_result
+from autotune_export.contract import RESULTS_FORMAT, choose_result, per_workload_choices
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of, sym_name
@@ -81,4 +84,7 @@ class PinVariants(ModulePass):
                     )
                 variant = chosen["variant"]
                 group.default = variant
+                table = per_workload_choices(results, exe, group.name, variants)
+                if table and group.variants is not None:
+                    group.choices = table
                 group.replace(op)

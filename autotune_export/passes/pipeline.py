@@ -18,6 +18,7 @@ from autotune_export.passes import (  # noqa: F401  (each module registers its p
     pin_variants,
     split_architectures,
     verify_autotuning_groups,
+    zero_outputs,
 )
 from autotune_export.passes.base import PASSES, ModulePass, PassContext, pass_options
 from autotune_export.support.diagnostics import DiagnosticError
@@ -28,8 +29,10 @@ __all__ = ["DEFAULT_PIPELINES", "PassSpec", "parse_pipeline", "build_pipeline", 
 
 #: The passes each ``--emit`` kind runs when ``-p`` is not given.
 DEFAULT_PIPELINES = {
-    "mlir": ["materialize-triton-variants", "pin-variants", "verify-autotuning-groups", "emit-autotune-initializer"],
+    "mlir": ["zero-fill-outputs", "materialize-triton-variants", "pin-variants", "verify-autotuning-groups",
+             "emit-autotune-initializer"],
     "iree": [
+        "zero-fill-outputs",
         "materialize-triton-variants",
         "pin-variants",
         "verify-autotuning-groups",

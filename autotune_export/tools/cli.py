@@ -337,7 +337,67 @@ def _compile_chunk(chunk: SourceFile, passes, ctx: PassContext, args, options: d
     return print_module(module, chunk.name), lambda: print_module(module, chunk.name, debug_info=True)
 
 
+def _build_record(args, passes) -> tuple[bool, str | None]:
+    """``(compiles, record)``: whether this run may compile Triton variants (its pipeline
+    materializes them and the input file has a ``triton(...)`` group), and where a finished
+    build of this input with these options is recorded (an empty file under
+    ``<cache>/builds/``, named by a hash of the toolkit's version, the input's bytes and the
+    options that change what is compiled; None without a cache or an input file). Only a
+    hint: a recorded build is likely to find every variant cached, so that its rerun starts
+    no worker ahead (:func:`_start_workers_early`)."""
+    import hashlib
+
+    spec = passes if isinstance(passes, str) else " ".join(map(str, passes))
+    if args.input in (None, "-") or "materialize-triton-variants" not in spec:
+        return False, None
+    try:
+        with open(args.input, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False, None
+    if b"triton(" not in data:
+        return False, None
+    if args.no_cache:
+        return True, None
+    key = hashlib.sha256(repr([__version__, hashlib.sha256(data).hexdigest(), args.emit, args.passes, args.target,
+                               args.object_format, args.ptx_version, args.split_input_file]).encode()).hexdigest()
+    from autotune_export.support.paths import default_cache_dir
+
+    return True, os.path.join(str(args.cache_dir or default_cache_dir()), "builds", key[:2], key)
+
+
+def _start_workers_early(args, compiles: bool, record: str | None) -> None:
+    """Start the variant compiler's worker processes now, and its warm-up in this process
+    (:func:`autotune_export.cuda.workers.start`), while the input is parsed, when this build
+    is likely to compile: it may (:func:`_build_record`) and is not recorded as finished, or
+    the cache is off. ``--verify-diagnostics`` runs (tests of errors) start nothing."""
+    from autotune_export.cuda import workers
+
+    if not compiles or args.verify_diagnostics or (record is not None and os.path.exists(record)):
+        return
+    workers.start(args.jobs)
+
+
 def _run(args) -> int:
+    """The compile command: :func:`_build`, with the workers started early when it is likely
+    to compile, and its completion recorded."""
+    passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
+    compiles, record = _build_record(args, passes)
+    try:
+        rc = _build(args, lambda: _start_workers_early(args, compiles, record))
+    finally:
+        from autotune_export.cuda import workers
+
+        workers.stop()
+    if rc == 0 and record is not None and not os.path.exists(record):
+        try:
+            files.atomic_write(record, b"")
+        except OSError:
+            pass  # a hint only
+    return rc
+
+
+def _build(args, on_input: Callable[[], object] = lambda: None) -> int:
     if args.input is None:
         raise DiagnosticError.at(None, "no input file (give IN.mlir, or '-' for stdin)")
     passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
@@ -360,6 +420,7 @@ def _run(args) -> int:
         raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
     _check_output(args.output, args.emit)
     source = _read_input(args.input)
+    on_input()  # the input is read: workers may start while it is parsed
     collected: list[Diagnostic] = []
 
     def remark(diag: Diagnostic) -> None:

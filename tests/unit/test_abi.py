@@ -306,6 +306,10 @@ def test_object_entries_and_compute_capability_ranges():
                                                     '#hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_90a"}>']
     assert [e.arch for e in entries] == ["sm_80", "sm_90a"]
     assert [(o.path, o.data) for e in entries for o in e.objects] == [("a.ptx", "x, y = {z} ]>"), ("b.cubin", b"\x01\x02")]
+    # String data with an escaped byte that is not UTF-8 (found by the fuzzer): bytes, not a crash.
+    with ir.Context():
+        (entry,) = hal_attrs.read_objects(ir.Attribute.parse('[#hal.executable.object<{path = "c", data = "ab\\A0"}>]'))
+    assert entry.objects[0].data == b"ab\xa0"
     assert compute_capability_range("sm_80", False) == (80, None)  # PTX: any later architecture
     assert compute_capability_range("sm_90a", True) == (90, 90)  # arch-specific
     assert compute_capability_range("sm_90a", False) == (90, 90)

@@ -65,8 +65,15 @@ def test_triton_form_clauses():
     assert isinstance(g.configs[0][2][1], bool)
     assert g.workload == ["M", "N"]
     assert g.grid == ["cdiv(M, BM)", "(N + 1) // 2", "max(N, 1)"]  # canonical text
-    assert g.tune_workload == ["tensor<64x64xf16>", "tensor<4x!hal.buffer_view>", "7 : i32", "-3 : index"]
+    assert g.tune_workload == [["tensor<64x64xf16>", "tensor<4x!hal.buffer_view>", "7 : i32", "-3 : index"]]
     assert g.variants is None and g.default is None
+
+
+def test_several_tune_workloads_and_choices():
+    g = read_one(f"{OP} @k variants([@a, @b]) tune_workload([tensor<8xf32>, 1 : i32], [tensor<64xf32>, 2 : i32])"
+                 " choices([8, 1] = @a, [64, 2] = @b)")
+    assert g.tune_workload == [["tensor<8xf32>", "1 : i32"], ["tensor<64xf32>", "2 : i32"]]
+    assert g.choices == [((8, 1), "a"), ((64, 2), "b")]
 
 
 def test_optional_clauses_and_empty_lists():

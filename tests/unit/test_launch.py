@@ -38,6 +38,19 @@ def split_kernel(x_ptr, lo_ptr, scale, hi_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask)
     tl.store(lo_ptr + offs, x * scale, mask=mask)
     tl.store(hi_ptr + offs, x, mask=mask)
+
+
+@triton.jit
+def warps_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, num_warps: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * num_warps, mask=offs < n)
+
+
+@triton.jit
+def add_into(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 '''
 
 
@@ -116,3 +129,24 @@ def test_autotuned_kernel_two_outputs_and_torch_dtypes(kernels, tmp_path):
 def test_errors(kernels, call, message):
     with pytest.raises(JaxTritonError, match=message):
         call(kernels, np.empty(8, np.float32))
+
+
+def test_constexpr_named_like_an_option_takes_its_value(kernels):
+    """``num_warps: tl.constexpr`` (Liger's sparsemax): Triton binds the launch's num_warps to the
+    option and the parameter; the group's config holds it once, as the option."""
+    x = np.empty(256, np.float32)
+    text = launch_to_mlir(kernels.warps_kernel, (2,), x, x, 256, outputs=["y_ptr"], BLOCK=128, num_warps=8)
+    group = _group(text)
+    assert group.configs == [[("BLOCK", 128), ("num_warps", 8), ("num_stages", 3)]]
+
+
+def test_in_place_and_keyword_arguments(kernels):
+    """inplace=: the host takes the tensor the kernel reads and writes and returns it (the
+    dispatch's result tied to its operand), and the group does not zero it."""
+    x, y = np.empty(1000, np.float32), np.empty(1000, np.float32)
+    text = launch_to_mlir(kernels.add_into, (8,), y_ptr=y, x_ptr=x, n=1000, inplace=["x_ptr"], BLOCK=128)
+    group = _group(text)
+    assert group.reset_to_zero in (None, [])
+    assert "util.func public @main(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> tensor<1000xf32>" in text
+    assert "-> %arg0" in text and "flow.tensor.splat" not in text
+    assert launch_to_mlir(kernels.add_into, (8,), x, y, 1000, inplace=[0], BLOCK=128) == text

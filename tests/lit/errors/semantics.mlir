@@ -278,3 +278,41 @@ hal.executable.source private @e {
   // expected-error @+1 {{malformed generic "autotune.export" op: group @g carries attributes with no sugared spelling: ['colour']}}
   "autotune.export"() {sym_name = "g", variants = [@a], colour = "blue"} : () -> ()
 }
+
+// -----
+
+// choices(...): a frozen per-workload table names variants of the group.
+hal.executable.source private @e {
+  // expected-error @+1 {{choices(...) picks @c, which is not one of the variants}}
+  hal.executable.autotuning.export @g variants([@a, @b]) choices([8] = @a, [64] = @c)
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{every workload of choices(...) must have the same number of values}}
+  hal.executable.autotuning.export @g variants([@a, @b]) choices([8] = @a, [64, 2] = @b)
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-note @+1 {{first given here}}
+  hal.executable.autotuning.export @g variants([@a, @b]) choices([8] = @a,
+      // expected-error @+1 {{workload [8] is given twice in choices(...)}}
+      [8] = @b)
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{choices(...) names variants: it applies to the variants([...]) form}}
+  hal.executable.autotuning.export @g triton("k.py", "k") signature() grid(1) choices([8] = @a)
+}
+
+// -----
+
+hal.executable.source private @e {
+  // expected-error @+1 {{every workload of tune_workload([...], [...]) must give one value per host argument (they differ in length)}}
+  hal.executable.autotuning.export @g variants([@a]) tune_workload([tensor<8xf32>], [tensor<8xf32>, 1 : i32])
+}

@@ -254,7 +254,7 @@ hal.executable.source private @e {
 
 // tune_workload: tensor types and `number : type` values.
 hal.executable.source private @e {
-  // expected-error @+1 {{expected ',' or ')' in tune_workload(...), found '3'}}
+  // expected-error @+1 {{expected ',', ')' or ']' in tune_workload(...), found '3'}}
   hal.executable.autotuning.export @g variants([@a]) tune_workload(tensor<4xf32> 3 : i32)
 }
 

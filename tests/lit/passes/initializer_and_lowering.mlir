@@ -49,9 +49,10 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // INIT-NEXT:    %[[OPAQUE:.+]] = util.optimization_barrier %[[HALF]] : i32
 // INIT-NEXT:    %[[BITS:.+]] = flow.tensor.splat %[[OPAQUE]] : tensor<1024xi32>
 // INIT-NEXT:    %[[FAKE:.+]] = flow.tensor.bitcast %[[BITS]] : tensor<1024xi32> -> tensor<1024xf32>
-// INIT-NEXT:    %[[FIRST:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FAKE]], %[[N32]]) {autotune.choice = 0 : i32}
-// INIT-NEXT:    %[[S0:.+]] = tensor.extract_slice %[[FIRST]][0] [1] [1] : tensor<1024xf32> to tensor<1xf32>
-// INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %{{.+}} = %{{.+}} to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[S0]],
+// Every run is inside the loop (8 per iteration); its initial values are zeros, never returned.
+// INIT-NEXT:    %[[Z:.+]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
+// INIT-NEXT:    %[[C0:.+]] = arith.constant 0 : index
+// INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %{{.+}} = %[[C0]] to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[Z]],
 // INIT-NEXT:      %[[FENCED:.+]]:8 = util.optimization_barrier %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]] :
 // INIT-NEXT:      %[[D0:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#0, %[[N32]]) {autotune.choice = 0 : i32}
 // INIT-NEXT:      tensor.extract_slice %[[D0]][0] [1] [1]
@@ -93,10 +94,22 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // LOWER:        arith.constant 1 : index
 // LOWER:      } fallback(@k_c) count(
 // LOWER:      hal.executable.export public @k_c ordinal(2) layout(#{{.+}}) count(%{{.+}}: !hal.device, %{{.+}}: index, %{{.+}}: index) -> (index, index, index) {
-// The host dispatch names the head of the chain and passes the choice as a workload value.
+// The host dispatch names the head of the chain and passes the choice as a workload value:
+// the choice of the first filled slot of the per-workload table whose key is the dispatch's
+// workload (slot 0 wins: it is selected last), else the group's choice global.
 // LOWER-LABEL: util.func public @host(
 // LOWER:        %[[G:.+]] = util.global.load @__autotune.ex.k.choice : i32
-// LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[G]] : i32 to index
+// LOWER-NEXT:   %[[W:.+]] = arith.index_cast %{{.+}} : index to i64
+// LOWER-NEXT:   %[[Z:.+]] = arith.constant 0 : i32
+// LOWER-NEXT:   %[[S7:.+]] = util.global.load @__autotune.ex.k.slot.7.choice : i32
+// LOWER-NEXT:   %[[K7:.+]] = util.global.load @__autotune.ex.k.slot.7.w0 : i64
+// LOWER-NEXT:   %[[F7:.+]] = arith.cmpi sge, %[[S7]], %[[Z]] : i32
+// LOWER-NEXT:   %[[E7:.+]] = arith.cmpi eq, %[[W]], %[[K7]] : i64
+// LOWER-NEXT:   %[[H7:.+]] = arith.andi %[[F7]], %[[E7]] : i1
+// LOWER-NEXT:   %[[C7:.+]] = arith.select %[[H7]], %[[S7]], %[[G]] : i32
+// LOWER:        %[[S0:.+]] = util.global.load @__autotune.ex.k.slot.0.choice : i32
+// LOWER:        %[[C0:.+]] = arith.select %{{.+}}, %[[S0]], %{{.+}} : i32
+// LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[C0]] : i32 to index
 // LOWER-NEXT:   flow.dispatch @ex::@k_a[%{{.+}}, %[[GI]]](
 // The benchmarks pass their fixed variant as a constant (here variant 2).
 // LOWER-LABEL: util.func public @__autotune.ex.k.bench.2(

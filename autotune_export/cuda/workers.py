@@ -1,0 +1,127 @@
+"""The worker processes that compile Triton variants, and starting them ahead of need.
+
+:func:`autotune_export.cuda.triton_compile.compile_variants` compiles its misses in ``jobs``
+processes: itself and ``jobs - 1`` workers started with the "spawn" method. A spawned worker
+needs about 0.4 s (a Python start, Triton and this toolkit imported) before its first variant.
+:func:`start` starts them before the caller knows it has misses, so that this start-up runs
+while the caller does its own work (the ``autotune-export`` command starts them when it has
+read its input, and parses it meanwhile); the next ``compile_variants`` with the same ``jobs``
+then uses them, and so does every later one, until :func:`stop`.
+
+This module imports neither Triton (the command calls :func:`start` before it imports
+Triton; the workers and a thread import it while they start) nor
+:mod:`~autotune_export.cuda.triton_compile`, which uses it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import importlib
+import multiprocessing
+import os
+import sys
+import threading
+import types
+from typing import Iterator
+
+__all__ = ["start", "stop", "standby", "without_main", "count", "new_pool", "warm_up", "NO_COMPILE_ENV"]
+
+#: :data:`autotune_export.cuda.triton_compile.NO_COMPILE_ENV` (named here too, so that this
+#: module needs no Triton): while it is set, no compilation happens, and :func:`start` starts
+#: nothing.
+NO_COMPILE_ENV = "AUTOTUNE_EXPORT_NO_TRITON_COMPILE"
+
+# (number of workers, pool) of the workers start() started, or None; the thread warming up
+# this process meanwhile.
+_standby: tuple[int, concurrent.futures.ProcessPoolExecutor] | None = None
+_warming: threading.Thread | None = None
+
+
+def count(jobs: int | None) -> int:
+    """How many workers ``jobs`` compiling processes use: ``jobs - 1`` (this process is one of
+    them); ``jobs`` None means one per core (os.cpu_count())."""
+    return max(0, (jobs or os.cpu_count() or 1) - 1)
+
+
+@contextlib.contextmanager
+def without_main() -> Iterator[None]:
+    """While in here, the processes the "spawn" method starts do not run this process's
+    ``__main__`` again: multiprocessing re-imports it in every child (as ``__mp_main__``) to find
+    functions defined there, which for ``autotune-export`` is the whole command, its front end and
+    passes (0.2-0.4 s per worker). Nothing a worker runs lives in ``__main__``: the compile
+    function is found in :mod:`autotune_export.cuda.triton_compile`, kernels by their file."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __spec__, no __file__
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+def new_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of ``workers`` processes, started with the "spawn" method (Triton's settings are
+    process-wide and a forked MLIR context is not safe). Processes start when work is
+    submitted: submit inside :func:`without_main`."""
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def warm_up() -> None:
+    """Compute now what the first ``triton.compile`` of a process computes before anything
+    else: Triton's key of its own installation (``triton.runtime.cache.triton_key``, 3.6 to
+    3.9: a sha256 over its compiler sources and the 500 MB ``libtriton.so``, about 0.5 s,
+    memoized per process). Imports Triton; anything missing is skipped (another release's
+    first compile computes what it needs)."""
+    try:
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+    except Exception:
+        pass
+
+
+def _ready() -> None:
+    """The first thing a worker started by :func:`start` runs: its start-up, so that its first
+    variant does not wait for it: :func:`warm_up`, and IREE's bindings, which the compile
+    function's module needs (for the Triton dtypes of constexprs)."""
+    warm_up()
+    import autotune_export.ir.group  # noqa: F401
+
+
+def start(jobs: int | None = None) -> None:
+    """Start now the :func:`count` workers that ``compile_variants(..., jobs=jobs)`` would
+    start when it finds misses. They wait for variants; :func:`stop` ends them (the pool also
+    ends at exit). This process, which compiles too, warms up in a thread meanwhile
+    (:func:`warm_up`: Triton imported, then file reads and hashing, which release the GIL);
+    with one job, that is all. Nothing happens when as many are started already, or while
+    :data:`NO_COMPILE_ENV` is set."""
+    global _standby, _warming
+    n = count(jobs)
+    if os.environ.get(NO_COMPILE_ENV) or (_standby is not None and _standby[0] == n):
+        return
+    stop()
+    if n > 0:
+        pool = new_pool(n)
+        with without_main():
+            for _ in range(n):
+                pool.submit(_ready)
+        _standby = (n, pool)
+    _warming = threading.Thread(target=warm_up, name="autotune-export-warm-up", daemon=True)
+    _warming.start()
+
+
+def standby(workers: int) -> concurrent.futures.ProcessPoolExecutor | None:
+    """The pool :func:`start` started when it has ``workers`` workers, else None."""
+    return _standby[1] if _standby is not None and _standby[0] == workers else None
+
+
+def stop() -> None:
+    """End the workers :func:`start` started, after the variants they are compiling."""
+    global _standby, _warming
+    if _warming is not None:
+        _warming.join()  # not left running at exit
+        _warming = None
+    if _standby is not None:
+        pool, _standby = _standby[1], None
+        pool.shutdown(wait=True, cancel_futures=True)

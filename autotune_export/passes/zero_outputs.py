@@ -1,0 +1,335 @@
+"""zero-fill-outputs: outputs a group declares ``reset_to_zero`` are zero-filled at every dispatch.
+
+A kernel that accumulates into an output (``tl.atomic_add``, ``out[i] += ...``) reads the
+output's old contents. Triton's autotuner zeroes the ``reset_to_zero`` arguments before every
+timed run (``triton/runtime/autotuner.py``, the default ``pre_hook``; and once more after
+tuning), jax-triton zero-fills its ``zeroed_outputs`` before every launch. IREE allocates an
+untied dispatch result per call with undefined contents, so the zeros have to be made at the
+call site, on every real call, as jax-triton does. For every ``flow.dispatch`` of a group with
+a non-empty ``reset_to_zero``:
+
+* every untied result gets a new tensor operand and is tied to it (``-> %zeros``, IREE's
+  tied-result rule then binds the result at that operand's binding): a zero fill for a zeroed
+  output (``flow.tensor.splat``, of a zero behind a barrier of its own: IREE merges identical
+  splats, and one value tied to two results puts both outputs in one buffer), a
+  ``flow.tensor.alloca`` for the others (undefined contents, like an untied result's, and never
+  merged), typed like the result, with its dynamic dims. Tying every result, not only the
+  zeroed ones, keeps each pointer at its binding: IREE binds the tensor operands first, then
+  the untied results (notes/iree-hal-facts.md), so a zeroed result made an operand alone
+  would move ahead of the untied results before it;
+* a zeroed output that the dispatch already passes in place (an operand with the result tied
+  to it) gets a zero splat as its operand instead: the dispatch zero-fills it on every call too
+  (Triton zeroes such an argument only while tuning, which would leave the first call's result
+  depending on whether that call tuned; to accumulate into the operand's contents, do not
+  declare it ``reset_to_zero``: ``restore_value`` keeps tuning from changing it). A zero
+  splat the host already passes (jax-triton's ``zeroed_outputs``) is replaced too, and
+  erased, for the merging above;
+* the zero fills (the op defining the operand: the splat, or for floats its bit-cast) carry
+  :data:`~autotune_export.ir.markers.ZEROED_ATTR`, so the benchmark
+  entries (:mod:`.bench_entries`) give that operand zeros, not their usual fill, before every
+  timed run.
+
+Where the new operands go: in the RFC form (``reset_to_zero(0, 2)``: result indices) after
+the dispatch's last tensor operand, in result order, so every binding keeps its place. In the
+Triton form (``reset_to_zero(c_ptr)``: ``{output}`` names) at the output's place in the
+signature (each after the tensor operand of the pointer before it), since the signature's
+pointers are bound in order once every output is an operand (:func:`autotune_export.cuda.abi.plan`
+with every output tied); materialize-triton-variants runs that rewrite itself
+(:func:`zero_fill_triton`), where it knows the kernel's ``triton.autotune`` values (used when
+the op omits the clauses) and which outputs a dispatch already passes in place. This pass
+rewrites the RFC form's dispatches and leaves Triton-form groups to it.
+
+``restore_value`` needs no rewrite: the benchmark entries already give every operand written
+in place a fresh buffer before every run (Triton's ``restore_value``: clone before, copy back
+after). A ``restore_value`` output that a dispatch does not pass in place is refused: its
+buffer is allocated per call with undefined contents, so the kernel has nothing to read that
+could be restored (an output that is also ``reset_to_zero`` is fine: Triton zeroes, then saves
+the zeros). Dispatches carrying ``autotune.choice`` (the benchmark entries' copies) are left
+alone, so the pass can run again on its own output and change nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from iree.compiler import ir
+from iree.compiler.dialects import flow
+
+from autotune_export.ir import functions as fn
+from autotune_export.ir.group import AutotuneGroup, Param
+from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
+from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, groups_of, sym_name
+from autotune_export.passes.base import ModulePass, PassContext, register
+from autotune_export.passes.bench_entries import DispatchOperands
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
+
+__all__ = ["ZeroFillOutputs", "zero_fill_triton", "is_zeroed", "retie"]
+
+
+# ----- IR helpers ------------------------------------------------------------------------------
+def _op_of(value):
+    """The operation defining ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView):
+        return owner.operation
+    return owner if isinstance(owner, ir.Operation) else None
+
+
+def is_zeroed(value) -> bool:
+    """Whether ``value`` is a zero fill this pass made (its defining op carries ZEROED_ATTR)."""
+    op = _op_of(value)
+    return op is not None and ZEROED_ATTR in op.attributes
+
+
+def _zeros(t, dims: list):
+    """A zero-filled tensor of type ``t`` (dynamic sizes ``dims``) at the current insertion
+    point, marked with ZEROED_ATTR: ``flow.tensor.splat`` of an integer zero (of the element's
+    width; bit-cast for floats: every bit zero is +0.0, what ``torch.zero_()`` writes). The zero
+    is behind a ``util.optimization_barrier`` of its own, so that no two fills are merged:
+    IREE's CSE would merge two identical splats (or two ``flow.tensor.empty``) into one value,
+    and a dispatch with one value tied to two results binds both outputs to one buffer (seen
+    on IREE 3.13, llvm-cpu). Raises ValueError for an element type that is neither integer nor
+    float."""
+    elem = t.element_type
+    if isinstance(elem, ir.IntegerType):
+        as_int = elem
+    elif isinstance(elem, ir.FloatType):
+        as_int = ir.IntegerType.get_signless(elem.width)
+    else:
+        raise ValueError(f"no zero of element type {elem}")
+    zero = fn.barrier([fn.constant(ir.IntegerAttr.get(as_int, 0))])[0]
+    if as_int == elem:
+        op = flow.TensorSplatOp(t, zero, dims)
+    else:
+        splat = flow.TensorSplatOp(ir.RankedTensorType.get(t.shape, as_int), zero, dims)
+        op = flow.TensorBitCastOp(t, splat.result, dims, dims)
+    op.operation.attributes[ZEROED_ATTR] = ir.UnitAttr.get()
+    return op.result
+
+
+def _erase_if_dead(value) -> None:
+    """Erase the op defining ``value`` (a tensor splat, empty or alloca the dispatch used to
+    take) and its constant when nothing uses them any more."""
+    op = _op_of(value)
+    if op is None or op.name not in ("flow.tensor.splat", "flow.tensor.empty", "flow.tensor.alloca"):
+        return
+    if any(True for _ in op.results[0].uses):
+        return
+    sources = [_op_of(v) for v in op.operands]
+    op.erase()
+    for src in sources:
+        if src is not None and src.name == "arith.constant" and not any(True for _ in src.results[0].uses):
+            src.erase()
+
+
+def _dynamic(t) -> int:
+    if not isinstance(t, ir.RankedTensorType):
+        return 0
+    return sum(1 for d in t.shape if d == ir.ShapedType.get_dynamic_size())
+
+
+def _split_dims(values, dims) -> list[list]:
+    """Per value (tensor or scalar), its dynamic sizes out of the flat list ``dims``."""
+    out, i = [], 0
+    for v in values:
+        n = _dynamic(v.type)
+        out.append(list(dims[i:i + n]))
+        i += n
+    return out
+
+
+def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
+    """Tie every untied result of ``flow.dispatch`` ``dispatch`` to a new operand and zero-fill
+    the results ``zeroed`` (indices); the dispatch is replaced by a new one (same attributes)
+    when anything changes. The new operands are zero fills (:func:`_zeros`) for zeroed results,
+    ``flow.tensor.alloca`` (undefined contents, as an untied result's, and never merged with
+    another) for the others. ``insert_at`` maps each untied result to the index, in the original
+    argument list, before which its new operand goes (the end: ``len(arguments)``; several at
+    one place go in result order). A zeroed result tied to an operand gets a new zero fill as
+    that operand, unless the operand is one already (:func:`is_zeroed`); a splat or empty tensor
+    left unused is erased. Returns whether the dispatch was replaced. Raises ValueError for a
+    result whose element type has no zero."""
+    parts = DispatchOperands.of(dispatch)
+    zeroed = set(zeroed)
+    args = list(parts.arguments)
+    arg_dims = _split_dims(args, parts.argument_dims)
+    res_dims = _split_dims(list(dispatch.results), parts.result_dims)
+    untied = [j for j, t in enumerate(parts.tied) if t < 0]
+    replace = {parts.tied[j] for j in zeroed if parts.tied[j] >= 0 and not is_zeroed(args[parts.tied[j]])}
+    if not untied and not replace:
+        return False
+    with dispatch.location, ir.InsertionPoint(dispatch):
+        new_args, new_dims, position, made = [], [], {}, {}
+
+        def place_new(before: int):
+            for j in untied:
+                if insert_at[j] == before:
+                    t = dispatch.results[j].type
+                    value = _zeros(t, res_dims[j]) if j in zeroed else flow.TensorAllocaOp(t, res_dims[j]).result
+                    made[j] = len(new_args)
+                    new_args.append(value)
+                    new_dims.extend(res_dims[j])
+
+        for i, a in enumerate(args):
+            place_new(i)
+            position[i] = len(new_args)
+            new_args.append(_zeros(a.type, arg_dims[i]) if i in replace else a)
+            new_dims.extend(arg_dims[i])
+        place_new(len(args))
+        index = ir.IndexType.get()
+        tied = [position[t] if t >= 0 else made[j] for j, t in enumerate(parts.tied)]
+        new = flow.DispatchOp([r.type for r in dispatch.results], parts.workload, dispatch.attributes["entry_points"],
+                              new_args, new_dims, parts.result_dims,
+                              tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied]))
+    for k in range(len(dispatch.attributes)):
+        named = dispatch.attributes[k]
+        if named.name not in ("operandSegmentSizes", "tied_operands", "entry_points"):
+            new.operation.attributes[named.name] = named.attr
+    for old, repl in zip(dispatch.results, new.operation.results):
+        old.replace_all_uses_with(repl)
+    dispatch.erase()
+    for i in replace:
+        _erase_if_dead(args[i])
+    return True
+
+
+def _group_dispatches(module, exe: str, group: str) -> list:
+    """The host's ``flow.dispatch`` ops naming ``@exe::@group`` (not the benchmark entries'
+    copies, which carry a fixed choice)."""
+    return [d for d in dispatch_sites(module)
+            if (exe, group) in entry_point_refs(d) and FIXED_CHOICE_ATTR not in d.attributes]
+
+
+def _at(ctx: PassContext, op):
+    return location_of(op.location, ctx.source.name)
+
+
+# ----- the Triton form (called by materialize-triton-variants) -----------------------------
+@dataclass
+class _TritonSite:
+    """How one dispatch binds a Triton-form group's pointers: ``operands`` the pointers of its
+    tensor operands (in order) and ``results`` the output of each result."""
+
+    operands: list[Param]
+    results: list[Param]
+    tensor_positions: list[int]
+
+
+def _triton_site(group: AutotuneGroup, dispatch, tied: frozenset) -> _TritonSite | None:
+    """The pointer of every tensor operand and result of ``dispatch`` under IREE's binding
+    rule (tensor operands, then untied results; the pointers in the order of
+    :func:`autotune_export.cuda.abi.plan` with ``tied``: input pointers and the outputs written in
+    place in signature order, then the other outputs). None when the counts do not match
+    (verify-autotuning-groups and materialize-triton-variants report that)."""
+    pointers = [p for p in group.signature if p.is_pointer]
+    as_operands = [p for p in pointers if not p.output or p.name in tied]
+    as_results = [p for p in pointers if p.output and p.name not in tied]
+    parts = DispatchOperands.of(dispatch)
+    positions = [i for i, a in enumerate(parts.arguments) if isinstance(a.type, ir.RankedTensorType)]
+    untied = [j for j, t in enumerate(parts.tied) if t < 0]
+    if len(positions) != len(as_operands) or len(untied) != len(as_results):
+        return None
+    results: list = [None] * len(dispatch.results)
+    for j, t in enumerate(parts.tied):
+        if t >= 0:
+            if t not in positions:
+                return None
+            results[j] = as_operands[positions.index(t)]
+    for j, p in zip(untied, as_results):
+        results[j] = p
+    return _TritonSite(as_operands, results, positions)
+
+
+def zero_fill_triton(ctx: PassContext, module, exe: str, group: AutotuneGroup, tied: frozenset) -> bool:
+    """Apply ``group``'s (Triton form) ``reset_to_zero`` / ``restore_value`` (names of its
+    ``{output}`` parameters, resolved by the caller) to its dispatches in ``module`` (see the
+    module doc); ``tied``: the outputs the dispatches pass in place (materialize-triton-variants'
+    ``_tied_outputs``). Returns whether a dispatch was rewritten (the caller then reads the
+    dispatches and their tied outputs again: every output is in place afterwards). Raises
+    DiagnosticError at the group, with a note at the dispatch, for a ``restore_value`` output
+    that a dispatch does not pass in place."""
+    zeroed = list(group.reset_to_zero or [])
+    restored = list(group.restore_value or [])
+    changed = False
+    for d in _group_dispatches(module, exe, group.name):
+        site = _triton_site(group, d, tied)
+        if site is None:
+            continue
+        for name in restored:
+            if name not in tied and name not in zeroed:
+                raise DiagnosticError.at(
+                    group.location,
+                    f"restore_value names '{name}' of @{group.name}, but the dispatch does not pass it in place: IREE "
+                    f"allocates an untied result per call with undefined contents, so there is nothing to restore; pass "
+                    f"the tensor whose contents the kernel reads as an operand with the result tied to it (-> %operand), "
+                    f"or declare it reset_to_zero",
+                    [Diagnostic("note", f"'{name}' is an untied result of this dispatch", _at(ctx, d))],
+                )
+        if not zeroed:
+            continue
+        results = {j for j, p in enumerate(site.results) if p.name in zeroed}
+        # A new operand goes after the tensor operand of the pointer before it in the signature.
+        insert_at, cursor = {}, site.tensor_positions[0] if site.tensor_positions else len(DispatchOperands.of(d).arguments)
+        by_output = {p.name: j for j, p in enumerate(site.results)}
+        untied = set(j for j, t in enumerate(DispatchOperands.of(d).tied) if t < 0)
+        for p in (p for p in group.signature if p.is_pointer):
+            if p in site.operands:
+                cursor = site.tensor_positions[site.operands.index(p)] + 1
+            elif by_output.get(p.name) in untied:
+                insert_at[by_output[p.name]] = cursor
+        try:
+            changed |= retie(d, results, insert_at)
+        except ValueError as err:
+            raise DiagnosticError.at(_at(ctx, d), f"reset_to_zero of @{group.name}: {err}") from None
+    return changed
+
+
+# ----- the pass (the RFC form) --------------------------------------------------------------
+def _zero_fill_rfc(ctx: PassContext, module, exe: str, group: AutotuneGroup) -> None:
+    zeroed = list(group.reset_to_zero or [])
+    restored = list(group.restore_value or [])
+    for d in _group_dispatches(module, exe, group.name):
+        parts = DispatchOperands.of(d)
+        nres = len(d.results)
+        for clause, items in (("reset_to_zero", zeroed), ("restore_value", restored)):
+            for j in items:
+                if not 0 <= j < nres:
+                    raise DiagnosticError.at(
+                        _at(ctx, d), f"{clause}({j}) of @{exe}::@{group.name} names result {j}, but this dispatch has "
+                                     f"{nres} result{'s' if nres != 1 else ''}",
+                        [Diagnostic("note", f"@{group.name} is defined here", group.location)])
+        for j in restored:
+            if parts.tied[j] < 0 and j not in zeroed:
+                raise DiagnosticError.at(
+                    _at(ctx, d),
+                    f"restore_value({j}) of @{exe}::@{group.name}: result {j} of this dispatch is not written in place: "
+                    "IREE allocates an untied result per call with undefined contents, so there is nothing to restore; "
+                    "tie it to the operand whose contents the kernel reads (-> %operand), or declare it reset_to_zero",
+                    [Diagnostic("note", f"@{group.name} is defined here", group.location)])
+        if not zeroed:
+            continue
+        tensors = [i for i, a in enumerate(parts.arguments) if isinstance(a.type, ir.RankedTensorType)]
+        end = tensors[-1] + 1 if tensors else len(parts.arguments)
+        try:
+            retie(d, zeroed, {j: end for j, t in enumerate(parts.tied) if t < 0})
+        except ValueError as err:
+            raise DiagnosticError.at(_at(ctx, d), f"reset_to_zero of @{group.name}: {err}") from None
+
+
+@register
+@dataclass
+class ZeroFillOutputs(ModulePass):
+    """No options. Rewrites the dispatches of every variants([...]) group with a
+    ``reset_to_zero`` (and checks its ``restore_value``) as the module doc says;
+    materialize-triton-variants does the same for the triton(...) form."""
+
+    name = "zero-fill-outputs"
+    summary = "zero-fill reset_to_zero outputs at every dispatch (a zero splat tied to the result)"
+
+    def apply(self, ctx: PassContext, module) -> None:
+        for source in executable_sources(module):
+            for op in groups_of(source):
+                group = AutotuneGroup.from_op(op, ctx.source.name)
+                if group.variants is not None and (group.reset_to_zero or group.restore_value):
+                    _zero_fill_rfc(ctx, module, sym_name(source), group)

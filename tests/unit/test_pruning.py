@@ -1,0 +1,222 @@
+"""prune_configs_by (autotune_export/cuda/pruning.py): Triton 3.9's Autotuner.prune_configs
+semantics, the export-time stand-ins, the jax-triton bridge's use of it, and the scalar values
+materialize-triton-variants gives a pruner (issue 12, point 8). Nothing compiles here; the CLI
+path with compiled variants is tests/lit/call_sites/prune_configs_by.mlir."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+import triton
+
+from autotune_export.cuda import pruning
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _configs():
+    return [triton.Config({"BLOCK": b}, num_warps=w) for b, w in ((128, 1), (256, 2), (512, 4), (1024, 4))]
+
+
+def _cost(n, BLOCK, num_warps, **kw):
+    return -(-n // BLOCK) + 100 * num_warps  # 612, 456, 528, 464 for n = 65536
+
+
+def test_perf_model_top_k_fraction_count_and_order():
+    named = {"n": 65536}
+    out = pruning.prune_configs(_configs(), named, perf_model=_cost, top_k=0.5)
+    assert [c.kwargs["BLOCK"] for c in out.kept] == [256, 1024] and out.kept_indices == [1, 3]  # lowest first
+    assert [(p.index, p.by) for p in out.pruned] == [(0, "perf_model"), (2, "perf_model")]
+    assert out.pruned[0].reason == "perf_model '_cost' estimates 612; top_k = 0.5 keeps the 2 lowest (up to 464)"
+    assert out.estimates == {0: 612, 1: 456, 2: 528, 3: 464}
+    # A count; and a fraction that rounds to zero keeps one (Triton 3.9: max(1, ...)).
+    assert pruning.prune_configs(_configs(), named, perf_model=_cost, top_k=3).kept_indices == [1, 3, 2]
+    assert pruning.prune_configs(_configs(), named, perf_model=_cost, top_k=0.1).kept_indices == [1]
+    # Not more configs than top_k: the model is not asked.
+    assert pruning.prune_configs(_configs(), named, perf_model=lambda **kw: 1 / 0, top_k=4).kept_indices == [0, 1, 2, 3]
+    with pytest.raises(pruning.PruneError, match=r"top_k = '2': Triton requires a float <= 1.0 or an int"):
+        pruning.prune_configs(_configs(), named, perf_model=_cost, top_k="2")
+    with pytest.raises(pruning.PruneError, match="top_k = 1.5"):
+        pruning.prune_configs(_configs(), named, perf_model=_cost, top_k=1.5)
+    with pytest.raises(pruning.PruneError, match="top_k = 0 keeps no config"):
+        pruning.prune_configs(_configs(), named, perf_model=_cost, top_k=0)
+    # A name given twice is Triton's TypeError (perf_model(**named_args, **kwargs, **config.all_kwargs())).
+    with pytest.raises(pruning.PruneError, match="perf_model '_cost' would get argument 'BLOCK' twice"):
+        pruning.prune_configs(_configs(), named, {"BLOCK": 128}, perf_model=_cost, top_k=1)
+
+
+def test_early_prune_then_perf_model_on_what_is_left():
+    seen = {}
+
+    def early(configs, named_args, **kwargs):
+        seen["kwargs"] = kwargs
+        return configs[1:]
+
+    def model(**kw):
+        seen.setdefault("model", []).append(sorted(kw))
+        return _cost(**kw)
+
+    out = pruning.prune_configs(_configs(), {"n": 65536}, {"EXTRA": 1}, early_config_prune=early, perf_model=model, top_k=1)
+    assert out.kept_indices == [1]
+    assert [(p.index, p.by) for p in out.pruned] == [(0, "early_config_prune"), (2, "perf_model"), (3, "perf_model")]
+    assert seen["kwargs"] == {"EXTRA": 1}  # the launch's keyword arguments, as Triton passes them
+    # named_args, the launch's kwargs and config.all_kwargs() (Triton's own list of options).
+    assert {"BLOCK", "EXTRA", "n", "num_ctas", "num_stages", "num_warps"} <= set(seen["model"][0])
+    assert set(seen["model"][0]) - {"BLOCK", "EXTRA", "n"} == set(_configs()[1].all_kwargs()) - {"BLOCK"}
+    # jax-triton calls the early pruner without keyword arguments.
+    pruning.prune_configs(_configs(), {"n": 1}, {"EXTRA": 1}, early_config_prune=early, early_kwargs={})
+    assert seen["kwargs"] == {}
+
+
+def test_early_prune_gets_copies_and_may_make_configs():
+    given = _configs()
+
+    def restage(configs, named_args, **kwargs):
+        configs[0].num_stages = 2  # in place, as Triton's old matmul pruner did
+        configs[0].kwargs["BLOCK"] = 64
+        return [configs[0], triton.Config({"BLOCK": 2048}, num_warps=8)]
+
+    out = pruning.prune_configs(given, {}, early_config_prune=restage)
+    assert [(c.kwargs["BLOCK"], c.num_stages) for c in out.kept] == [(64, 2), (2048, 3)]
+    assert out.kept_indices == [0, None]  # None: made by the pruner
+    assert (given[0].kwargs["BLOCK"], given[0].num_stages) == (128, 3)  # the kernel's own configs are unchanged
+    with pytest.raises(pruning.PruneError, match="early_config_prune '<lambda>' kept no config: Triton requires at least one"):
+        pruning.prune_configs(given, {}, early_config_prune=lambda c, a, **k: [])
+    with pytest.raises(pruning.PruneError, match="returned int, not a list of configs"):
+        pruning.prune_configs(given, {}, early_config_prune=lambda c, a, **k: 3)
+    with pytest.raises(pruning.PruneError, match="early_config_prune '<lambda>' raised ZeroDivisionError: division by zero"):
+        pruning.prune_configs(given, {}, early_config_prune=lambda c, a, **k: 1 / 0)
+
+
+def test_stand_ins_name_what_is_not_known():
+    x = pruning.PointerArgument("x_ptr", "*fp16")
+    assert x is not None and x.element_size() == 2
+    n = pruning.UnknownScalar("n")
+
+    def careful(configs, named_args, **kwargs):
+        try:
+            return [c for c in configs if c.kwargs["BLOCK"] <= named_args["n"]]
+        except Exception:  # does not hide what the export does not know
+            return configs
+
+    for fn, name in ((careful, "n"), (lambda c, a, **k: [c[0]] * a["x_ptr"].shape[0], "x_ptr.shape"),
+                     (lambda c, a, **k: c[: int(a["n"])], "n"), (lambda c, a, **k: c if a["n"] else c, "n"),
+                     (lambda c, a, **k: c[: a["x_ptr"].stride(0)], "x_ptr.stride")):
+        with pytest.raises(pruning.PruneError, match=f"reads argument '{name}', which is not known when exporting") as info:
+            pruning.prune_configs(_configs(), {"x_ptr": x, "n": n}, early_config_prune=fn)
+        assert info.value.unknown == name
+    assert repr(n) == "<scalar n, not known when exporting>"
+    assert (n is None, x is None) == (False, False)
+
+
+def test_pruners_see_the_target_through_triton_s_driver():
+    def by_target(configs, named_args, **kwargs):
+        arch = triton.runtime.driver.active.get_current_target().arch
+        smem = triton.runtime.driver.active.utils.get_device_properties(0)["max_shared_mem"]
+        return [c for c in configs if c.kwargs["BLOCK"] * 256 <= smem] if arch >= 90 else configs[:1]
+
+    # sm_90: 232448 bytes hold 512 * 256, not 1024 * 256.
+    assert pruning.prune_configs(_configs(), {}, early_config_prune=by_target, capability=90).kept_indices == [0, 1, 2]
+    assert pruning.prune_configs(_configs(), {}, early_config_prune=by_target, capability=80).kept_indices == [0]
+
+
+def _fixture_kernels():
+    spec = importlib.util.spec_from_file_location("jax_fixture_kernels_for_pruning", ROOT / "tests" / "fixtures" / "jax" / "kernels.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _Spec:
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+
+def test_jax_triton_bridge_prunes_with_the_same_implementation(monkeypatch):
+    from autotune_export.interop import jax_triton as jt
+
+    kern = _fixture_kernels().scale_add_kernel  # configs BLOCK 128 w4, 256 w4, 512 w8, 1024 w8
+    seen = []
+
+    def model(n, BLOCK, num_warps, **kwargs):
+        seen.append(kwargs.get("x_ptr").shape)  # jax-triton passes the arrays themselves
+        return n // BLOCK + 10 * num_warps  # 72, 56, 88, 84
+
+    monkeypatch.setattr(kern, "perf_model", model)
+    monkeypatch.setattr(kern, "configs_top_k", 2)
+    x = _Spec((4096,), "float32")
+    text = jt.triton_call_to_mlir(x, x, 4096, np.float32(0.5), kernel=kern, out_shape=x, grid=(1,))
+    assert "configs([{BLOCK = 256, num_warps = 4, num_stages = 3}" in text.replace("\n", " ")
+    assert text.index("BLOCK = 256") < text.index("BLOCK = 128")  # Triton's order: lowest estimate first
+    assert "BLOCK = 512" not in text and "BLOCK = 1024" not in text and seen == [(4096,)] * 4
+    monkeypatch.setattr(kern, "early_config_prune", lambda configs, named_args: [])
+    with pytest.raises(jt.JaxTritonError, match="prune_configs_by of the triton.autotune kernel 'scale_add_kernel': "
+                                                "early_config_prune '<lambda>' kept no config"):
+        jt.triton_call_to_mlir(x, x, 4096, np.float32(0.5), kernel=kern, out_shape=x, grid=(1,))
+
+
+WORKLOAD = '''
+hal.executable.source private @ex {
+  hal.executable.autotuning.export @g
+      triton("k.py", "k")
+      signature(x_ptr: *fp32, a: i32, b: u32, c: i64, d: fp32, e: u1, f: i32, g: i32)
+      workload(len)
+      grid(len)
+      tune_workload(tensor<4096xf32>, 7 : i32, 2.5 : f32)
+}
+
+util.func public @h(%x: tensor<?xf32>, %s: i32, %f: f32) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %len = tensor.dim %x, %c0 : tensor<?xf32>
+  %blocks = arith.ceildivsi %len, %c3 : index
+  %a = arith.index_cast %blocks : index to i32
+  %m1 = arith.constant -1 : i32
+  %b = arith.muli %s, %m1 : i32
+  %c = arith.extsi %b : i32 to i64
+  %d = arith.mulf %f, %f : f32
+  %e = arith.cmpi sgt, %s, %m1 : i32
+  %g = arith.select %e, %s, %m1 : i32
+  %y = flow.dispatch @ex::@g[%len](%x, %a, %b, %c, %d, %e, %s, %g) : (tensor<?xf32>{%len}, i32, i32, i64, f32, i1, i32, i32) -> tensor<?xf32>{%len}
+  util.return %y : tensor<?xf32>
+}
+'''
+
+
+def test_scalars_the_tuning_workload_determines():
+    from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.walk import executable_sources
+    from autotune_export.passes.materialize_triton_variants import _workload_scalars
+
+    module = parse_source(SourceFile(WORKLOAD, "<test>", str(ROOT)))
+    with module.context:
+        (op,) = find_groups(module)
+        group = AutotuneGroup.from_op(op, "<test>")
+        (source,) = executable_sources(module)
+        known = _workload_scalars(source, op, group)
+    # a = cdiv(4096, 3); b = -7 read as u32; c = -7 as i64; d = 2.5 * 2.5; e = 7 > -1; f = 7 from
+    # tune_workload; g = select(e, 7, -1).
+    assert known == {"a": 1366, "b": (1 << 32) - 7, "c": -7, "d": 6.25, "e": True, "f": 7, "g": 7}
+
+
+def test_scalars_several_tuning_workloads_must_agree_on():
+    from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.walk import executable_sources
+    from autotune_export.passes.materialize_triton_variants import _workload_scalars
+
+    text = WORKLOAD.replace("tune_workload(tensor<4096xf32>, 7 : i32, 2.5 : f32)",
+                            "tune_workload([tensor<4096xf32>, 7 : i32, 2.5 : f32], [tensor<8192xf32>, 7 : i32, 2.5 : f32])")
+    module = parse_source(SourceFile(text, "<test>", str(ROOT)))
+    with module.context:
+        (op,) = find_groups(module)
+        (source,) = executable_sources(module)
+        known = _workload_scalars(source, op, AutotuneGroup.from_op(op, "<test>"))
+    assert "a" not in known  # cdiv(4096, 3) != cdiv(8192, 3): not one value to prune with
+    assert known["f"] == 7 and known["d"] == 6.25

@@ -67,11 +67,12 @@ def example_matmul_configs() -> list[dict]:
 
 
 def render_matmul_mlir(configs: Sequence[dict] | None = None, tune_mnk: tuple[int, int, int] | None = None,
-                       kernel_path: str | None = None) -> str:
+                       kernel_path: str | None = None, tune_shapes: Sequence[tuple[int, int, int]] | None = None) -> str:
     """examples/matmul/matmul.mlir with its configs, tune_workload and kernel path replaced.
 
-    ``tune_mnk``: (M, N, K) of the tune workload (A is MxK, B is KxN). ``kernel_path``: the
-    string put in triton("...") (absolute, or relative to where the .mlir will live)."""
+    ``tune_mnk``: (M, N, K) of the tune workload (A is MxK, B is KxN); ``tune_shapes``: several
+    (one choice per workload). ``kernel_path``: the string put in triton("...") (absolute, or
+    relative to where the .mlir will live)."""
     text = open(MATMUL_MLIR, encoding="utf-8").read()
     if configs is not None:
         items = [", ".join(f"{k} = {v}" for k, v in c.items()) for c in configs]
@@ -82,6 +83,10 @@ def render_matmul_mlir(configs: Sequence[dict] | None = None, tune_mnk: tuple[in
         m, n_, k = tune_mnk
         text, n = re.subn(r"tune_workload\([^)]*\)",
                           f"tune_workload(tensor<{m}x{k}xf16>, tensor<{k}x{n_}xf16>)", text, count=1)
+        assert n == 1
+    if tune_shapes:
+        lists = ", ".join(f"[tensor<{m}x{k}xf16>, tensor<{k}x{n_}xf16>]" for m, n_, k in tune_shapes)
+        text, n = re.subn(r"tune_workload\([^)]*\)", f"tune_workload({lists})", text, count=1)
         assert n == 1
     if kernel_path is not None:
         text, n = re.subn(r'triton\("kernel\.py"', f'triton("{kernel_path}"', text, count=1)

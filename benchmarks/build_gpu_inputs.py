@@ -14,9 +14,10 @@ Writes into OUT (ignored by git; carry it to the GPU machine):
 * ``load_<8|32>_<ptx|cubin>.vmfb``: matmul modules of 4 and 16 configs of the 32-space (8 and 32
   exports with the specializations) with PTX or cubin objects, for benchmarks/module_load.py;
 * ``whl/``: a copy of the IREE runtime wheel (``--wheel``, default .whl/iree_base_runtime-*.whl);
-* ``pkg/autotune_export/``: ``__init__.py`` and ``runtime.py`` as committed at git HEAD (the GPU
-  runs put it first on PYTHONPATH, so that uncommitted edits in the checkout don't leak into the
-  measurement; the runtime needs nothing else of the package);
+* ``mm_multi.vmfb``: the same with two tuning workloads, 4096^3 and 8192x128x8192 (one choice per
+  workload), for benchmarks/workload_choices.py;
+* ``pkg/autotune_export/``: the package as committed at git HEAD (the GPU runs put it first on
+  PYTHONPATH, so that uncommitted edits in the checkout don't leak into the measurement);
 * ``build.json``: what was built, sizes, build times and the git HEAD.
 
 ``--toolkit DIR`` builds with the autotune_export of DIR, e.g. a clean export of HEAD
@@ -39,6 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402
 
 TUNE_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (64, 8192, 8192)]
+#: M x N x K of the two workloads of mm_multi.vmfb (benchmarks/workload_choices.py).
+MULTI_SHAPES = [(4096, 4096, 4096), (8192, 128, 8192)]
 
 
 # The --emit vmfb pipeline without verify-autotuning-groups: the fallback for cubin objects,
@@ -83,12 +86,13 @@ def direct_variant_text(iree_text: str) -> tuple[str, list[str]]:
     funcs = []
     for k, name in enumerate(exports):
         f = host.replace("util.func public @add(", f"util.func public @add_direct_{k}(", 1)
-        # The workload's last value is the choice, unused by the count regions: a constant.
-        f = re.sub(r"^.*util\.global\.load.*\n", "", f, flags=re.M)
-        f = re.sub(r"^(\s*)(%\w+) = arith\.index_cast %__autotune[\w.]* : i32 to index$",
-                   r"\1\2 = arith.constant 0 : index", f, flags=re.M)
+        # The workload's last value is the choice (the per-workload table's select chain over the
+        # choice global), unused by the count regions: a constant; iree-compile drops the
+        # then-dead loads and compares.
+        f, casts = re.subn(r"^(\s*)(%\w+) = arith\.index_cast %[\w.]+ : i32 to index$",
+                           r"\1\2 = arith.constant 0 : index", f, flags=re.M)
         f, hits = re.subn(r"flow\.dispatch @vector_add_ex::@\w+\[", f"flow.dispatch @vector_add_ex::@{name}[", f)
-        assert hits == 1 and "util.global" not in f, f
+        assert hits == 1 and casts == 1, f
         funcs.append(f)
     text = text[: m.end()] + "".join(funcs) + text[m.end():]
     return text, exports
@@ -101,9 +105,9 @@ def main() -> int:
     ap.add_argument("--wheel", default=None)
     ap.add_argument("--toolkit", default=None,
                     help="import autotune_export from this folder (e.g. a `git archive HEAD` export) instead of the checkout")
-    ap.add_argument("--only", default=None, help="comma-separated subset: tune,vector_add,load,wheel,runtime")
+    ap.add_argument("--only", default=None, help="comma-separated subset: tune,multi,vector_add,load,wheel,runtime")
     args = ap.parse_args()
-    only = set(args.only.split(",")) if args.only else {"tune", "vector_add", "load", "wheel", "runtime"}
+    only = set(args.only.split(",")) if args.only else {"tune", "multi", "vector_add", "load", "wheel", "runtime"}
     global TOOLKIT
     if args.toolkit:
         TOOLKIT = os.path.abspath(args.toolkit)
@@ -118,6 +122,13 @@ def main() -> int:
                 out = os.path.join(args.out, os.path.basename(src).replace(".mlir", ".vmfb"))
                 built[os.path.basename(out)] = {"s": cli([src, "--emit", "vmfb", "--target", args.target, "-o", out]),
                                                 "tune_mnk": shape}
+        if "multi" in only:
+            # One module, one group, two tuning workloads: a choice per workload (issue 13).
+            src = os.path.join(tmp, "mm_multi.mlir")
+            open(src, "w").write(C.render_matmul_mlir(tune_shapes=MULTI_SHAPES, kernel_path=C.MATMUL_KERNEL))
+            out = os.path.join(args.out, "mm_multi.vmfb")
+            built["mm_multi.vmfb"] = {"s": cli([src, "--emit", "vmfb", "--target", args.target, "-o", out]),
+                                      "tune_shapes": MULTI_SHAPES}
         if "vector_add" in only:
             out = os.path.join(args.out, "va_group.vmfb")
             built["va_group.vmfb"] = {"s": cli([C.VECTOR_ADD_MLIR, "--emit", "vmfb", "--target", args.target, "-o", out])}
@@ -152,15 +163,17 @@ def main() -> int:
                 os.unlink(old)
             shutil.copy(wheel, os.path.join(args.out, "whl"))
         if "runtime" in only:
-            pkg = os.path.join(args.out, "pkg", "autotune_export")
+            # The package as committed at HEAD (or of --toolkit): the GPU runs put it first on
+            # PYTHONPATH, so uncommitted edits in the checkout don't leak into the measurement.
+            pkg = os.path.join(args.out, "pkg")
+            shutil.rmtree(os.path.join(pkg, "autotune_export"), ignore_errors=True)
             os.makedirs(pkg, exist_ok=True)
-            for name in ("__init__.py", "runtime.py"):
-                if args.toolkit:
-                    text = open(os.path.join(TOOLKIT, "autotune_export", name)).read()
-                else:
-                    text = subprocess.run(["git", "-C", C.ROOT, "show", f"HEAD:autotune_export/{name}"],
-                                          capture_output=True, text=True, check=True).stdout
-                open(os.path.join(pkg, name), "w").write(text)
+            if args.toolkit:
+                shutil.copytree(os.path.join(TOOLKIT, "autotune_export"), os.path.join(pkg, "autotune_export"))
+            else:
+                archive = subprocess.run(["git", "-C", C.ROOT, "archive", "HEAD", "autotune_export"],
+                                         capture_output=True, check=True).stdout
+                subprocess.run(["tar", "-x", "-C", pkg], input=archive, check=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for name, info in built.items():

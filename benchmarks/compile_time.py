@@ -13,9 +13,9 @@ Each run is a fresh process, timed from outside (wall clock, and the CPU seconds
 and its children):
 
 * ``autotune-export``: ``autotune-export X.mlir --emit mlir --target T -j J --cache-dir D`` with a
-  fresh, empty D (cold: every variant compiled, then linked and checked with ptxas), then again
-  with the same D (warm: every variant from the cache). The time includes Python start-up, the
-  front end, linking, ptxas on the linked module and printing.
+  fresh, empty D (cold: every variant compiled, then linked and the linker's edits checked with
+  ptxas), then again with the same D (warm: every variant from the cache). The time includes
+  Python start-up, the front end, linking, the check and printing.
 * ``triton (autotuner)``: what triton.autotune compiles on a first call with contiguous, aligned
   fp16 tensors whose sizes are multiples of 16: one ``triton.compile`` per config, serially, in
   one process, with a fresh TRITON_CACHE_DIR: the JIT's specialization (inner strides equal to 1
@@ -25,8 +25,15 @@ and its children):
   builds (the specialized one and the plain one of every config): equal work, one process.
   Warm = the same loop again in a new process over the filled TRITON_CACHE_DIR.
 
-Runs are interleaved and repeated; the table shows the minimum over repeats (the least
-disturbed by other load on the machine) and the JSON keeps every sample and the load average.
+Runs are interleaved and repeated (each repeat runs every row once, in the same order); the
+table shows the median and the minimum wall time over repeats, and the ratios to the anchors as
+the median over repeats of the ratio within each repeat (paired: a repeat's run and its anchor
+ran minutes apart, under the same load), then the ratio of the medians. The JSON keeps every
+sample with the load average at its start.
+
+``--baseline DIR`` runs a second toolkit (e.g. ``git archive REV | tar -x -C DIR``: an earlier
+commit) as ``autotune-export (baseline)`` in every repeat too: before and after in one run.
+``--no-autotuner`` leaves out the "triton (autotuner)" row (shorter runs).
 """
 
 from __future__ import annotations
@@ -153,7 +160,30 @@ def breakdown(space: str, target: str, toolkit: str) -> dict:
     wrap(triton, "compile", "triton.compile (with its own ptxas)")
     wrap(ttir, "analyze", "written-pointer analysis of each TTIR")
     wrap(ptx, "link", "linking the PTX")
-    wrap(ptx, "assemble", "ptxas on the linked module")
+    wrap(ptx, "edit_skeleton", "the linker's edits, extracted")
+    wrap(ptx, "assemble", "ptxas after linking (the edit check; cubin: the module)")
+
+    # Triton's stages inside triton.compile (3.6: the hook edits the stages; 3.8+: it is also
+    # called with no arguments for a cache-key suffix).
+    from triton import knobs
+
+    def stage_hook(*hook_args):
+        if not hook_args:
+            return "", ""
+        _backend, stages = hook_args[0], hook_args[1]
+        for name, fn in list(stages.items()):
+            def timed(src, metadata, fn=fn, name=name):
+                t0, c0 = time.perf_counter(), cpu()
+                try:
+                    return fn(src, metadata)
+                finally:
+                    e = stats.setdefault(f"  of which Triton stage {name}", [0.0, 0.0, 0])
+                    e[0] += time.perf_counter() - t0
+                    e[1] += cpu() - c0
+                    e[2] += 1
+            stages[name] = timed
+
+    knobs.runtime.add_stages_inspection_hook = stage_hook
     scratch = tempfile.mkdtemp(prefix="bench-breakdown-")
     t0, c0 = time.perf_counter(), cpu()
     rc = cli.main([_mlir(space), "--emit", "mlir", "--target", target, "-j", "1", "--cache-dir",
@@ -219,6 +249,9 @@ def main() -> int:
     ap.add_argument("--breakdown", action="store_true", help="instead: one instrumented cold -j 1 run per space")
     ap.add_argument("--toolkit", default=C.ROOT,
                     help="import autotune_export from this folder (e.g. a `git archive HEAD` export; default: the checkout)")
+    ap.add_argument("--baseline", default=None,
+                    help="also run the toolkit in this folder (an earlier commit's `git archive` export) in every repeat")
+    ap.add_argument("--no-autotuner", action="store_true", help="leave out the 'triton (autotuner)' row")
     ap.add_argument("--triton-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--which", default="spec", help=argparse.SUPPRESS)
     ap.add_argument("--arch", type=int, default=90, help=argparse.SUPPRESS)
@@ -250,38 +283,50 @@ def main() -> int:
     scratch = tempfile.mkdtemp(prefix="bench-compile-")
     samples: list[dict] = []
 
-    def record(space, who, j, cache_state, r):
-        r.update({"space": space, "who": who, "jobs": j, "cache": cache_state})
+    def record(space, who, j, cache_state, r, rep):
+        r.update({"space": space, "who": who, "jobs": j, "cache": cache_state, "repeat": rep})
         samples.append(r)
         extra = r.get("summary") or (f"{r.get('compiles')} compiles, loop {r.get('loop_s', 0):.1f} s" if "compiles" in r else r.get("error", ""))
-        print(f"  {space:8} {who:24} -j{j} {cache_state:4} wall {r['wall_s']:6.1f} s cpu {r['cpu_s']:6.1f} s "
+        print(f"  {space:8} {who:26} -j{j} {cache_state:4} wall {r['wall_s']:6.1f} s cpu {r['cpu_s']:6.1f} s "
               f"load {r['load1']:.1f}  {extra}", flush=True)
+
+    toolkits = [("autotune-export", toolkit)]
+    if args.baseline:
+        toolkits.append(("autotune-export (baseline)", os.path.abspath(args.baseline)))
+
+    def env_for(tk: str) -> dict:
+        return dict(env, PYTHONPATH=tk + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     try:
         for rep in range(args.repeat):
             print(f"== repeat {rep + 1}/{args.repeat}", flush=True)
             for space in spaces:
-                d = tempfile.mkdtemp(dir=scratch)
-                record(space, "triton (autotuner)", 1, "cold", run_triton(space, "spec", d, arch, env))
-                for j in jobs:
+                if not args.no_autotuner:
                     d = tempfile.mkdtemp(dir=scratch)
-                    record(space, "autotune-export", j, "cold", run_ours(space, j, d, args.target, scratch, env, toolkit))
-                    record(space, "autotune-export", j, "warm", run_ours(space, j, d, args.target, scratch, env, toolkit))
-                    shutil.rmtree(d, ignore_errors=True)
+                    record(space, "triton (autotuner)", 1, "cold", run_triton(space, "spec", d, arch, env), rep)
                 d = tempfile.mkdtemp(dir=scratch)
-                record(space, "triton (same variants)", 1, "cold", run_triton(space, "all", d, arch, env))
-                record(space, "triton (same variants)", 1, "warm", run_triton(space, "all", d, arch, env))
+                record(space, "triton (same variants)", 1, "cold", run_triton(space, "all", d, arch, env), rep)
+                for j in jobs:
+                    for who, tk in toolkits:
+                        d2 = tempfile.mkdtemp(dir=scratch)
+                        record(space, who, j, "cold", run_ours(space, j, d2, args.target, scratch, env_for(tk), tk), rep)
+                        record(space, who, j, "warm", run_ours(space, j, d2, args.target, scratch, env_for(tk), tk), rep)
+                        shutil.rmtree(d2, ignore_errors=True)
+                # Triton's warm run last, next to ours.
+                record(space, "triton (same variants)", 1, "warm", run_triton(space, "all", d, arch, env), rep)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
     rows = []
     summary = []
+    med = C.median
     for space in spaces:
         n_cfg = len(_configs(space))
-        anchor = {}
-        for who, cache in (("triton (same variants)", "cold"), ("triton (same variants)", "warm"), ("triton (autotuner)", "cold")):
-            xs = [s["wall_s"] for s in samples if s["space"] == space and s["who"] == who and s["cache"] == cache and s["rc"] == 0]
-            anchor[(who, cache)] = min(xs) if xs else None
+
+        def walls(who, j, cache):
+            return {s["repeat"]: s["wall_s"] for s in samples if s["space"] == space and s["who"] == who
+                    and s["jobs"] == j and s["cache"] == cache and s["rc"] == 0}
+
         keys = []
         for s in samples:
             k = (s["who"], s["jobs"], s["cache"])
@@ -290,24 +335,43 @@ def main() -> int:
         for who, j, cache in keys:
             sel = [s for s in samples if s["space"] == space and (s["who"], s["jobs"], s["cache"]) == (who, j, cache)]
             ok = [s for s in sel if s["rc"] == 0]
-            wall = min(s["wall_s"] for s in ok) if ok else None
-            cpu = min(s["cpu_s"] for s in ok) if ok else None
+            mine = walls(who, j, cache)
+            ours = who.startswith("autotune-export")
+
+            def paired(anchor_who, anchor_cache, anchor_jobs=1):
+                if not ours:
+                    return None, None
+                anchor = walls(anchor_who, anchor_jobs, anchor_cache)
+                ratios = [mine[r] / anchor[r] for r in mine if r in anchor and anchor[r] > 0]
+                a = med(list(anchor.values()))
+                return med(ratios), (med(list(mine.values())) / a if a and mine else None)
+
+            same, same_of_medians = paired("triton (same variants)", cache)
+            auto, auto_of_medians = paired("triton (autotuner)", "cold") if cache == "cold" else (None, None)
+            base, base_of_medians = paired("autotune-export (baseline)", cache, j) if who == "autotune-export" else (None, None)
             variants = n_cfg if who == "triton (autotuner)" else 2 * n_cfg
-            same = anchor.get(("triton (same variants)", cache))
-            auto = anchor.get(("triton (autotuner)", "cold")) if cache == "cold" else None
             row = {"space": space, "configs": n_cfg, "variants": variants, "who": who, "jobs": j, "cache": cache,
-                   "wall_s": wall, "cpu_s": cpu, "samples_s": [round(s["wall_s"], 2) for s in sel],
-                   "vs_triton_same_variants": (wall / same) if (wall and same and who == "autotune-export") else None,
-                   "vs_triton_autotuner": (wall / auto) if (wall and auto and who == "autotune-export") else None}
+                   "wall_s_median": med([s["wall_s"] for s in ok]), "wall_s_min": min((s["wall_s"] for s in ok), default=None),
+                   "cpu_s_median": med([s["cpu_s"] for s in ok]),
+                   "load1": [round(s["load1"], 1) for s in sel], "samples_s": [round(s["wall_s"], 2) for s in sel],
+                   "vs_triton_same_variants": same, "vs_triton_same_variants_of_medians": same_of_medians,
+                   "vs_triton_autotuner": auto, "vs_triton_autotuner_of_medians": auto_of_medians,
+                   "vs_baseline": base, "vs_baseline_of_medians": base_of_medians}
             summary.append(row)
-            rows.append([space, n_cfg, variants, who, j, cache, wall, cpu,
-                         " ".join(f"{x:.1f}" for x in row["samples_s"]),
-                         f"{row['vs_triton_same_variants']:.2f}x" if row["vs_triton_same_variants"] else "",
-                         f"{row['vs_triton_autotuner']:.2f}x" if row["vs_triton_autotuner"] else ""])
+
+            def ratio(a, b):
+                return f"{a:.2f}x ({b:.2f}x)" if a is not None and b is not None else ""
+
+            rows.append([space, variants, who, j, cache, row["wall_s_median"], row["wall_s_min"], row["cpu_s_median"],
+                         " ".join(f"{x:.1f}" for x in row["samples_s"]), " ".join(f"{x:.1f}" for x in row["load1"]),
+                         ratio(same, same_of_medians), ratio(auto, auto_of_medians)]
+                        + ([ratio(base, base_of_medians)] if args.baseline else []))
     print()
-    print(C.table(["space", "configs", "variants", "compiler", "-j", "cache", "wall s (min)", "cpu s", "samples s",
-                   "wall / triton same variants", "wall / triton autotuner"], rows,
-                  title=f"Variant compilation, {args.target}, {os.cpu_count()} cores"))
+    print(C.table(["space", "variants", "compiler", "-j", "cache", "wall s (median)", "wall s (min)", "cpu s (median)",
+                   "samples s", "load1 at start", "wall / triton same variants", "wall / triton autotuner"]
+                  + (["wall / baseline"] if args.baseline else []), rows,
+                  title=f"Variant compilation, {args.target}, {os.cpu_count()} cores "
+                        f"(ratios: median of per-repeat ratios (ratio of medians))"))
     head = subprocess.run(["git", "-C", C.ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     C.write_json(args.json, {"env": C.environment(), "target": args.target, "toolkit": toolkit, "git_head": head,
                              "summary": summary, "samples": samples})

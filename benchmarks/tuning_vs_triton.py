@@ -56,10 +56,11 @@ def _config_index(variant: str) -> int:
 # Workers
 
 
-def worker_iree(vmfb: str, runs: int, ex_warmup: float, ex_rep: float) -> dict:
+def worker_iree(vmfb: str, runs: int, ex_warmup: float, ex_rep: float, search: str = "exhaustive") -> dict:
+    from autotune_export.runtime.tuner import AutotunedModule
 
     t0 = time.perf_counter()
-    mod = C.open_module(vmfb)
+    mod = AutotunedModule(vmfb, driver="cuda", cache=None, search=search)
     load_s = time.perf_counter() - t0
     (group,) = mod.groups.values()
     out_runs = []
@@ -67,7 +68,7 @@ def worker_iree(vmfb: str, runs: int, ex_warmup: float, ex_rep: float) -> dict:
         t = time.perf_counter()
         timings = mod.autotune()[group.key]
         wall = time.perf_counter() - t
-        pick = min(timings, key=lambda v: v.median_ms).variant
+        pick = mod.chosen[group.key]  # the runtime's own rule (tie rule, cross-check)
         out_runs.append({"wall_s": wall, "pick": pick, "medians_ms": {v.variant: v.median_ms for v in timings}})
     exhaustive = {}
     for k, v in enumerate(group.variants):
@@ -215,12 +216,13 @@ def main() -> int:
     ap.add_argument("--cold-shapes", default=None, help="shapes for the cold Triton runs (default: --shapes)")
     ap.add_argument("--deadline-s", type=float, default=None, help="skip cold runs once this much time has passed")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--search", default="exhaustive", choices=["exhaustive", "race"], help="AutotunedModule's search")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--vmfb", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     shapes = [_shape(s) for s in args.shapes.split(",")]
     if args.worker == "iree":
-        print(json.dumps(worker_iree(args.vmfb, args.runs, args.ex_warmup, args.ex_rep)))
+        print(json.dumps(worker_iree(args.vmfb, args.runs, args.ex_warmup, args.ex_rep, args.search)))
         return 0
     if args.worker == "triton-warm":
         print(json.dumps(worker_triton_warm(shapes, args.runs, args.ex_warmup, args.ex_rep)))
@@ -235,11 +237,11 @@ def main() -> int:
     start = time.perf_counter()
     me = os.path.abspath(__file__)
     common = ["--runs", str(args.runs), "--ex-warmup", str(args.ex_warmup), "--ex-rep", str(args.ex_rep)]
-    report = {"env": C.environment(gpu=True), "ours": {}, "triton_cold": {}}
+    report = {"env": C.environment(gpu=True), "search": args.search, "ours": {}, "triton_cold": {}}
     for shape in shapes:
         key = "x".join(map(str, shape))
         vmfb = os.path.join(args.vmfb_dir, f"mm_{key}.vmfb")
-        r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, *common])
+        r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, "--search", args.search, *common])
         report["ours"][key] = r
         print(f"  ours {key}: {json.dumps({k: r.get(k) for k in ('load_s', 'error')})} "
               f"runs {[(round(x['wall_s'], 2), x['pick']) for x in r.get('runs', [])]}", flush=True)

@@ -1,0 +1,346 @@
+"""The corpus: each case calls public ops of a Triton library, through the library's own Python
+wrappers, on inputs made from a seed, a shape and a dtype.
+
+A case is a function ``case(device)``: it makes its inputs on the CPU from its own seeded
+``torch.Generator`` (so that the GPU recording and the CPU replay start from the same values),
+moves them to ``device`` and calls the ops. Every Triton launch it makes is one launch of the
+corpus. The same code runs on the GPU (record.py, ``"cuda"``) and here (replay.py, ``"cpu"``:
+the launches are intercepted, not run). Ops whose wrappers take another path on a CPU tensor
+than on a GPU one (Liger's backward norms size their partial sums by
+``torch.cuda.get_device_properties().multi_processor_count``) are left out: their replay would
+not be the recorded launch.
+
+To add a case: write a function below that makes its inputs with :func:`rand` / :func:`labels`
+and calls the library, and list it in :data:`CASES` with a unique name. Keep tensors small:
+what a recording brings back from the GPU machine is limited (64 MiB).
+"""
+
+from __future__ import annotations
+
+import types
+import zlib
+from typing import Callable
+
+import torch
+
+
+def _gen(tag: str) -> torch.Generator:
+    return torch.Generator().manual_seed(zlib.crc32(tag.encode()))
+
+
+def rand(tag: str, shape, dtype=torch.float32, device="cpu", scale=1.0, offset=0.0) -> torch.Tensor:
+    """Normal values (``scale``, ``offset``) from the seed ``tag``, made on the CPU, then moved."""
+    x = torch.randn(*shape, generator=_gen(tag), dtype=torch.float32) * scale + offset
+    return x.to(dtype).to(device)
+
+
+def labels(tag: str, n: int, classes: int, device="cpu", ignore: int | None = None, every: int = 5) -> torch.Tensor:
+    """int64 labels in [0, classes), every ``every``-th one ``ignore`` when given."""
+    y = torch.randint(0, classes, (n,), generator=_gen(tag), dtype=torch.int64)
+    if ignore is not None:
+        y[::every] = ignore
+    return y.to(device)
+
+
+class Ctx(types.SimpleNamespace):
+    """A stand-in for the ``ctx`` of a ``torch.autograd.Function`` called directly."""
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+# --------------------------------------------------------------------------------------------
+# Liger-Kernel (v0.6.4): module-level forward/backward functions
+
+
+def liger_rms_norm(d, rows, cols, dtype, casting, offset):
+    from liger_kernel.ops.rms_norm import rms_norm_forward
+
+    x = rand(f"rms.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    w = rand(f"rms.w{cols}", (cols,), dtype, d, 0.1, 1.0)
+    rms_norm_forward(x, w, 1e-6, offset, casting, None)
+
+
+def liger_layer_norm(d, rows, cols, dtype):
+    from liger_kernel.ops.layer_norm import layer_norm_forward
+
+    x = rand(f"ln.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    w = rand(f"ln.w{cols}", (cols,), dtype, d, 0.1, 1.0)
+    b = rand(f"ln.b{cols}", (cols,), dtype, d, 0.1)
+    layer_norm_forward(x, w, b, 1e-5)
+
+
+def liger_glu(d, op, rows, cols, dtype):
+    mod = __import__(f"liger_kernel.ops.{op}", fromlist=["x"])
+    a = rand(f"{op}.a{rows}{cols}{dtype}", (2, rows // 2, cols), dtype, d)
+    b = rand(f"{op}.b{rows}{cols}{dtype}", (2, rows // 2, cols), dtype, d)
+    dc = rand(f"{op}.dc{rows}{cols}{dtype}", (2, rows // 2, cols), dtype, d)
+    a, b, _ = getattr(mod, f"{op}_forward")(a, b)
+    getattr(mod, f"{op}_backward")(a, b, dc)  # writes da, db over a, b (in place)
+
+
+def liger_cross_entropy(d, rows, vocab, dtype, reduction="mean", weight=False, smoothing=0.0, softcap=None,
+                        z_loss=False, grad=None):
+    from liger_kernel.ops.cross_entropy import cross_entropy_backward, cross_entropy_forward
+
+    x = rand(f"ce.x{rows}{vocab}{dtype}", (rows, vocab), dtype, d, 2.0)
+    y = labels(f"ce.y{rows}{vocab}", rows, vocab, d, ignore=-100)
+    w = rand(f"ce.w{vocab}", (vocab,), torch.float32, d, 0.1, 1.0) if weight else None
+    lse = 1e-4 if z_loss else 0.0
+    loss, _, _, x_grad = cross_entropy_forward(x, y, w, -100, lse, smoothing, reduction, softcap, z_loss)
+    if grad is not None:  # a scalar != 1 multiplies the gradient in place (element_mul_kernel)
+        cross_entropy_backward(x_grad, torch.tensor(grad, device=d))
+
+
+def liger_rope(d, bsz, heads, kv_heads, seq, hd, dtype, backward=False):
+    from liger_kernel.ops.rope import rope_backward, rope_forward
+
+    q = rand(f"rope.q{bsz}{heads}{seq}{hd}{dtype}", (bsz, heads, seq, hd), dtype, d)
+    k = rand(f"rope.k{bsz}{kv_heads}{seq}{hd}{dtype}", (bsz, kv_heads, seq, hd), dtype, d)
+    pos = torch.arange(seq, dtype=torch.float32)[:, None] * (10000.0 ** (-torch.arange(0, hd, 2) / hd))[None]
+    emb = torch.cat([pos, pos], dim=-1)[None]
+    cos, sin = emb.cos().to(dtype).to(d), emb.sin().to(dtype).to(d)
+    q, k, cos, sin = rope_forward(q, k, cos, sin)
+    if backward:
+        dq = rand("rope.dq", (bsz, heads, seq, hd), dtype, d)
+        dk = rand("rope.dk", (bsz, kv_heads, seq, hd), dtype, d)
+        rope_backward(dq, dk, cos, sin)
+
+
+def liger_kl_div(d, rows, cols, reduction, log_target, dtype=torch.float32):
+    from liger_kernel.ops.kl_div import kldiv_backward_triton, kldiv_forward_triton
+
+    y_pred = torch.log_softmax(rand(f"kl.p{rows}{cols}", (rows, cols)), -1).to(dtype).to(d)
+    t = torch.softmax(rand(f"kl.t{rows}{cols}", (rows, cols)), -1)
+    y_true = (t.log() if log_target else t).to(dtype).to(d)
+    kldiv_forward_triton(y_pred, y_true, log_target, reduction, 1e-10)
+    if reduction != "none":
+        grads = torch.empty_like(y_true)
+        kldiv_backward_triton(y_true, torch.tensor(1.0, device=d), grads, log_target)
+
+
+def liger_jsd(d, rows, cols, beta, with_labels):
+    from liger_kernel.ops.jsd import jsd_backward, jsd_forward
+
+    x = torch.log_softmax(rand(f"jsd.x{rows}{cols}", (rows, cols)), -1).to(d)
+    t = torch.log_softmax(rand(f"jsd.t{rows}{cols}", (rows, cols)), -1).to(d)
+    lab = labels(f"jsd.l{rows}", rows, cols, d, ignore=-100, every=3) if with_labels else None
+    loss, dx = jsd_forward(x, t, lab, beta, -100, with_labels)
+    jsd_backward(dx, torch.tensor(0.5, device=d))
+
+
+def liger_group_norm(d, batch, channels, groups, hidden, dtype=torch.float32):
+    from liger_kernel.ops.group_norm import group_norm_backward, group_norm_forward
+
+    x = rand(f"gn.x{batch}{channels}{hidden}", (batch, channels, hidden), dtype, d)
+    w = rand(f"gn.w{channels}", (channels,), dtype, d, 0.1, 1.0)
+    b = rand(f"gn.b{channels}", (channels,), dtype, d, 0.1)
+    y, x2, mean, rstd, _ = group_norm_forward(x, channels, groups, w, b, 1e-6)
+    dy = rand(f"gn.dy{batch}{channels}{hidden}", (batch, channels, hidden), dtype, d)
+    group_norm_backward(dy, x2, w, b, mean, rstd, channels, groups)
+
+
+def liger_softmax(d, rows, cols, dtype):
+    from liger_kernel.ops.softmax import _softmax_backward, _softmax_forward
+
+    x = rand(f"sm.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    y, block, warps, multi = _softmax_forward(x)
+    dy = rand(f"sm.dy{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    _softmax_backward(dy, y, block, warps, multi)
+
+
+def liger_tvd(d, rows, cols, reduction, with_labels):
+    from liger_kernel.ops.tvd import tv_distance_forward_triton
+
+    p = torch.softmax(rand(f"tvd.p{rows}{cols}", (rows, cols)), -1).to(d)
+    q = torch.softmax(rand(f"tvd.q{rows}{cols}", (rows, cols)), -1).to(d)
+    lab = labels(f"tvd.l{rows}", rows, cols, d, ignore=-100, every=4) if with_labels else None
+    tv_distance_forward_triton(p, q, lab, reduction, -100, with_labels)
+
+
+def liger_sparsemax(d, rows, cols):
+    from liger_kernel.ops.sparsemax import _sparsemax_backward, _sparsemax_forward
+
+    x = rand(f"spm.x{rows}{cols}", (rows, cols), torch.float32, d, 2.0)
+    y, out_flat = _sparsemax_forward(x, -1)
+    g = rand(f"spm.g{rows}{cols}", (rows, cols), torch.float32, d)
+    _sparsemax_backward(g, out_flat, -1)
+
+
+def liger_qwen2vl_mrope(d, bsz, heads, kv_heads, seq, hd):
+    from liger_kernel.ops.qwen2vl_mrope import qwen2vl_mrope_forward
+
+    q = rand("mrope.q", (bsz, heads, seq, hd), torch.float32, d)
+    k = rand("mrope.k", (bsz, kv_heads, seq, hd), torch.float32, d)
+    cos = rand("mrope.cos", (3, bsz, seq, hd), torch.float32, d).tanh()
+    sin = rand("mrope.sin", (3, bsz, seq, hd), torch.float32, d).tanh()
+    qwen2vl_mrope_forward(q, k, cos, sin, [hd // 8, hd // 8 * 1, hd // 4])
+
+
+def liger_llama4_rope(d, bsz, seq, heads, kv_heads, hd):
+    from liger_kernel.ops.llama4_rope import llama4_rope_forward
+
+    q = rand("l4.q", (bsz, seq, heads, hd), torch.float32, d)
+    k = rand("l4.k", (bsz, seq, kv_heads, hd), torch.float32, d)
+    ang = rand("l4.f", (seq, hd // 2))
+    freqs = torch.polar(torch.ones_like(ang), ang).to(d)
+    llama4_rope_forward(q, k, freqs)
+
+
+def liger_fused_add_rms_norm(d, rows, cols, dtype, casting):
+    from liger_kernel.ops.fused_add_rms_norm import fused_add_rms_norm_forward
+
+    x = rand(f"farms.x{rows}{cols}", (rows, cols), dtype, d)
+    r = rand(f"farms.r{rows}{cols}", (rows, cols), dtype, d)
+    w = rand(f"farms.w{cols}", (cols,), dtype, d, 0.1, 1.0)
+    fused_add_rms_norm_forward(x, r, w, 1e-6, 0.0, casting)
+
+
+def liger_poly_norm(d, rows, cols):
+    from liger_kernel.ops.poly_norm import poly_norm_forward
+
+    x = rand(f"poly.x{rows}{cols}", (rows, cols), torch.float32, d)
+    w = rand("poly.w", (3,), torch.float32, d, 0.1, 0.3)
+    b = rand("poly.b", (1,), torch.float32, d, 0.1)
+    poly_norm_forward(x, w, b, 1e-6)
+
+
+def liger_dyt(d, rows, cols, dtype, beta):
+    from liger_kernel.ops.dyt import liger_dyt_fwd
+
+    x = rand(f"dyt.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    alpha = rand("dyt.a", (1,), dtype, d, 0.1, 0.5)
+    gamma = rand(f"dyt.g{cols}", (cols,), dtype, d, 0.1, 1.0)
+    b = rand(f"dyt.b{cols}", (cols,), dtype, d, 0.1) if beta else None
+    liger_dyt_fwd(x, alpha, gamma, b)
+
+
+# --------------------------------------------------------------------------------------------
+# attorch: torch.autograd.Function layers (triton.autotune + triton.heuristics kernels),
+# forward then backward through their own methods.
+
+
+def _fwd_bwd(fn, d, grad_tag, *args):
+    ctx = Ctx(needs_input_grad=(True,) * 8)
+    first = args[0]
+    first.requires_grad_(True)
+    with torch.no_grad():
+        out = fn.forward(ctx, *args)
+        g = rand(grad_tag, tuple(out.shape), out.dtype, d) if out.dim() else torch.tensor(1.5, dtype=out.dtype, device=d)
+        fn.backward(ctx, g)
+
+
+def attorch_softmax(d, batch, feat, dtype, neg, log):
+    from attorch.softmax_layers import SoftmaxAutoGrad
+
+    x = rand(f"at.sm{batch}{feat}{dtype}", (batch, feat), dtype, d)
+    _fwd_bwd(SoftmaxAutoGrad, d, "at.sm.g", x, neg, log)
+
+
+def attorch_act(d, n, dtype, act):
+    from attorch.act_layers import ActFuncAutoGrad
+
+    x = rand(f"at.act{n}{dtype}{act}", (4, n // 4), dtype, d)
+    _fwd_bwd(ActFuncAutoGrad, d, f"at.act.g{act}", x, act, 0.0, False)
+
+
+def attorch_layer_norm(d, batch, feat, dtype, affine):
+    from attorch.layer_norm_layer import LayerNormAutoGrad
+
+    x = rand(f"at.ln{batch}{feat}{dtype}", (batch, feat), dtype, d)
+    w = rand(f"at.ln.w{feat}", (feat,), dtype, d, 0.1, 1.0) if affine else None
+    b = rand(f"at.ln.b{feat}", (feat,), dtype, d, 0.1) if affine else None
+    _fwd_bwd(LayerNormAutoGrad, d, "at.ln.g", x, w, b, 1e-5, True)
+
+
+def attorch_rms_norm(d, batch, feat, dtype):
+    from attorch.rms_norm_layer import RMSNormAutoGrad
+
+    x = rand(f"at.rms{batch}{feat}{dtype}", (batch, feat), dtype, d)
+    w = rand(f"at.rms.w{feat}", (feat,), dtype, d, 0.1, 1.0)
+    _fwd_bwd(RMSNormAutoGrad, d, "at.rms.g", x, w, 1e-6)
+
+
+def attorch_glu(d, batch, feat, act):
+    from attorch.glu_layer import GLUAutoGrad
+
+    x = rand(f"at.glu{batch}{feat}", (batch, 2 * feat), torch.float32, d)
+    _fwd_bwd(GLUAutoGrad, d, "at.glu.g", x, -1, act)
+
+
+def attorch_cross_entropy(d, batch, classes, weight):
+    from attorch.cross_entropy_loss_layer import CrossEntropyLossAutoGrad
+
+    x = rand(f"at.ce{batch}{classes}", (batch, classes), torch.float32, d, 2.0)
+    y = labels(f"at.ce.y{batch}{classes}", batch, classes, d)
+    w = rand(f"at.ce.w{classes}", (classes,), torch.float32, d, 0.1, 1.0) if weight else None
+    _fwd_bwd(CrossEntropyLossAutoGrad, d, "at.ce.g", x, y, w)
+
+
+def attorch_p_loss(d, n, p, reduction):
+    from attorch.p_loss_layers import PLossAutoGrad
+
+    x = rand(f"at.pl.x{n}", (8, n // 8), torch.float32, d)
+    t = rand(f"at.pl.t{n}", (8, n // 8), torch.float32, d)
+    _fwd_bwd(PLossAutoGrad, d, f"at.pl.g{reduction}", x, t, p, reduction)
+
+
+def attorch_nll_loss(d, batch, classes, reduction, weight):
+    from attorch.nll_loss_layer import NLLLossAutoGrad
+
+    x = torch.log_softmax(rand(f"at.nll{batch}{classes}", (batch, classes)), -1).to(d)
+    y = labels(f"at.nll.y{batch}{classes}", batch, classes, d)
+    w = rand(f"at.nll.w{classes}", (classes,), torch.float32, d, 0.1, 1.0) if weight else None
+    _fwd_bwd(NLLLossAutoGrad, d, f"at.nll.g{reduction}", x, y, reduction, w)
+
+
+f16, bf16, f32 = torch.float16, torch.bfloat16, torch.float32
+
+#: name -> case(device). Launch counts are what the cases make (see record.py's index).
+CASES: dict[str, Callable[[str], None]] = {
+    "liger.rms_norm.f32.llama": lambda d: liger_rms_norm(d, 64, 512, f32, "llama", 0.0),
+    "liger.rms_norm.f16.gemma": lambda d: liger_rms_norm(d, 32, 1000, f16, "gemma", 1.0),
+    "liger.rms_norm.bf16.none": lambda d: liger_rms_norm(d, 48, 768, bf16, "none", 0.0),
+    "liger.layer_norm.f32": lambda d: liger_layer_norm(d, 64, 512, f32),
+    "liger.layer_norm.f16": lambda d: liger_layer_norm(d, 33, 1000, f16),
+    "liger.swiglu.f32": lambda d: liger_glu(d, "swiglu", 64, 512, f32),
+    "liger.swiglu.bf16": lambda d: liger_glu(d, "swiglu", 32, 700, bf16),
+    "liger.geglu.f32": lambda d: liger_glu(d, "geglu", 64, 512, f32),
+    "liger.geglu.f16": lambda d: liger_glu(d, "geglu", 24, 1000, f16),
+    "liger.cross_entropy.f32.mean": lambda d: liger_cross_entropy(d, 32, 1000, f32, grad=2.0),
+    "liger.cross_entropy.f32.zloss": lambda d: liger_cross_entropy(d, 48, 512, f32, weight=True, smoothing=0.1,
+                                                                  softcap=30.0, z_loss=True),
+    "liger.cross_entropy.bf16.none": lambda d: liger_cross_entropy(d, 16, 2000, bf16, reduction="none"),
+    "liger.rope.f32": lambda d: liger_rope(d, 2, 4, 2, 16, 64, f32, backward=True),
+    "liger.rope.f16": lambda d: liger_rope(d, 1, 8, 8, 24, 128, f16),
+    "liger.kl_div.batchmean": lambda d: liger_kl_div(d, 32, 512, "batchmean", False),
+    "liger.kl_div.none.log_target": lambda d: liger_kl_div(d, 16, 1000, "none", True),
+    "liger.jsd.nolabels": lambda d: liger_jsd(d, 32, 512, 0.5, False),
+    "liger.jsd.labels": lambda d: liger_jsd(d, 24, 300, 0.1, True),
+    "liger.group_norm": lambda d: liger_group_norm(d, 4, 8, 2, 64),
+    "liger.softmax.f32": lambda d: liger_softmax(d, 64, 512, f32),
+    "liger.softmax.f16": lambda d: liger_softmax(d, 32, 1000, f16),
+    "liger.tvd.batchmean": lambda d: liger_tvd(d, 32, 512, "batchmean", False),
+    "liger.tvd.labels.none": lambda d: liger_tvd(d, 16, 300, "none", True),
+    "liger.sparsemax": lambda d: liger_sparsemax(d, 32, 256),
+    "liger.qwen2vl_mrope": lambda d: liger_qwen2vl_mrope(d, 1, 4, 2, 16, 64),
+    "liger.llama4_rope": lambda d: liger_llama4_rope(d, 1, 16, 4, 2, 64),
+    "liger.fused_add_rms_norm": lambda d: liger_fused_add_rms_norm(d, 32, 512, f32, "llama"),
+    "liger.poly_norm": lambda d: liger_poly_norm(d, 32, 512),
+    "liger.dyt.f32.beta": lambda d: liger_dyt(d, 32, 512, f32, True),
+    "liger.dyt.bf16.nobeta": lambda d: liger_dyt(d, 16, 4096, bf16, False),
+    "attorch.softmax.f32": lambda d: attorch_softmax(d, 64, 512, f32, False, False),
+    "attorch.log_softmin.f16": lambda d: attorch_softmax(d, 2048, 32, f16, True, True),
+    "attorch.act.relu": lambda d: attorch_act(d, 4096, f32, "relu"),
+    "attorch.act.gelu.f16": lambda d: attorch_act(d, 3000, f16, "gelu"),
+    "attorch.act.leaky_relu": lambda d: attorch_act(d, 2048, f32, "leaky_relu_0.01"),
+    "attorch.layer_norm.affine": lambda d: attorch_layer_norm(d, 64, 256, f32, True),
+    "attorch.layer_norm.plain": lambda d: attorch_layer_norm(d, 32, 300, f32, False),
+    "attorch.rms_norm": lambda d: attorch_rms_norm(d, 64, 256, f32),
+    "attorch.glu.sigmoid": lambda d: attorch_glu(d, 32, 256, "sigmoid"),
+    "attorch.cross_entropy": lambda d: attorch_cross_entropy(d, 32, 500, False),
+    "attorch.cross_entropy.weight": lambda d: attorch_cross_entropy(d, 16, 300, True),
+    "attorch.mse.mean": lambda d: attorch_p_loss(d, 4096, 2, "mean"),
+    "attorch.l1.none": lambda d: attorch_p_loss(d, 2048, 1, "none"),
+    "attorch.nll.sum.weight": lambda d: attorch_nll_loss(d, 32, 200, "sum", True),
+}

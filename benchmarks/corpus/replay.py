@@ -1,0 +1,311 @@
+"""Replay a recording here (no GPU): re-run every case on CPU tensors, intercept the same
+launches in the same order, export each through ``autotune_export.interop.launch.launch_to_mlir``
+and build its ``.vmfb`` for ``--target``.
+
+    .venv-corpus/bin/python benchmarks/corpus/replay.py RECORDING [--target sm_90] [--cases a,b]
+
+RECORDING: the folder record.py wrote (index.json), or one holding its ``corpus-*.tar`` parts.
+Writes ``.gpu_corpus/`` (git-ignored): ``recording/`` (the recording, unpacked), per launch
+``CASE/N.mlir`` and ``CASE/N.vmfb``, and ``manifest.json``: per launch its status
+(``as written``, ``workaround`` with which, ``refused`` with the diagnostic), the vmfb, and which
+recorded arrays are the host function's arguments and results, in order.
+
+Generic: nothing here knows a kernel. Per launch it gives ``launch_to_mlir`` what a user would:
+the kernel object, grid and arguments of the intercepted launch (keywords as given), and which
+tensor parameters the kernel writes: those its TTIR stores through, each ``inplace`` when the
+TTIR also loads from it, else an ``output`` (a new buffer). The TTIR is the GPU's (recorded by
+record.py), else (a dry run) compiled here for the recorded specialization
+(``autotune_export.cuda.triton_compat.compile_ast``). The replayed launch must be the recorded
+one (kernel, tensor shapes and dtypes, scalars); after it, the tensors it wrote get their
+recorded contents, so that the case goes on as it did on the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import sys
+import time
+import traceback
+
+os.environ.pop("TRITON_INTERPRET", None)  # the kernels must be JITFunctions, as in the export
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+
+class Mismatch(Exception):
+    """The replayed launch is not the recorded one."""
+
+
+def _scalar_equal(rec: dict, now: dict) -> bool:
+    if rec.get("kind") != now.get("kind"):
+        return False
+    a, b = rec.get("value"), now.get("value")
+    if rec["kind"] == "float":
+        return a == b or abs(a - b) <= 1e-6 * max(1.0, abs(a))
+    return a == b
+
+
+def compare(recorded: dict, kernel, values: dict) -> None:
+    """Raise Mismatch naming the first difference between the recorded launch and this one."""
+    fn = common.python_function(kernel)
+    if fn.__name__ != recorded["kernel"]["function"]:
+        raise Mismatch(f"kernel {fn.__name__}, recorded {recorded['kernel']['function']}")
+    for p in recorded["params"]:
+        if p["kind"] == "default":
+            continue
+        now = common.describe_value(values.get(p["name"]))
+        if p["kind"] == "tensor":
+            if now.get("kind") != "tensor" or (now["dtype"], now["shape"]) != (p["dtype"], p["shape"]):
+                raise Mismatch(f"parameter {p['name']}: {now.get('dtype')}{now.get('shape')}, recorded {p['dtype']}{p['shape']}")
+        elif not _scalar_equal(p, now):
+            raise Mismatch(f"parameter {p['name']}: {now.get('value', now['kind'])!r}, recorded {p.get('value', p['kind'])!r}")
+
+
+def local_access(kernel, values: dict, recorded: dict) -> tuple[list[str], list[str], bool]:
+    """(written, read, atomics) tensor parameters by the TTIR compiled here for the recorded launch."""
+    from autotune_export.cuda import triton_compat as compat
+    import torch
+
+    fn = common.python_function(kernel)
+    jit = kernel
+    while not hasattr(jit, "params"):
+        jit = jit.fn
+    final = recorded.get("final_constexprs") or {}
+    signature, constexprs, runtime = {}, {}, []
+    for name, is_constexpr, _ in common.parameters(fn):
+        v = values.get(name)
+        if is_constexpr:
+            signature[name] = "constexpr"
+            d = final.get(name)
+            constexprs[name] = common.tl_value(d) if d is not None else (v.value if hasattr(v, "value") else v)
+        elif v is None:
+            signature[name] = "constexpr"
+            constexprs[name] = None
+        elif isinstance(v, torch.Tensor):
+            signature[name] = "*" + _TRITON.get(common.dtype_name(v), common.dtype_name(v))
+            runtime.append(name)
+        elif isinstance(v, bool):
+            signature[name] = "i1"
+            runtime.append(name)
+        elif isinstance(v, int):
+            signature[name] = "i32" if -2**31 <= v < 2**31 else "i64"
+            runtime.append(name)
+        else:
+            signature[name] = "fp32"
+            runtime.append(name)
+    opts = {"num_warps": int(common.tl_value(final.get("option:num_warps", {"kind": "int", "value": 4}))),
+            "num_stages": int(common.tl_value(final.get("option:num_stages", {"kind": "int", "value": 3})))}
+    compiled = compat.compile_ast(jit, signature, constexprs, [], 90, opts)
+    written, read, atomics = common.ttir_access(compiled.asm["ttir"])
+    return sorted(runtime[i] for i in written), sorted(runtime[i] for i in read), atomics
+
+
+_TRITON = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8", "int16": "i16",
+           "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+class Replayer:
+    def __init__(self, rec_dir: pathlib.Path, out: pathlib.Path, target: str):
+        self.rec_dir, self.out, self.target = rec_dir, out, target
+        self.expected: list[dict] = []
+        self.results: list[dict] = []
+        self.position = 0
+        self.case: str | None = None
+
+    def install(self) -> None:
+        from triton.runtime.jit import KernelInterface
+
+        original = KernelInterface.__getitem__
+        me = self
+
+        def getitem(kernel, grid):
+            if me.case is None:
+                return original(kernel, grid)
+            return lambda *args, **kwargs: me.launch(kernel, grid, args, kwargs)
+        KernelInterface.__getitem__ = getitem
+
+    def launch(self, kernel, grid, args, kwargs):
+        import torch
+
+        fn = common.python_function(kernel)
+        if self.position >= len(self.expected):
+            self.results.append({"case": self.case, "index": self.position, "kernel": fn.__name__,
+                                 "status": "refused", "reason": "replay makes more launches than the recording"})
+            self.position += 1
+            return None
+        recorded = self.expected[self.position]
+        self.position += 1
+        values, _ = common.bind(fn, args, kwargs)
+        entry = {"case": self.case, "index": recorded["index"], "kernel": f"{recorded['kernel']['file']}:{fn.__name__}",
+                 "wrappers": recorded["kernel"]["wrappers"], "notes": []}
+        self.results.append(entry)
+        arrays = common.load_arrays(self.rec_dir, recorded)
+        try:
+            compare(recorded, kernel, values)
+            self._export(entry, kernel, grid, args, kwargs, values, recorded)
+        except Mismatch as e:
+            entry.update(status="refused", reason=f"replay differs from the recording: {e}")
+        except Exception as e:  # noqa: BLE001 - launch_to_mlir's refusals and anything else
+            entry.update(status="refused", reason=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()[-3000:])
+        self._autotuner_state(kernel, recorded)
+        # The case goes on with what the GPU computed.
+        for p in recorded["changed"]:
+            t = values.get(p)
+            if isinstance(t, torch.Tensor) and f"after__{p}" in arrays:
+                t.copy_(common.from_numpy(arrays[f"after__{p}"], common.dtype_name(t)).reshape(t.shape))
+        return None
+
+    @staticmethod
+    def _autotuner_state(kernel, recorded) -> None:
+        """An Autotuner keeps the config it ran as ``best_config`` (libraries read it after the
+        launch, e.g. to size a reduction): the recorded one, found by its values."""
+        configs = getattr(kernel, "configs", None)
+        final = recorded.get("final_constexprs") or {}
+        if not configs:
+            return
+        def matches(c) -> bool:
+            if any(common.tl_value(final.get(k, {"kind": "other"})) != v for k, v in c.kwargs.items()):
+                return False
+            return all(common.tl_value(final[f"option:{o}"]) == getattr(c, o) for o in ("num_warps", "num_stages")
+                       if f"option:{o}" in final and getattr(c, o, None) is not None)
+        chosen = next((c for c in configs if matches(c)), configs[0])
+        kernel.best_config = chosen
+
+    def _export(self, entry, kernel, grid, args, kwargs, values, recorded) -> None:
+        import torch
+
+        from autotune_export.interop.launch import launch_to_mlir
+
+        tensors = [p for p, v in values.items() if isinstance(v, torch.Tensor)]
+        strided = [p for p in tensors if not values[p].is_contiguous()]
+        if strided:
+            raise Mismatch(f"non-contiguous tensor argument(s) {', '.join(strided)}: not handled by this harness")
+        if "ttir_written" in recorded:
+            written, read, source = recorded["ttir_written"], recorded["ttir_read"], "the GPU's TTIR"
+            atomics = recorded.get("ttir_atomics", False)
+        else:
+            written, read, atomics = local_access(kernel, values, recorded)
+            source = "TTIR compiled here"
+        missed = [p for p in recorded["changed"] if p not in written]
+        if missed:
+            entry["notes"].append(f"changed on the GPU but not written by {source}: {', '.join(missed)}")
+            written = sorted(set(written) | set(missed))
+        written = [p for p in tensors if p in written]
+        inplace = [p for p in written if p in read]
+        outputs = [p for p in written if p not in read]
+        entry.update(written=written, inplace=inplace, outputs=outputs, access_from=source)
+        folder = self.out / self.case
+        folder.mkdir(parents=True, exist_ok=True)
+        mlir = folder / f"{recorded['index']}.mlir"
+        launch_to_mlir(kernel, grid, *args, outputs=outputs, inplace=inplace, name="main", output=mlir,
+                       target=self.target, **kwargs)
+        names = [p for p in tensors]  # kernel parameter order (bind keeps the def's order for positionals)
+        order = [n for n, _, _ in common.parameters(common.python_function(kernel))]
+        names.sort(key=order.index)
+        host_in = [p for p in names if p not in written or p in inplace] if inplace else [p for p in names if p not in written]
+        results = [p for p in names if p in written]
+        changed = set(recorded["changed"])
+        entry.update(mlir=str(mlir.relative_to(self.out)),
+                     inputs=[{"param": p, "array": f"before__{p}", "dtype": common.dtype_name(values[p])} for p in host_in],
+                     results=[{"param": p, "array": f"after__{p}" if p in changed else f"before__{p}",
+                               "dtype": common.dtype_name(values[p]), "changed": p in changed} for p in results],
+                     data=recorded["data"], atomics=atomics)
+
+    def build(self, entry) -> None:
+        """``.mlir`` -> ``.vmfb`` (the CLI's pipeline, in this process)."""
+        from autotune_export.passes import DEFAULT_PIPELINES, PassContext
+        from autotune_export.support.diagnostics import DiagnosticError
+        from autotune_export.tools.cli import compile_source, iree_compile, read_source
+
+        mlir = self.out / entry["mlir"]
+        vmfb = mlir.with_suffix(".vmfb")
+        try:
+            source = read_source(str(mlir))
+            ctx = PassContext(source=source)
+            text = compile_source(source, DEFAULT_PIPELINES["iree"], ctx, target=self.target)
+            iree_compile(text, self.target, str(vmfb))
+            entry["vmfb"] = str(vmfb.relative_to(self.out))
+            entry.setdefault("status", "as written")
+        except DiagnosticError as e:
+            entry.update(status="refused", reason=str(e))
+        except Exception as e:  # noqa: BLE001
+            entry.update(status="refused", reason=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()[-3000:])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("recording")
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--out", default=str(common.GPU_CORPUS))
+    ap.add_argument("--cases", default="")
+    a = ap.parse_args(argv)
+    out = pathlib.Path(a.out)
+    rec_dir = common.unpack(a.recording, out / "recording")
+    if rec_dir.resolve() != (out / "recording").resolve():
+        shutil.rmtree(out / "recording", ignore_errors=True)
+        shutil.copytree(rec_dir, out / "recording")
+        rec_dir = out / "recording"
+    index = common.read_index(rec_dir)
+    env = index["environment"]
+    common.add_sources()
+    if common.answer_cuda_queries(tuple(env.get("capability", (9, 0)))):
+        note = f"torch.cuda.get_device_capability() answered {tuple(env.get('capability', (9, 0)))} (the recorded GPU's)"
+    else:
+        note = None
+    import cases
+
+    rep = Replayer(rec_dir, out, a.target)
+    rep.install()
+    wanted = [w for w in a.cases.split(",") if w]
+    t0 = time.time()
+    for case in index["cases"]:
+        if wanted and not any(w in case["name"] for w in wanted):
+            continue
+        if "error" in case:
+            rep.results.append({"case": case["name"], "index": None, "status": "not recorded", "reason": case["error"]})
+            continue
+        rep.case, rep.expected, rep.position = case["name"], case["launches"], 0
+        first = len(rep.results)
+        print(f"case {case['name']}: {len(case['launches'])} launch(es)", flush=True)
+        failure = None
+        try:
+            cases.CASES[case["name"]]("cpu")
+        except Exception as e:  # noqa: BLE001
+            failure = (f"the case failed on the CPU before this launch: {type(e).__name__}: {e}",
+                       traceback.format_exc()[-3000:])
+        rep.case = None
+        for missing in case["launches"][rep.position:]:
+            rep.results.append({"case": case["name"], "index": missing["index"], "status": "refused",
+                                "kernel": f"{missing['kernel']['file']}:{missing['kernel']['function']}",
+                                "reason": failure[0] if failure else "the replay made fewer launches than the recording",
+                                **({"traceback": failure[1]} if failure else {})})
+        for entry in rep.results[first:]:
+            if "mlir" in entry and "status" not in entry:
+                rep.build(entry)
+            if "status" not in entry:  # the case stopped inside this launch's interception
+                entry.update(status="refused", reason=failure[0] if failure else "the launch was not exported",
+                             **({"traceback": failure[1]} if failure else {}))
+            if note and "attorch" in entry.get("kernel", ""):
+                entry.setdefault("notes", []).append(note)
+            print(f"  #{entry['index']} {entry.get('kernel', '')}: {entry['status']}"
+                  + (f" ({entry['reason'][:300]})" if entry.get("reason") else "")
+                  + (f" inplace={','.join(entry['inplace'])}" if entry.get("inplace") else ""), flush=True)
+    manifest = {"format": 1, "target": a.target, "recording": str(rec_dir.relative_to(out)), "environment": env,
+                "seconds": round(time.time() - t0, 1), "launches": rep.results}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    counts: dict[str, int] = {}
+    for r in rep.results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print(f"replay: {len(rep.results)} launches: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+          + f" -> {out / 'manifest.json'} ({manifest['seconds']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Run every exported launch of the corpus on the GPU, in every variant, and compare each result
+with what the library's own launch produced there (the recording).
+
+    pip install --target /tmp/site .whl/iree_base_runtime-*.whl
+    PYTHONPATH=/tmp/site:. python3 benchmarks/corpus/verify.py [.gpu_corpus] [--json $OUT/verify.json]
+
+Reads ``.gpu_corpus/manifest.json`` (replay.py) and the recording beside it. Per launch with a
+``.vmfb``: ``AutotunedModule(vmfb, driver="cuda", cache=None)``; for every group and every
+variant of it (``select(group, k)``) the host function ``main`` is called with the recorded
+inputs, and each result is compared with the recorded output of that parameter. Needs
+iree.runtime and numpy (no torch, no Triton, no compiler). Prints one line per launch and
+variant, then the table: launches, exported as written, with a workaround, refused, and
+matching in every variant.
+
+Tolerances (``np.testing.assert_allclose`` style, ``|a - b| <= atol + rtol * |b|``, NaN equal to
+NaN): exact for integers and bools; fp16/bf16 ``rtol = atol = 1e-2``; fp32 ``rtol = 1e-4``,
+``atol = 1e-5`` (``1e-3`` both for kernels with atomics, whose sums change order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+
+import common  # noqa: E402
+
+TOLERANCES = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+ATOMIC_TOLERANCE = (1e-3, 1e-3)
+
+
+def compare(got: np.ndarray, want: np.ndarray, dtype: str, atomics: bool = False) -> str | None:
+    """None when ``got`` matches ``want`` (stored as record.py stores ``dtype``), else why not."""
+    got = np.asarray(got)
+    if tuple(got.shape) != tuple(want.shape):
+        return f"shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+    if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        got = got.view(want.dtype) if got.dtype.itemsize == want.dtype.itemsize else got
+        g = common.runtime_array(got.view(want.dtype), dtype).astype(np.float32)
+        w = common.runtime_array(want, dtype).astype(np.float32)
+    else:
+        g, w = got.astype(want.dtype, copy=False), want
+    if dtype not in TOLERANCES and dtype not in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        bad = g != w
+        return None if not bad.any() else f"{int(bad.sum())} of {bad.size} elements differ (exact), first at {[int(x) for x in np.argwhere(bad)[0]]}"
+    rtol, atol = ATOMIC_TOLERANCE if atomics else TOLERANCES.get(dtype, (1e-2, 1e-2))
+    g64, w64 = g.astype(np.float64), w.astype(np.float64)
+    both_nan = np.isnan(g64) & np.isnan(w64)
+    same_inf = np.isinf(w64) & (g64 == w64)
+    err = np.abs(g64 - w64)
+    bad = ~(both_nan | same_inf | (err <= atol + rtol * np.abs(w64)))
+    if not bad.any():
+        return None
+    i = tuple(int(x) for x in np.argwhere(bad)[0])
+    return (f"{int(bad.sum())} of {bad.size} elements off (rtol {rtol}, atol {atol}); max abs err "
+            f"{np.nanmax(np.where(bad, err, 0)):.3g}; first at {list(i)}: {float(g64[i])!r} vs {float(w64[i])!r}")
+
+
+def entry_arrays(rec_dir: pathlib.Path, entry: dict) -> tuple[list, list]:
+    """(inputs as iree.runtime takes them, [(param, expected array, dtype)]) of a manifest entry."""
+    with np.load(rec_dir / entry["data"]) as z:
+        inputs = [common.runtime_array(z[i["array"]], i["dtype"]) for i in entry["inputs"]]
+        expected = [(r["param"], z[r["array"]], r["dtype"]) for r in entry["results"]]
+    return inputs, expected
+
+
+def verify_entry(module, rec_dir: pathlib.Path, entry: dict, log) -> tuple[int, int, list[str]]:
+    """(variants run, variants matching, failure lines) of one exported launch."""
+    inputs, expected = entry_arrays(rec_dir, entry)
+    atomics = bool(entry.get("atomics"))
+    runs = ok = 0
+    failures = []
+    for info in module.groups.values():
+        for k, variant in enumerate(info.variants):
+            module.select(info.key, k)
+            runs += 1
+            try:
+                results = module("main", *inputs)
+            except Exception as e:  # noqa: BLE001 - one variant's failure is reported, not fatal
+                failures.append(f"{variant}: raised {type(e).__name__}: {str(e)[:300]}")
+                log(f"  BAD {entry['case']}#{entry['index']} {variant}: raised {type(e).__name__}: {str(e)[:200]}")
+                continue
+            if not isinstance(results, (list, tuple)):
+                results = [results]
+            problems = []
+            for (param, want, dtype), got in zip(expected, results):
+                why = compare(np.asarray(got), want, dtype, atomics)
+                if why:
+                    problems.append(f"{param}: {why}")
+            if len(results) != len(expected):
+                problems.append(f"{len(results)} results, expected {len(expected)}")
+            if problems:
+                failures.append(f"{variant}: " + "; ".join(problems))
+                log(f"  BAD {entry['case']}#{entry['index']} {variant}: " + "; ".join(problems)[:400])
+            else:
+                ok += 1
+                log(f"  OK  {entry['case']}#{entry['index']} {variant}")
+    return runs, ok, failures
+
+
+def summary(entries: list[dict]) -> str:
+    """The table of the closing note (Markdown)."""
+    n = len(entries)
+    as_written = sum(1 for e in entries if e.get("status") == "as written")
+    workaround = sum(1 for e in entries if e.get("status") == "workaround")
+    refused = sum(1 for e in entries if e.get("status") in ("refused", "not recorded"))
+    verified = [e for e in entries if "verify" in e]
+    matching = sum(1 for e in verified if e["verify"]["runs"] and e["verify"]["ok"] == e["verify"]["runs"])
+    variants = sum(e["verify"]["runs"] for e in verified)
+    variants_ok = sum(e["verify"]["ok"] for e in verified)
+    kernels = len({e.get("kernel") for e in entries if e.get("kernel")})
+    lines = ["| launches | kernels | exported as written | with a workaround | refused | verified on the GPU | matching in every variant | variants run / matching |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |",
+             f"| {n} | {kernels} | {as_written} | {workaround} | {refused} | {len(verified)} | {matching} | {variants} / {variants_ok} |"]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", default=str(common.GPU_CORPUS))
+    ap.add_argument("--driver", default="cuda")
+    ap.add_argument("--json", help="write the manifest with the results here")
+    ap.add_argument("--cases", default="")
+    a = ap.parse_args(argv)
+    root = pathlib.Path(a.corpus)
+    manifest = json.loads((root / "manifest.json").read_text())
+    rec_dir = root / manifest["recording"]
+    from autotune_export.runtime.tuner import AutotunedModule
+
+    wanted = [w for w in a.cases.split(",") if w]
+    entries = [e for e in manifest["launches"] if not wanted or any(w in e["case"] for w in wanted)]
+    for e in entries:
+        module = None
+        if not e.get("vmfb"):
+            print(f"  --  {e['case']}#{e.get('index')} {e.get('status')}: {str(e.get('reason', ''))[:200]}")
+            continue
+        try:
+            module = AutotunedModule(root / e["vmfb"], driver=a.driver, cache=None)
+            runs, ok, failures = verify_entry(module, rec_dir, e, print)
+        except Exception as err:  # noqa: BLE001
+            runs, ok, failures = 0, 0, [f"loading or running raised {type(err).__name__}: {str(err)[:300]}"]
+            print(f"  BAD {e['case']}#{e['index']}: {failures[0]}")
+        e["verify"] = {"runs": runs, "ok": ok, "failures": failures}
+        del module
+    table = summary(entries)
+    print(table)
+    bad = [e for e in entries if "verify" in e and e["verify"]["ok"] != e["verify"]["runs"] or
+           ("verify" in e and not e["verify"]["runs"])]
+    for e in bad:
+        print(f"NOT MATCHING {e['case']}#{e['index']} {e.get('kernel')}: {e['verify']['failures'][:3]}")
+    variants = sum(e["verify"]["runs"] for e in entries if "verify" in e)
+    print(f"{variants - sum(len(e['verify']['failures']) for e in entries if 'verify' in e)} passed, "
+          f"{sum(len(e['verify']['failures']) for e in entries if 'verify' in e)} failed")
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps({**manifest, "launches": entries, "table": table}, indent=1))
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

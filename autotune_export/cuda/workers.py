@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import importlib
 import multiprocessing
 import os
 import sys

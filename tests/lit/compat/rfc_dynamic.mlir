@@ -16,7 +16,7 @@
 // VMFB-DAG: __autotune
 // IREE: util.func public @__autotune.executable.matmul.select
 // IREE-NOT: __autotune.executable.matmul.bench
-// IREE: autotune.groups = "[{\22bench\22:[],
+// IREE: autotune.groups = "[{{{.*}}\22bench\22:[],
 
 #nvptx_sm_80_target = #hal.executable.target<"cuda", "cuda-nvptx-fb">
 

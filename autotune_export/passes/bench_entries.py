@@ -139,22 +139,13 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
     out_types = result_types * BENCH_UNROLL
     if check:
         out_types = [r.type for r in dispatch.results]
-    entry_args = list(host.regions[0].blocks[0].arguments)
-    host_types = [a.type for a in entry_args]
     fixed = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), variant)
 
     def body(args):
         iters = args[0] if args else None
         c1 = fn.index_constant(1)
-        mapping = {}
-        for arg, t, (kind, fake) in zip(entry_args, host_types, host_fakes):
-            if kind == "scalar":
-                mapping[arg] = fn.constant(fake)
-            else:
-                value = tensor.EmptyOp(list(fake.shape), fake.element_type).result
-                mapping[arg] = tensor.CastOp(t, value).result if fake != t else value
         needed = parts.workload + parts.scalars() + parts.argument_dims + parts.result_dims
-        mapping = clone_slice(needed, mapping, ir.InsertionPoint.current)
+        mapping = clone_slice(needed, _fake_mapping(host, host_fakes), ir.InsertionPoint.current)
         dims = _dims_of(parts.arguments, [mapping[d] for d in parts.argument_dims])
 
         def fresh(j: int, tie=None):

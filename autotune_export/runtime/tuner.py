@@ -725,13 +725,8 @@ class AutotunedModule:
             k = info.variants.index(best.variant)
             if not info.check or k == info.default or not info.check[k] or k in self._agreeing.setdefault(info.key, set()):
                 return best
-            problem = self._disagreement(info, k)
-            if problem is None:
-                self._agreeing[info.key].add(k)
+            if self._checks_out(info, k):
                 return best
-            dropped.add(k)
-            self.notes[info.key] = (f"{info.key}: variant {best.variant} was dropped: on the fake data its results differ "
-                                    f"from the default variant {info.variants[info.default]}'s ({problem})")
 
     def _check_all(self, info: GroupInfo) -> None:
         """Cross-check every variant against the default one (once per group), dropping those
@@ -741,13 +736,19 @@ class AutotunedModule:
         for k in range(len(info.variants)):
             if k == info.default or k in done or k in dropped or k >= len(info.check) or not info.check[k]:
                 continue
-            problem = self._disagreement(info, k)
-            if problem is None:
-                done.add(k)
-            else:
-                dropped.add(k)
-                self.notes[info.key] = (f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
-                                        f"differ from the default variant {info.variants[info.default]}'s ({problem})")
+            self._checks_out(info, k)
+
+    def _checks_out(self, info: GroupInfo, k: int) -> bool:
+        """Cross-check variant ``k`` against the default: remember an agreeing one, drop (with a
+        note) one that differs. Returns whether it agrees."""
+        problem = self._disagreement(info, k)
+        if problem is None:
+            self._agreeing.setdefault(info.key, set()).add(k)
+            return True
+        self.dropped.setdefault(info.key, set()).add(k)
+        self.notes[info.key] = (f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
+                                f"differ from the default variant {info.variants[info.default]}'s ({problem})")
+        return False
 
     def _disagreement(self, info: GroupInfo, k: int) -> str | None:
         """Why variant ``k``'s check results differ from the default variant's, or None."""

@@ -41,9 +41,9 @@ from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for, slot_names
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
 from iree.compiler import ir
-from iree.compiler.dialects import arith, hal
-from iree.compiler.dialects import arith, util
-from iree.compiler.dialects import arith
+from iree.compiler.dialects import arith, flow, hal, util
+
+from autotune_export.ir import functions as fn
 
 __all__ = ["LowerAutotuningDispatch"]
 
@@ -236,17 +236,25 @@ class LowerAutotuningDispatch(ModulePass):
             operands = list(dispatch.operands)
             nwork = segments[0]
             args = operands[nwork : nwork + segments[1]]
-            new_args = []
+            attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
+            tied = [int(t.value) for t in attrs["tied_operands"]] if "tied_operands" in attrs else [-1] * len(dispatch.results)
+            args = _distinct_tied(point, args, tied, dispatch)
+            new_args, position = [], []
             for a in args:
+                position.append(len(new_args))
                 if isinstance(a.type, ir.ShapedType):
                     new_args.append(a)
                 else:
                     new_args.extend(_constants(point, a, dispatch))
+            # A scalar split into 32-bit constants moves the tensor operands after it: the tied
+            # indices (into the arguments) follow them.
+            tied = [position[t] if t >= 0 else -1 for t in tied]
+            if "tied_operands" in attrs:
+                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied])
             extra = [choice]
             if divisible is not None:
                 extra.append(self._divisible_flag(point, args, divisible, dispatch))
             result_types = [r.type for r in dispatch.results]
-            attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
             attrs.pop(FIXED_CHOICE_ATTR, None)
             tail = operands[nwork + segments[1] :]
             if scratch:
@@ -256,7 +264,6 @@ class LowerAutotuningDispatch(ModulePass):
                 result_types.append(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8)))
                 tail = tail + [size]
                 segments[3] += 1
-                tied = [int(t.value) for t in attrs["tied_operands"]] if "tied_operands" in attrs else [-1] * len(dispatch.results)
                 attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied + [-1]])
             segments[1] = len(new_args)
             new_operands = operands[:nwork] + extra + new_args + tail
@@ -303,6 +310,62 @@ class LowerAutotuningDispatch(ModulePass):
             one = arith.ConstantOp(index, 1).result
             nil = arith.ConstantOp(index, 0).result
             return arith.SelectOp(ok, one, nil).result
+
+
+def _producer(value):
+    """The operation defining ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView):
+        return owner.operation
+    return owner if isinstance(owner, ir.Operation) else None
+
+
+def _same_op(a, b) -> bool:
+    """Whether IREE's CSE could merge ops ``a`` and ``b``: same name, operands, attributes and
+    result types, no regions (structural equality, as ``OperationEquivalence`` compares)."""
+    if a.name != b.name or a.regions or b.regions:
+        return False
+    if list(a.operands) != list(b.operands) or [r.type for r in a.results] != [r.type for r in b.results]:
+        return False
+    attrs = lambda op: {op.attributes[i].name: str(op.attributes[i].attr) for i in range(len(op.attributes))}
+    return attrs(a) == attrs(b)
+
+
+def _distinct_tied(point, args: list, tied: list[int], dispatch) -> list:
+    """``args`` (the dispatch's arguments) with every operand that a result is tied to made a
+    value of its own that iree-compile cannot merge with another one of this dispatch.
+
+    IREE binds a tied result at its operand's buffer; when two operands of one dispatch are one
+    value, both results get one buffer: the kernel writes both outputs into it and the host
+    reads the second output from past its end (IREE 3.13 binds ``rw %r[0 for n]`` twice and
+    exports subviews at 0 and n). Its CSE makes one value of two ``flow.tensor.empty`` of a
+    type, or of two splats of one scalar, so: a ``flow.tensor.empty`` becomes a
+    ``flow.tensor.alloca`` (undefined contents too, but an allocation, never merged); a
+    producer identical to one of an earlier tied operand (a splat of the same scalar, a clone
+    of the same tensor) takes its operands through a ``util.optimization_barrier`` of its own.
+    (One SSA value tied to two results is refused before, by verify-autotuning-groups.)"""
+    args = list(args)
+    seen_ops = []
+    for t in tied:
+        if t < 0:
+            continue
+        value = args[t]
+        op = _producer(value)
+        if op is not None and op.name == "flow.tensor.empty":
+            with op.location, ir.InsertionPoint(op):
+                alloca = flow.TensorAllocaOp(value.type, list(op.operands)).result
+            value.replace_all_uses_with(alloca)
+            op.erase()
+            value = args[t] = alloca
+            op = None
+        elif op is not None and op.operands and any(_same_op(op, o) for o in seen_ops):
+            with op.location, ir.InsertionPoint(op):
+                fresh = fn.barrier(list(op.operands))
+            for i, v in enumerate(fresh):
+                op.operands[i] = v
+        if op is not None:
+            seen_ops.append(op)
+    return args
 
 
 def _constants(point, value, dispatch) -> list:

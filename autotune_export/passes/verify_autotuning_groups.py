@@ -214,6 +214,17 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
     scalars = [o for o in operands if not isinstance(o.type, ir.RankedTensorType)]
     tied = [int(t.value) for t in dispatch.attributes["tied_operands"]] if "tied_operands" in dispatch.attributes else []
     untied = sum(1 for i in range(len(dispatch.results)) if i >= len(tied) or tied[i] < 0)
+    ties = [t for t in tied if t >= 0]
+    for t in sorted(set(ties)):
+        if ties.count(t) > 1 or any(operands[t] == operands[u] for u in set(ties) if u != t):
+            shared = [u for u in sorted(set(ties)) if operands[u] == operands[t]]
+            raise DiagnosticError.at(
+                loc,
+                f"dispatch to @{exe}::@{group.name} ties {sum(ties.count(u) for u in shared)} results to one tensor "
+                f"(operand {', '.join(str(u) for u in shared)}): IREE would bind those outputs to one buffer; "
+                "give each tied result a tensor of its own",
+                note,
+            )
     if len(tensors) + untied + int(scratch) != _bindings(layout):
         plus = " + 1 for the global scratch" if scratch else ""
         raise DiagnosticError.at(

@@ -110,6 +110,49 @@ _TRITON = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": 
            "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
 
+_WATCHED: dict[type, type] = {}
+
+
+def _watch_best_config(kernel, chosen, entry: dict) -> None:
+    """Set ``kernel.best_config`` to ``chosen`` and refuse the launch ``entry`` when code
+    outside Triton reads it back. A library that reads the autotuner's ``best_config`` after
+    a launch (attorch sizes its reduction by ``best_config.kwargs['BLOCK_SIZE']``) makes what
+    the launch's outputs mean depend on the config that ran; an exported module picks its
+    variant inside the program (tuned at run time, per workload) and hands no config back to
+    host code outside it, so the launch is refused, naming the line that reads it. The
+    kernel's class becomes a subclass (one per class) whose ``best_config`` property does the
+    watching; the attribute behaves as before otherwise."""
+    cls = type(kernel)
+    watched = _WATCHED.get(cls) or next((w for w in _WATCHED.values() if w is cls), None)
+    if watched is None:
+        triton_dir = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules[cls.__module__].__file__)))
+
+        def get(self):
+            value, watching = self.__dict__.get("_corpus_best", (None, None))
+            frame = sys._getframe(1)
+            where = os.path.abspath(frame.f_code.co_filename)
+            if watching is not None and watching.get("status") != "refused" and not where.startswith(triton_dir + os.sep):
+                try:
+                    shown = os.path.relpath(where, common.SOURCES)
+                except ValueError:
+                    shown = where
+                name = common.python_function(self).__name__
+                watching.update(status="refused", reason=(
+                    f"{shown}:{frame.f_lineno} reads {name}.best_config after the launch: the library uses the "
+                    "config that ran to read the launch's outputs, and an exported module picks its variant "
+                    "inside the program, handing no config back to code outside it"))
+            return value
+
+        def set_(self, value):
+            self.__dict__["_corpus_best"] = (value, None)
+
+        watched = type(cls.__name__, (cls,), {"best_config": property(get, set_)})
+        _WATCHED[cls] = watched
+    kernel.__class__ = watched
+    kernel.__dict__.pop("best_config", None)
+    kernel.__dict__["_corpus_best"] = (chosen, entry)
+
+
 class Replayer:
     def __init__(self, rec_dir: pathlib.Path, out: pathlib.Path, target: str):
         self.rec_dir, self.out, self.target = rec_dir, out, target
@@ -153,7 +196,7 @@ class Replayer:
             entry.update(status="refused", reason=f"replay differs from the recording: {e}")
         except Exception as e:  # noqa: BLE001 - launch_to_mlir's refusals and anything else
             entry.update(status="refused", reason=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()[-3000:])
-        self._autotuner_state(kernel, recorded)
+        self._autotuner_state(kernel, recorded, entry)
         # The case goes on with what the GPU computed.
         for p in recorded["changed"]:
             t = values.get(p)
@@ -162,9 +205,10 @@ class Replayer:
         return None
 
     @staticmethod
-    def _autotuner_state(kernel, recorded) -> None:
+    def _autotuner_state(kernel, recorded, entry) -> None:
         """An Autotuner keeps the config it ran as ``best_config`` (libraries read it after the
-        launch, e.g. to size a reduction): the recorded one, found by its values."""
+        launch, e.g. to size a reduction): the recorded one, found by its values. A read of it
+        by the library refuses the launch (:func:`_watch_best_config`)."""
         configs = getattr(kernel, "configs", None)
         final = recorded.get("final_constexprs") or {}
         if not configs:
@@ -175,7 +219,7 @@ class Replayer:
             return all(common.tl_value(final[f"option:{o}"]) == getattr(c, o) for o in ("num_warps", "num_stages")
                        if f"option:{o}" in final and getattr(c, o, None) is not None)
         chosen = next((c for c in configs if matches(c)), configs[0])
-        kernel.best_config = chosen
+        _watch_best_config(kernel, chosen, entry)
 
     def _export(self, entry, kernel, grid, args, kwargs, values, recorded) -> None:
         import torch

@@ -149,7 +149,11 @@ def _tensor_type(shape: Sequence[int], elem: str) -> str:
 
 
 def _scalar_type(value: Any) -> str:
-    """Triton type of a static Python scalar (jax-triton's rules; floats as fp32 when exact)."""
+    """Triton type of a static Python scalar (jax-triton's rules; floats as fp32 when exact).
+    A value carrying a ``triton_type`` string (launch.py's Triton-JIT-typed ints) has that type."""
+    forced = getattr(value, "triton_type", None)
+    if isinstance(forced, str):
+        return forced
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):

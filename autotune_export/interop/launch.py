@@ -89,9 +89,7 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     """
     k = _jt._unwrap(kernel)
     names = k.runtime_names  # the kernel's non-constexpr parameters, in order
-    # A Python float argument is an fp32 scalar, as Triton's JIT types it (not jax-triton's
-    # fp64 for a value that fp32 does not hold exactly): rounded as the launch rounds it.
-    args = tuple(np.float32(a) if type(a) is float else a for a in _bind(k, args, metaparams))
+    args = tuple(_jit_typed(a) for a in _bind(k, args, metaparams))
     if len(args) != len(names):
         raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel has "
                                  f"{len(names)} non-constexpr parameters ({', '.join(names)})")
@@ -132,6 +130,25 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     if output is not None:
         files.atomic_write(os.fspath(output), text)
     return text
+
+
+class _JitInt(int):
+    """A Python int that Triton's JIT types differently from jax-triton (``triton_type``)."""
+
+    triton_type = "i64"
+
+
+def _jit_typed(value: Any) -> Any:
+    """A launch argument typed as Triton's JIT types it (``triton/runtime/jit.py``,
+    ``mangle_type``), where that differs from jax-triton's rules (which
+    ``triton_call_to_mlir`` follows): a Python float is an fp32 scalar (not fp64 when fp32
+    does not hold it exactly; rounded as the launch rounds it), an int in [2^31, 2^32) is an
+    i64 (not u32). Other values are returned as they are."""
+    if type(value) is float:
+        return np.float32(value)
+    if type(value) is int and 2**31 <= value < 2**32:
+        return _JitInt(value)
+    return value
 
 
 def _param_name(o: str | int, names: list[str], what: str) -> str:

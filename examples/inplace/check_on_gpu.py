@@ -32,13 +32,15 @@ def main() -> int:
         x, y, b = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
         c = rng.standard_normal(n).astype(np.float32)
         for k in range(2):
-            for g in ("first_ex::inc", "last_ex::inc", "two_ex::ax"):
+            for g in ("first_ex::inc", "last_ex::inc", "two_ex::ax", "scalar_ex::add"):
                 m.select(g, k)
             check(f"first n={n} variant {k}: x + y", m("first", x, y), x + y)
             check(f"last  n={n} variant {k}: x + y", m("last", y, x), x + y)
             ra, rc = m("two", x, b, c)
             check(f"two   n={n} variant {k}: a + b", ra, x + b)
             check(f"two   n={n} variant {k}: c * b", rc, c * b)
+            # a = 2^33 + 5 as the kernel converts it (a.to(tl.float32): 2^33)
+            check(f"scalar n={n} variant {k}: x + a (i64 before x)", m("scalar", x), x + np.float32(2**33 + 5))
     try:
         timings = m.autotune()
         for key, ts in timings.items():
@@ -46,7 +48,7 @@ def main() -> int:
         for key, info in m.groups.items():
             # Fake buffers hold 0.5: x + y = 1.0, a + b = 1.0, c * b = 0.25 after any number of
             # runs when in-place operands are refilled (drifting data would grow without bound).
-            want = [0.25, 1.0] if key == "two_ex::ax" else [1.0]
+            want = {"two_ex::ax": [0.25, 1.0], "scalar_ex::add": [float(np.float32(0.5) + np.float32(2**33))]}.get(key, [1.0])
             for bench in info.bench:
                 values = sorted({float(np.asarray(r.to_host()).ravel()[0]) for r in m.functions[bench](500)})
                 check(f"{key} {bench}: fake data after 500 in-place runs gives {values}", values, want)

@@ -150,3 +150,19 @@ def test_in_place_and_keyword_arguments(kernels):
     assert "util.func public @main(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> tensor<1000xf32>" in text
     assert "-> %arg0" in text and "flow.tensor.splat" not in text
     assert launch_to_mlir(kernels.add_into, (8,), x, y, 1000, inplace=[0], BLOCK=128) == text
+
+
+@pytest.mark.parametrize("n, ttype, literal", [
+    (4096, "i32", "4096 : i32"),
+    (2**31 - 1, "i32", "2147483647 : i32"),
+    (2**31, "i64", "2147483648 : i64"),         # Triton's JIT: i64 (jax-triton: u32)
+    (2**32 - 1, "i64", "4294967295 : i64"),
+    (2**32, "i64", "4294967296 : i64"),
+    (-(2**31) - 1, "i64", "-2147483649 : i64"),
+])
+def test_ints_typed_as_triton_jit_types_them(kernels, n, ttype, literal):
+    """An int argument of a launch has the type Triton's JIT gives it (runtime/jit.py)."""
+    x = y = out = np.empty(64, np.float32)
+    text = launch_to_mlir(kernels.add_kernel, 1, x, y, out, n, outputs=["out_ptr"], BLOCK=64)
+    assert [(p.name, p.type) for p in _group(text).signature][-1] == ("n", ttype)
+    assert f"%n = arith.constant {literal}" in text

@@ -27,3 +27,11 @@ def axpy_two(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
     b = tl.load(b_ptr + offs, mask=mask)
     tl.store(a_ptr + offs, tl.load(a_ptr + offs, mask=mask) + b, mask=mask)
     tl.store(c_ptr + offs, tl.load(c_ptr + offs, mask=mask) * b, mask=mask)
+
+
+@triton.jit
+def add_scalar_into(a, x_ptr, n, BLOCK: tl.constexpr):
+    """x += a, an i64 scalar ahead of the in-place pointer (two 32-bit constants in IREE)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask) + a.to(tl.float32), mask=mask)

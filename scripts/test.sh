@@ -5,17 +5,21 @@
 #   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
-# VENV names the virtual environment (default: .venv).
+# VENV names the virtual environment (default: .venv); PYTEST_WORKERS the fast suite's
+# pytest-xdist processes (default: auto, one per core; 0: one process).
 set -e
 bin="${VENV:-.venv}/bin"
-run() {  # suite pytest-marker-expression
+# The fast suite's pytest runs in one process per core (pytest-xdist); the integration suite in
+# one (its tests share the variant cache in order).
+fast_workers="-n ${PYTEST_WORKERS:-auto}"
+run() {  # suite pytest-marker-expression pytest-worker-options
     echo "== $1 suite =="
     "$bin/lit" -v --param suite="$1" tests/lit
-    AUTOTUNE_EXPORT_SUITE="$1" "$bin/pytest" tests/unit -m "$2"
+    AUTOTUNE_EXPORT_SUITE="$1" "$bin/pytest" tests/unit -m "$2" $3
 }
 case "${1:-all}" in
-    fast) run fast "not integration" ;;
-    integration) run integration integration ;;
-    all) run fast "not integration"; run integration integration ;;
+    fast) run fast "not integration" "$fast_workers" ;;
+    integration) run integration integration "" ;;
+    all) run fast "not integration" "$fast_workers"; run integration integration "" ;;
     *) echo "usage: sh scripts/test.sh [fast|integration|all]" >&2; exit 2 ;;
 esac

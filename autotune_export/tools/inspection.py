@@ -772,9 +772,13 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
             configs: dict[str, list[tuple[str, Any]]] = {}
             guard_names: dict[str, list[str]] = {}
             if original is not None:
-                cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir)
-                for index, cfg in enumerate(cfgs or []):
-                    configs[variant_name(g.name, index, cfg)] = cfg
+                # The configs materialize-triton-variants compiled, per export (after
+                # prune_configs_by and heuristics): what each variant really is.
+                configs = {v: list(cfg) for (e, v), cfg in ctx.variant_configs.items() if e == exe}
+                if not configs:
+                    cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir)
+                    for index, cfg in enumerate(cfgs or []):
+                        configs[variant_name(g.name, index, cfg)] = cfg
                 try:
                     kept = abi.plan(original.signature)  # indices into its signature (no `none` parameters)
                     scalars = [kept.signature[i].name for i in kept.scalars]

@@ -8,6 +8,11 @@
 // RUN: autotune-export %s --emit vmfb --target sm_90 -o %t.vmfb 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: autotune-export %s --emit mlir --target sm_80 -o %t.mlir 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: FileCheck %s --check-prefix=IR --input-file %t.mlir
+// inspect shows each variant's config as compiled (the kept configs, renumbered).
+// RUN: autotune-export inspect %s --target sm_90 | FileCheck %s --check-prefix=INSPECT
+// INSPECT-LABEL: group @ex2::@perf: 2 variants
+// INSPECT:       perf_0_256_w2_s3 {{.+}} BLOCK=256 num_warps=2 num_stages=3 num_ctas=1
+// INSPECT-NEXT:  perf_1_1024_w4_s3 {{.+}} BLOCK=1024 num_warps=4 num_stages=3 num_ctas=1
 
 // sm_90 has 132 SMs: 65536 / 512 = 128 programs do not fill them.
 // SM90: remark: @early: triton.autotune config 2 {BLOCK = 512, num_warps = 4, num_stages = 3, num_ctas = 1} pruned: early_config_prune 'fill_every_sm' did not keep it (prune_configs_by)

@@ -8,7 +8,6 @@
 // RUN: autotune-export %s -p verify-autotuning-groups,lower-autotuning-dispatch | FileCheck %s --check-prefix=LOWER
 // RUN: autotune-export %s --emit iree -o %t.mlir
 // RUN: iree-compile %t.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 --compile-to=stream | FileCheck %s --check-prefix=STREAM
-// RUN: iree-compile %t.mlir --iree-hal-target-device=cuda --iree-cuda-target=sm_80 -o %t.vmfb
 
 #layout = #hal.pipeline.layout<constants = 3, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "ex.ptx", data = ".version 8.6\0A.target sm_80\0A.address_size 64\0A.visible .entry k_a(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 n, .param .u32 lo, .param .u32 hi)\0A{\0Aret;\0A}\0A"}>]}>}> {

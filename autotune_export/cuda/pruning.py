@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.cuda import stub_driver as _stub_driver
-from autotune_export.cuda.triton_compile import RuntimeArgument
+from autotune_export.cuda.triton_compile import TORCH_DTYPE, RuntimeArgument
 
 __all__ = ["PointerArgument", "PruneError", "Pruned", "PruneOutcome", "UnknownScalar", "function_name", "prune_configs",
            "torch_dtype_name"]
@@ -62,68 +61,21 @@ class _Unknown(BaseException):
         self.name = name
 
 
-#: Pointee of a signature's pointer type (``*fp16``) -> the ``triton.language`` dtype name.
-_TRITON_DTYPE = {
-    "i1": "int1", "u1": "int1", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b8": "float8e4b8",
-    "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15",
-}
-
-#: The same pointee -> the ``torch`` dtype of the tensor a PyTorch launch passes (None: torch
-#: has none; Triton's ``type_canonicalisation_dict`` in ``triton/runtime/jit.py`` maps back).
-_TORCH_DTYPE = {
-    "i1": "bool", "u1": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
-    "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": None,
-}
-
-#: Bytes per element of each pointee (a bool is one byte).
-_ELEMENT_SIZE = {
-    "i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "fp16": 2,
-    "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1, "fp8e4b15": 1,
-}
-
-
 def torch_dtype_name(triton_type: str) -> str | None:
     """The ``torch`` dtype name of a tensor bound to pointer type ``triton_type`` (``*fp16`` ->
     ``"float16"``), None when torch has no such dtype or the type is not a pointer."""
-    return _TORCH_DTYPE.get(triton_type[1:]) if triton_type.startswith("*") else None
+    return TORCH_DTYPE.get(triton_type[1:]) if triton_type.startswith("*") else None
 
 
 class PointerArgument(RuntimeArgument):
     """A tensor argument ``name`` of pointer type ``type`` (``*fp16``), as a pruning function
-    sees it when exporting: not None, ``.dtype`` and ``.element_size()`` (bytes) from the
-    signature; anything else (``.shape``, ``.stride(0)``, ``.numel()``) is unknown.
+    sees it when exporting: :class:`~autotune_export.cuda.triton_compile.RuntimeArgument`
+    (not None, ``.dtype`` and ``.element_size()`` from the signature), whose unknowns
+    (``.shape``, ``.stride(0)``, ``.numel()``) raise the PruneError of :func:`prune_configs`
+    even where the pruning function catches ``Exception``."""
 
-    ``.dtype`` is what a PyTorch launch passes, ``torch.float16``, when torch is installed
-    (pruning functions compare it with torch dtypes: ``dtype in [torch.float16, torch.float32]``),
-    else, and for a dtype torch lacks (``*fp8e4b15``), the ``triton.language`` dtype
-    (``tl.float16``)."""
-
-    def __init__(self, name: str, type: str):
-        super().__init__(name, type)
-        self._pointee = type[1:] if type.startswith("*") else type
-
-    @property
-    def dtype(self):
-        torch_name = _TORCH_DTYPE.get(self._pointee)
-        if torch_name is not None and importlib.util.find_spec("torch") is not None:
-            import torch
-
-            return getattr(torch, torch_name)
-        import triton.language as tl
-
-        return getattr(tl, _TRITON_DTYPE[self._pointee])
-
-    def element_size(self) -> int:
-        return _ELEMENT_SIZE[self._pointee]
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise _Unknown(f"{self._name}.{attr}")
+    def _unknown(self, what: str):
+        raise _Unknown(what)
 
 
 def _unknown(self, *args, **kwargs):

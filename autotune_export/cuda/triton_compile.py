@@ -208,19 +208,68 @@ def triton_value(value):
     return value
 
 
+#: Pointee of a signature's pointer type (``*fp16``) -> the ``triton.language`` dtype name.
+TRITON_DTYPE = {
+    "i1": "int1", "u1": "int1", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
+    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
+    "fp64": "float64", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b8": "float8e4b8",
+    "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15",
+}
+
+#: The same pointee -> the ``torch`` dtype of the tensor a PyTorch launch passes (None: torch
+#: has none; Triton's ``type_canonicalisation_dict`` in ``triton/runtime/jit.py`` maps back).
+TORCH_DTYPE = {
+    "i1": "bool", "u1": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
+    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
+    "fp64": "float64", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+    "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": None,
+}
+
+#: Bytes per element of each pointee (a bool is one byte).
+ELEMENT_SIZE = {
+    "i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "fp16": 2,
+    "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1, "fp8e4b15": 1,
+}
+
+
 class RuntimeArgument:
-    """What a ``triton.heuristics`` function sees at export time for a tensor argument
-    ``name`` of Triton type ``type`` (``*fp16``): it is not None (``args["bias"] is not None``
-    holds, as for the tensor a call passes), and anything else asked of it (``.dtype``,
-    ``.stride(0)``) raises KeyError naming it, since only the call knows."""
+    """What a ``triton.heuristics`` or ``prune_configs_by`` function sees at export time for a
+    tensor argument ``name`` of Triton type ``type`` (``*fp16``): it is not None
+    (``args["bias"] is not None`` holds, as for the tensor a call passes), its ``.dtype`` and
+    ``.element_size()`` (bytes per element) come from the signature, and anything else asked
+    of it (``.shape``, ``.stride(0)``, ``.data_ptr()``) raises KeyError naming it (``x.shape``),
+    since only the call knows.
+
+    ``.dtype`` is what a PyTorch launch passes, ``torch.float16``, when torch is installed
+    (such functions compare it with torch dtypes: ``x.dtype in [torch.float16, torch.bfloat16]``),
+    else, and for a dtype torch lacks (``*fp8e4b15``), the ``triton.language`` dtype
+    (``tl.float16``)."""
 
     def __init__(self, name: str, type: str):
         self._name, self._type = name, type
+        self._pointee = type[1:] if type.startswith("*") else type
+
+    @property
+    def dtype(self):
+        torch_name = TORCH_DTYPE.get(self._pointee)
+        if torch_name is not None and importlib.util.find_spec("torch") is not None:
+            import torch
+
+            return getattr(torch, torch_name)
+        import triton.language as tl
+
+        return getattr(tl, TRITON_DTYPE[self._pointee])
+
+    def element_size(self) -> int:
+        return ELEMENT_SIZE[self._pointee]
+
+    def _unknown(self, what: str):
+        raise KeyError(what)
 
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise KeyError(f"{self._name}.{attr}")
+        self._unknown(f"{self._name}.{attr}")
 
     def __repr__(self) -> str:
         return f"<run-time argument {self._name}: {self._type}>"

@@ -212,10 +212,16 @@ def test_wrappers_are_peeled_and_recorded_in_order(tmp_path):
 
 
 def test_runtime_argument_stands_for_a_tensor_in_heuristics():
+    """Not None, its dtype and element size from the signature (what a PyTorch launch passes:
+    a torch dtype when torch is installed, else Triton's); anything else only the call knows."""
     a = tc.RuntimeArgument("x", "*fp16")
     assert a is not None
-    with pytest.raises(KeyError, match="x.dtype"):
-        a.dtype
+    assert a.dtype.itemsize == 2 and str(a.dtype) in ("torch.float16", "fp16")
+    assert tc.RuntimeArgument("y", "*bf16").element_size() == 2
+    assert tc.RuntimeArgument("z", "*i64").element_size() == 8
+    for ask in (lambda: a.shape, lambda: a.stride(0), lambda: a.numel(), lambda: a.data_ptr()):
+        with pytest.raises(KeyError, match=r"x\.(shape|stride|numel|data_ptr)"):
+            ask()
 
 
 def _package(tmp_path: pathlib.Path, name: str) -> pathlib.Path:

@@ -23,10 +23,19 @@ def scale_bias_kernel(x_ptr, bias_ptr, out_ptr, alpha, n, flag, BLOCK: tl.conste
     tl.store(out_ptr + offs, x.to(OUT_DTYPE), mask=mask)
 
 
-# A heuristic that needs what only the call knows (a tensor's dtype).
-@triton.heuristics({"BLOCK": lambda args: 128 if args["x_ptr"].dtype.itemsize == 2 else 64})
+# A heuristic that needs what only the call knows (a tensor's shape).
+@triton.heuristics({"BLOCK": lambda args: 128 if args["x_ptr"].shape[0] > 4096 else 64})
 @triton.jit
-def dtype_heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def shape_heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+# A heuristic on a tensor's dtype, which the signature gives (*fp16: BLOCK 128, else 64).
+@triton.heuristics({"BLOCK": lambda args: 128 if args["x_ptr"].dtype.itemsize == 2 else 64,
+                    "WIDE": lambda args: args["out_ptr"].element_size() == 4})
+@triton.jit
+def dtype_heuristic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WIDE: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
 

@@ -56,3 +56,39 @@ util.func public @bias(%x: tensor<?xf16>, %b: tensor<?xf16>, %alpha: f32, %flag:
       : (tensor<?xf16>{%len}, tensor<?xf16>{%len}, f32, i32, i1) -> tensor<?xf16>{%len}
   util.return %y : tensor<?xf16>
 }
+
+// triton.heuristics on the tensors' dtypes (`x.dtype.itemsize == 2`, `out.element_size() == 4`)
+// read them from the signature: *fp16 -> BLOCK = 128, WIDE = False; *fp32 -> BLOCK = 64, WIDE = True.
+// The program's offset is pid * BLOCK: a shift by 7 (128) for fp16, by 6 (64) for fp32.
+// CHECK-LABEL: hal.executable.source private @dt16_ex
+// CHECK-SAME:  shl.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 7;
+// CHECK-LABEL: hal.executable.source private @dt32_ex
+// CHECK-SAME:  shl.b32 \09%r{{[0-9]+}}, %r{{[0-9]+}}, 6;
+hal.executable.source private @dt16_ex {
+  hal.executable.autotuning.export @dt16
+      triton("../Inputs/call_site_kernels.py", "dtype_heuristic_kernel")
+      signature(x_ptr: *fp16, out_ptr: *fp16 {output}, n: i32)
+      configs([{num_warps = 4}])
+      workload(n)
+      grid(cdiv(n, 128))
+}
+hal.executable.source private @dt32_ex {
+  hal.executable.autotuning.export @dt32
+      triton("../Inputs/call_site_kernels.py", "dtype_heuristic_kernel")
+      signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{num_warps = 4}])
+      workload(n)
+      grid(cdiv(n, 64))
+}
+util.func public @dt16(%x: tensor<4096xf16>) -> tensor<4096xf16> {
+  %len = arith.constant 4096 : index
+  %n = arith.constant 4096 : i32
+  %y = flow.dispatch @dt16_ex::@dt16[%len](%x, %n) : (tensor<4096xf16>, i32) -> tensor<4096xf16>
+  util.return %y : tensor<4096xf16>
+}
+util.func public @dt32(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %len = arith.constant 4096 : index
+  %n = arith.constant 4096 : i32
+  %y = flow.dispatch @dt32_ex::@dt32[%len](%x, %n) : (tensor<4096xf32>, i32) -> tensor<4096xf32>
+  util.return %y : tensor<4096xf32>
+}

@@ -53,11 +53,11 @@ hal.executable.source private @ex {
 
 // -----
 
-// A triton.heuristics function that needs what only the call knows (a tensor's dtype).
+// A triton.heuristics function that needs what only the call knows (a tensor's shape).
 hal.executable.source private @ex {
-  // expected-error @+1 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.dtype'; give 'BLOCK' in every config}}
+  // expected-error @+1 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.shape'; give 'BLOCK' in every config}}
   hal.executable.autotuning.export @g
-      triton("../Inputs/call_site_kernels.py", "dtype_heuristic_kernel")
+      triton("../Inputs/call_site_kernels.py", "shape_heuristic_kernel")
       signature(x_ptr: *fp16, out_ptr: *fp16 {output}, n: i32)
       configs([{num_warps = 4}])
       workload(n)

@@ -231,7 +231,7 @@ _DESCRIPTOR_TYPES = ("storage_buffer", "uniform_buffer")
 
 @functools.lru_cache(maxsize=1)
 def _layout_parser() -> lark.Lark:
-    return lark.Lark(_LAYOUT_GRAMMAR, parser="lalr", propagate_positions=True)
+    return lark.Lark(_LAYOUT_GRAMMAR, parser="lalr", propagate_positions=True, cache=True)
 
 
 class _LayoutError(ValueError):

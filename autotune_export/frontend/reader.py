@@ -82,7 +82,8 @@ def new_context():
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    return lark.Lark(grammar("autotuning.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=False)
+    return lark.Lark(grammar("autotuning.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=False,
+                     cache=True)  # lark keeps the LALR tables in a temp file keyed by grammar and options
 
 
 # --------------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ Expr = Union[Num, Name, BinOp, Neg]
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    return lark.Lark(grammar("grid.lark"), parser="lalr", propagate_positions=True)
+    return lark.Lark(grammar("grid.lark"), parser="lalr", propagate_positions=True, cache=True)
 
 
 _BINOPS = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%"}

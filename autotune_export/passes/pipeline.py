@@ -55,7 +55,7 @@ class PassSpec:
 
 @functools.lru_cache(maxsize=1)
 def _pipeline_parser() -> lark.Lark:
-    return lark.Lark(grammar("pipeline.lark"), parser="lalr")
+    return lark.Lark(grammar("pipeline.lark"), parser="lalr", cache=True)
 
 
 def parse_pipeline(text: str) -> list[PassSpec]:

@@ -93,6 +93,13 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     if len(args) != len(names):
         raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel has "
                                  f"{len(names)} non-constexpr parameters ({', '.join(names)})")
+    for p, a in zip(names, args):
+        strides = _dense_strides_differ(a)
+        if strides is not None:
+            raise _jt.JaxTritonError(
+                f"argument '{p}' is a non-contiguous tensor (shape {tuple(a.shape)}, strides {strides}): the module's "
+                f"argument is a dense tensor of that shape, which the launch's strides would not address as they do "
+                f"the tensor's storage; pass '{p}.contiguous()' (and its strides)")
     wanted: list[str] = []
     tied = [_param_name(o, names, "inplace") for o in inplace]
     for o in list(outputs) + tied:
@@ -149,6 +156,26 @@ def _jit_typed(value: Any) -> Any:
     if type(value) is int and 2**31 <= value < 2**32:
         return _JitInt(value)
     return value
+
+
+def _dense_strides_differ(value: Any) -> tuple | None:
+    """The element strides of ``value`` when it is a tensor that is not dense in row-major
+    order (a transposed, sliced or expanded view: ``x.t()``, ``x[:, :64]``, ``x.expand(...)``),
+    else None. Read from torch's ``is_contiguous()``/``stride()`` or numpy's ``flags`` and
+    ``strides`` (bytes, divided by the item size); objects with neither (``ShapeDtypeStruct``)
+    are dense. A contiguous view at an offset into its storage is dense (the kernel reads from
+    its first element on)."""
+    if isinstance(value, np.ndarray):
+        return None if value.flags.c_contiguous else tuple(s // value.itemsize for s in value.strides)
+    is_contiguous = getattr(value, "is_contiguous", None)
+    if callable(is_contiguous) and hasattr(value, "shape"):
+        try:
+            if is_contiguous():
+                return None
+            return tuple(int(s) for s in value.stride())
+        except Exception:  # noqa: BLE001 - a look-alike without strides: nothing to check
+            return None
+    return None
 
 
 def _param_name(o: str | int, names: list[str], what: str) -> str:

@@ -76,8 +76,8 @@ __all__ = [
 ]
 
 # Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
-# metadata field changes (4: written_params from the TTIR, as signature indices).
-CACHE_FORMAT = 4
+# metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params).
+CACHE_FORMAT = 5
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = _compat.METADATA_FIELDS
@@ -562,9 +562,10 @@ class CompiledVariant:
     the same for every variant of a kernel), num_warps (launch with this one), num_ctas,
     num_stages, shared (dynamic shared memory bytes), global_scratch_size/_align and
     profile_scratch_size/_align (bytes per program), tmem_size, arch, ptx_version,
-    triton_version, hash (Triton's) and written_params: the indices into ``spec.signature`` of
+    triton_version, hash (Triton's), written_params: the indices into ``spec.signature`` of
     the pointer parameters the kernel may store through (from its TTIR, see
-    :mod:`autotune_export.cuda.ttir`; every pointer when the TTIR cannot be analysed).
+    :mod:`autotune_export.cuda.ttir`; every pointer when the TTIR cannot be analysed) and
+    updated_params: those it may update atomically (none known without the TTIR).
     ``cached`` is True when it came from our disk cache."""
     spec: VariantSpec
     ptx: str
@@ -690,19 +691,22 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     ptx_mod.parse_entry(ptx_text)
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
     # computed once here so that cache hits skip the analysis.
-    metadata["written_params"] = _written_params(spec, compiled.asm.get("ttir"))
+    metadata["written_params"], metadata["updated_params"] = _accessed_params(spec, compiled.asm.get("ttir"))
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
 
 
-def _written_params(spec: VariantSpec, ttir_text: str | None) -> list[int]:
-    """Indices into ``spec.signature`` of the pointers (and tensor descriptors) the kernel may
-    write, from its TTIR; all of them when the TTIR is missing or cannot be analysed."""
+def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int], list[int]]:
+    """``(written, updated)``: indices into ``spec.signature`` of the pointers (and tensor
+    descriptors) the kernel may write, and may update atomically, from its TTIR; every pointer
+    written and none known updated when the TTIR is missing or cannot be analysed."""
     if ttir_text is not None:
         try:
-            return sorted(_ttir.analyze(ttir_text).written_parameters)
+            found = _ttir.analyze(ttir_text)
+            return sorted(found.written_parameters), sorted(found.updated_parameters)
         except _ttir.TtirError:
             pass
-    return [i for i, (_, t) in enumerate(spec.signature) if t.startswith(("*", "tensordesc", "nvtmadesc"))]
+    every = [i for i, (_, t) in enumerate(spec.signature) if t.startswith(("*", "tensordesc", "nvtmadesc"))]
+    return every, []
 
 
 # --------------------------------------------------------------------------------------------

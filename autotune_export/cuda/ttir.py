@@ -68,6 +68,9 @@ READ_OPS = frozenset({
     "tt.load", "tt.atomic_load", "tt.atomic_poll", "tt.atomic_rmw", "tt.atomic_cas",
     "tt.descriptor_load", "tt.descriptor_gather",
 })
+#: Ops that read-modify-write memory through their first operand: what they leave depends on
+#: what it held.
+ATOMIC_UPDATE_OPS = frozenset({"tt.atomic_rmw", "tt.atomic_cas"})
 #: Ops whose pointer results are exactly derived from their operands (no new pointer appears).
 POINTER_OPS = frozenset({
     "tt.addptr", "tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
@@ -104,7 +107,9 @@ class WrittenParams:
     """The outcome of :func:`analyze`.
 
     ``written``: indices of the kernel function's arguments whose memory may be written.
-    ``pointers``: indices of its pointer (``!tt.ptr``) and tensor-descriptor
+    ``updated``: those the kernel may update atomically (``tt.atomic_rmw``, ``tt.atomic_cas``:
+    what they leave depends on what the memory held before), by the same rules, except that
+    unknown ops and external calls do not count (``written`` has them). ``pointers``: indices of its pointer (``!tt.ptr``) and tensor-descriptor
     (``!tt.tensordesc``) arguments. ``arg_types``: every argument's MLIR type, as text
     (``!tt.ptr<f32>``, ``i32``, ``!tt.tensordesc<32x32xf32>``). ``kernel``: the function's name.
     """
@@ -113,6 +118,7 @@ class WrittenParams:
     arg_types: tuple[str, ...]
     pointers: frozenset[int]
     written: frozenset[int]
+    updated: frozenset[int] = frozenset()
 
     def parameter_of_args(self) -> list[int]:
         """Per argument, the index of the kernel parameter it belongs to: the identity, except
@@ -137,6 +143,12 @@ class WrittenParams:
         constexprs), see :meth:`parameter_of_args`."""
         of = self.parameter_of_args()
         return frozenset(of[i] for i in self.written)
+
+    @property
+    def updated_parameters(self) -> frozenset[int]:
+        """:attr:`updated` as indices of the kernel's runtime parameters."""
+        of = self.parameter_of_args()
+        return frozenset(of[i] for i in self.updated)
 
 
 def _is_pointer(type_text: str) -> bool:
@@ -176,6 +188,7 @@ class _Graph:
         self.edges: dict[int, set[int]] = defaultdict(set)  # from -> to
         self.seeds: dict[int, set[int]] = defaultdict(set)  # node -> origins
         self.written: set[int] = set()  # nodes whose origins are written
+        self.updated: set[int] = set()  # nodes whose origins are atomically updated
 
     def flow(self, srcs, dsts) -> None:
         for s in srcs:
@@ -363,6 +376,8 @@ class _Builder:
             g.flow([_MEMORY], results)
         else:
             g.flow(op.operands, results)
+        if op.name in ATOMIC_UPDATE_OPS:
+            g.updated.update(op.operands[:1])
         if op.name in WRITE_OPS:
             g.written.update(op.operands[:1])
             g.flow(op.operands[1:], [_MEMORY])
@@ -471,11 +486,13 @@ def analyze(ttir_text: str) -> WrittenParams:
         graph.seeds[arg].add(i)
     origins = graph.solve()
     pointers = frozenset(i for i, t in enumerate(types) if _is_pointer(t))
-    reached: set[int] = set()
-    for node in graph.written:
-        reached |= origins.get(node, set())
-    written = pointers if _TOP in reached else pointers & reached
-    return WrittenParams(kernel, types, pointers, frozenset(written))
+    def reached_by(nodes) -> frozenset[int]:
+        reached: set[int] = set()
+        for node in nodes:
+            reached |= origins.get(node, set())
+        return frozenset(pointers if _TOP in reached else pointers & reached)
+
+    return WrittenParams(kernel, types, pointers, reached_by(graph.written), reached_by(graph.updated))
 
 
 def written_params_from_ttir(ttir_text: str) -> set[int] | None:

@@ -136,6 +136,23 @@ def _dispatch_bindings(d) -> list[_Binding]:
     return out
 
 
+def _undefined_bindings(d) -> list[bool]:
+    """Per binding of ``flow.dispatch`` ``d`` (IREE's order, as :func:`_dispatch_bindings`),
+    whether the kernel gets a buffer of undefined contents: an untied result, or an operand
+    defined by ``flow.tensor.empty`` / ``flow.tensor.alloca`` (tied or not)."""
+    segments = list(d.attributes["operandSegmentSizes"])
+    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
+    out = []
+    for a in args:
+        if isinstance(a.type, ir.RankedTensorType):
+            owner = a.owner
+            name = owner.operation.name if isinstance(owner, (ir.OpView, ir.Operation)) else None
+            out.append(name in ("flow.tensor.empty", "flow.tensor.alloca"))
+    out.extend(True for j in range(len(d.results)) if j >= len(tied) or tied[j] < 0)
+    return out
+
+
 def _outputs_by_result(d, pointers, outputs: list[str], operands: list) -> frozenset | None:
     """The in-place outputs of dispatch ``d`` read off its results: result ``j`` is output
     ``j`` (the signature's ``{output}`` pointers, in order), so a tied result names its output.
@@ -854,6 +871,32 @@ class MaterializeTritonVariants(ModulePass):
                                     location_of(d.location, ctx.source.name))],
                     )
 
+    def _check_updated(self, ctx: PassContext, item: _Planned, plan, updated: set[int]) -> None:
+        """A warning, once per pointer, at the first dispatch that binds a pointer the kernel
+        updates atomically (``tl.atomic_add`` and the like, ``updated``: signature indices) to a
+        buffer of undefined contents: an untied result, or an operand made by
+        ``flow.tensor.empty`` / ``flow.tensor.alloca`` that a result is tied to. What such a
+        kernel leaves depends on what the buffer held (a PyTorch caller passes
+        ``torch.zeros(...)``), so the result would be garbage."""
+        group = item.group
+        pointers = plan.binding_params()
+        position = {p.name: i for i, p in enumerate(group.signature)}
+        warned: set[str] = set()
+        for d in item.dispatches:
+            fresh = _undefined_bindings(d)
+            if len(fresh) != len(pointers):
+                continue
+            for p, undefined in zip(pointers, fresh):
+                if undefined and position[p.name] in updated and p.name not in warned:
+                    warned.add(p.name)
+                    ctx.emit_remark(Diagnostic(
+                        "warning",
+                        f"kernel '{group.triton[1]}' of @{group.name} updates '{p.name}' atomically (what it leaves depends "
+                        f"on what the buffer held), but this dispatch binds it to a new buffer of undefined contents: zero it "
+                        f"with reset_to_zero({p.name}), or pass its contents in place (a result tied to the operand holding "
+                        "them, -> %x)",
+                        location_of(d.location, ctx.source.name)))
+
     def _refuse(self, results, tc):
         """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
         out = []
@@ -940,6 +983,7 @@ class MaterializeTritonVariants(ModulePass):
         nsig = len(group.signature)
         position = {p.name: i for i, p in enumerate(group.signature)}
         written: set[int] = set()  # signature indices of pointers a variant may write through
+        updated: set[int] = set()  # ... that a variant may update atomically
         existing = exports_of(item.source)
         next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
         names, spec_names = [], []
@@ -979,6 +1023,7 @@ class MaterializeTritonVariants(ModulePass):
                     else:
                         own = [n for n, _ in r.spec.signature]
                         written |= {position[own[i]] for i in written_list if i < len(own)}
+                        updated |= {position[own[i]] for i in r.metadata.get("updated_params") or () if i < len(own)}
                     parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
                     per_target_results.append(r)
                 units.append((index, cfg, consts, per_target_results, name))
@@ -1012,6 +1057,7 @@ class MaterializeTritonVariants(ModulePass):
                 )
             )
         self._check_written(ctx, item, plan, written)
+        self._check_updated(ctx, item, plan, updated)
         divisible = equal_one = None
         if spec_names:
             scalars = [group.signature[i] for i in plan.scalars]

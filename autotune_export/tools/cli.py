@@ -426,6 +426,8 @@ def _build(args, on_input: Callable[[], object] = lambda: None) -> int:
     def remark(diag: Diagnostic) -> None:
         if args.verify_diagnostics:
             collected.append(diag)
+        elif diag.severity == "warning":
+            print(diag.format(), file=sys.stderr)  # not silenced by -q
         else:
             progress.echo(diag.format())  # silenced by -q
 

@@ -303,3 +303,22 @@ def test_unparsable_ttir_gives_none():
     assert T.written_params_from_ttir(unknown) is None
     with pytest.raises(T.TtirError, match="cannot parse"):
         T.analyze(unknown)
+
+
+def test_atomic_updates_are_told_apart_from_stores():
+    """updated: the pointers of tt.atomic_rmw / tt.atomic_cas (what they leave depends on what
+    memory held); a plain store is written, not updated."""
+    text = module("""
+    %v = arith.constant 1.0 : f32
+    %true = arith.constant true
+    %old = tt.atomic_rmw fadd, acq_rel, gpu, %a, %v, %true : (!tt.ptr<f32>, f32, i1) -> f32
+    tt.store %b, %old : !tt.ptr<f32>""")
+    found = T.analyze(text)
+    assert found.written == {0, 1} and found.updated == {0}
+    assert found.updated_parameters == {0}
+    text = module("""
+    %z = arith.constant 0 : i32
+    %one = arith.constant 1 : i32
+    %ci = tt.bitcast %c : !tt.ptr<f32> -> !tt.ptr<i32>
+    %old = tt.atomic_cas acq_rel, gpu, %ci, %z, %one : (!tt.ptr<i32>, i32, i32) -> i32""")
+    assert T.analyze(text).updated == {2}

@@ -943,7 +943,14 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
                         if not owned and cache_dir is not None:
                             _remember(outcome, cache_dir)
                     except Exception as e:
-                        outcome = failed(todo[k], e)
+                        # The worker could not run it (it died, or it could not import the
+                        # kernel file that this process imported: a module that only imports
+                        # after the caller set something up, a remote worker without the
+                        # file). Compiling is deterministic, so this process compiles it
+                        # instead: a config is never dropped for a worker's sake.
+                        outcome = here(k)
+                        if isinstance(outcome, PrunedVariant) and outcome.reason.startswith("compile worker failed"):
+                            outcome = failed(todo[k], e)
                         if standby is not None and isinstance(e, concurrent.futures.BrokenExecutor):
                             broken.append(e)
                     left.discard(future)

@@ -8,6 +8,7 @@ import json
 import multiprocessing
 import pathlib
 import re
+import sys
 import textwrap
 
 import pytest
@@ -154,9 +155,10 @@ def test_written_params_index_the_signature(kernels):
     written_params still index spec.signature. Without an analysable TTIR every pointer counts."""
     [scaled] = compile_variants([scale_spec(kernels)], jobs=1, use_cache=False)
     assert scaled.metadata["written_params"] == [1]  # (x_ptr, out_ptr, n): out_ptr
+    assert scaled.metadata["updated_params"] == []  # a store, no atomic
     spec = scale_spec(kernels)
-    assert tc._written_params(spec, None) == [0, 1]
-    assert tc._written_params(spec, "this is not TTIR") == [0, 1]
+    assert tc._accessed_params(spec, None) == ([0, 1], [])
+    assert tc._accessed_params(spec, "this is not TTIR") == ([0, 1], [])
 
 
 def test_cached_artifact(tmp_path):
@@ -268,6 +270,36 @@ def test_worker_failure_is_pruned_and_not_cached(kernels, tmp_path, monkeypatch)
     monkeypatch.undo()
     [compiled] = compile_variants([spec], jobs=1, cache_dir=tmp_path)
     assert isinstance(compiled, CompiledVariant) and not compiled.cached
+
+
+def test_what_a_worker_cannot_import_is_compiled_here(tmp_path, monkeypatch):
+    """A kernel file that imports only in a process that set something up first (here a flag
+    on sys; a library that needs its caller's patch, or a remote worker without the file) fails
+    in every worker; this process, which imported it, compiles those variants: no config is
+    dropped for a worker's sake."""
+    path = tmp_path / "needs_setup.py"
+    path.write_text(textwrap.dedent('''
+        import sys
+        import triton
+        import triton.language as tl
+
+        if not getattr(sys, "_needs_setup_ready", False):
+            raise ValueError("import me only after the setup")
+
+
+        @triton.jit
+        def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+    '''))
+    monkeypatch.setattr(sys, "_needs_setup_ready", True, raising=False)
+    ks = lambda name: KernelSource(str(path), name)  # noqa: E731
+    specs = [add_spec(ks, block, 4) for block in (64, 128, 256, 512)]
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with pytest.raises(Exception, match="import me only after the setup"):
+            pool.submit(tc._compile_worker, specs[0], None).result()  # a worker cannot
+        results = compile_variants(specs, executor=pool, use_cache=False)
+    assert [type(r) for r in results] == [CompiledVariant] * 4
 
 
 def test_ptxas_error_reason_names_the_ptxas_diagnostic():

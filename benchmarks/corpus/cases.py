@@ -294,6 +294,140 @@ def attorch_nll_loss(d, batch, classes, reduction, weight):
     _fwd_bwd(NLLLossAutoGrad, d, f"at.nll.g{reduction}", x, y, reduction, w)
 
 
+# --------------------------------------------------------------------------------------------
+# flash-linear-attention (fla-org/flash-linear-attention bc3b101d): its module-level forward /
+# backward functions, and autograd Functions' forward/backward called with a Ctx. Kernels inside
+# a package (``from fla.ops.utils import ...``), triton.autotune with ``key=[...]`` and fla's
+# autotune kwargs (``cache_results``; ``fla_cache_autotune``'s CachedAutotuner subclass),
+# triton.heuristics on ``x is not None``, ``do_not_specialize``, ``None`` for optional tensors and
+# scalars, with and without ``cu_seqlens``. fla asks the device when imported
+# (fla/utils/_device.py: Triton's driver for the backend and the shared memory, torch.cuda for
+# the name and capability; ``BS_LIST = [32, 64] if check_shared_mem() else [16, 32]``) and some
+# wrappers ask again when called (``layer_norm_bwd`` sizes its partial sums by the SM count):
+# every fla case is marked :func:`asks_device`.
+
+
+def asks_device(case):
+    """Mark ``case`` as one whose library asks the GPU (when imported, or in its wrappers).
+    Without a GPU, record.py (dry run) and replay.py run it with autotune-export's stand-in
+    answering for the recorded GPU (``common.device_answers``): the launches are then the ones
+    the library makes on that GPU, not those of its CPU fallback."""
+    case.asks_device = True
+    return case
+
+
+def fla_l2norm(d, rows, cols, dtype, out_dtype=None):
+    from fla.modules.l2norm import l2norm_bwd, l2norm_fwd
+
+    x = rand(f"fla.l2.x{rows}{cols}{dtype}", (2, rows // 2, cols), dtype, d)
+    y, rstd = l2norm_fwd(x, 1e-6, out_dtype)
+    dy = rand(f"fla.l2.dy{rows}{cols}", tuple(y.shape), y.dtype, d)
+    l2norm_bwd(y, rstd, dy, 1e-6)
+
+
+def fla_layer_norm(d, rows, cols, dtype, rms, bias, residual, backward):
+    from fla.modules.layernorm import LayerNormFunction
+
+    x = rand(f"fla.ln.x{rows}{cols}{dtype}", (2, rows // 2, cols), dtype, d)
+    w = rand(f"fla.ln.w{cols}", (cols,), dtype, d, 0.1, 1.0)
+    b = rand(f"fla.ln.b{cols}", (cols,), dtype, d, 0.1) if bias else None
+    r = rand(f"fla.ln.r{rows}{cols}", (2, rows // 2, cols), dtype, d) if residual else None
+    ctx = Ctx()
+    with torch.no_grad():
+        # forward(ctx, x, weight, bias, residual, eps, prenorm, residual_in_fp32, is_rms_norm)
+        y = LayerNormFunction.forward(ctx, x, w, b, r, 1e-5, False, False, rms)
+        if backward:
+            LayerNormFunction.backward(ctx, rand(f"fla.ln.dy{rows}{cols}", tuple(y.shape), y.dtype, d))
+
+
+def fla_norm_gated(d, rows, cols, activation, rms, bias):
+    from fla.modules.fused_norm_gate import layer_norm_gated_fwd
+
+    x = rand(f"fla.ng.x{rows}{cols}", (rows, cols), torch.float32, d)
+    g = rand(f"fla.ng.g{rows}{cols}", (rows, cols), torch.float32, d)
+    w = rand(f"fla.ng.w{cols}", (cols,), torch.float32, d, 0.1, 1.0)
+    b = rand(f"fla.ng.b{cols}", (cols,), torch.float32, d, 0.1) if bias else None
+    layer_norm_gated_fwd(x, g, w, b, activation, 1e-5, is_rms_norm=rms)
+
+
+def _cu_seqlens(d, lengths):
+    return torch.tensor([0] + list(lengths), dtype=torch.int64).cumsum(0).to(d)
+
+
+def fla_local_cumsum(d, shape, chunk, reverse=False, scale=None, lengths=None):
+    from fla.ops.utils import chunk_local_cumsum
+
+    g = rand(f"fla.cs.g{shape}", shape, torch.float32, d, 0.1, -0.05)
+    cu = _cu_seqlens(d, lengths) if lengths else None
+    chunk_local_cumsum(g, chunk, reverse=reverse, scale=scale, cu_seqlens=cu)
+
+
+def fla_global_cumsum(d, shape, reverse=False, lengths=None):
+    from fla.ops.utils import chunk_global_cumsum
+
+    s = rand(f"fla.gcs.s{shape}", shape, torch.float32, d, 0.1, -0.05)
+    cu = _cu_seqlens(d, lengths) if lengths else None
+    chunk_global_cumsum(s, reverse=reverse, cu_seqlens=cu)
+
+
+def fla_softmax(d, rows, cols, dtype):
+    from fla.ops.utils.softmax import softmax_bwd, softmax_fwd
+
+    x = rand(f"fla.sm.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    p = softmax_fwd(x, torch.float)
+    softmax_bwd(p, rand(f"fla.sm.dp{rows}{cols}", (rows, cols), torch.float32, d), torch.float)
+
+
+def fla_logsumexp(d, rows, cols, scale):
+    from fla.ops.utils.logsumexp import logsumexp_fwd
+
+    logsumexp_fwd(rand(f"fla.lse.x{rows}{cols}", (rows, cols), torch.float32, d), scale)
+
+
+def fla_mean_pooling(d, shape, chunk, lengths=None):
+    from fla.ops.utils.pooling import MeanPoolingFunction
+
+    x = rand(f"fla.mp.x{shape}", shape, torch.float32, d)
+    cu = _cu_seqlens(d, lengths) if lengths else None
+    ctx = Ctx()
+    with torch.no_grad():
+        o = MeanPoolingFunction.forward(ctx, x, chunk, cu)
+        MeanPoolingFunction.backward(ctx, rand(f"fla.mp.do{shape}", tuple(o.shape), o.dtype, d))
+
+
+def fla_simple_gla(d, b, t, h, k, v, h0=False, final=False, lengths=None, backward=False):
+    import torch.nn.functional as F
+
+    from fla.ops.common.fused_recurrent import FusedRecurrentFunction
+
+    q = rand(f"fla.sg.q{b}{t}{h}{k}", (b, t, h, k), torch.float32, d)
+    kk = rand(f"fla.sg.k{b}{t}{h}{k}", (b, t, h, k), torch.float32, d)
+    vv = rand(f"fla.sg.v{b}{t}{h}{v}", (b, t, h, v), torch.float32, d)
+    g = F.logsigmoid(rand(f"fla.sg.g{b}{t}{h}", (b, t, h))).to(d)
+    cu = _cu_seqlens(d, lengths) if lengths else None
+    n = len(lengths) if lengths else b
+    s0 = rand(f"fla.sg.h0{n}{h}{k}{v}", (n, h, k, v), torch.float32, d, 0.1) if h0 else None
+    ctx = Ctx()
+    with torch.no_grad():
+        # forward(ctx, q, k, v, g, g_gamma, gk, gv, scale, initial_state, output_final_state,
+        #         reverse, state_v_first, cu_seqlens): fused_recurrent_simple_gla's call
+        o, ht = FusedRecurrentFunction.forward(ctx, q, kk, vv, g, None, None, None, k ** -0.5, s0, final,
+                                               False, False, cu)
+        if backward:
+            do = rand(f"fla.sg.do{b}{t}{h}{v}", tuple(o.shape), o.dtype, d)
+            dht = rand(f"fla.sg.dht{n}{h}{k}{v}", tuple(ht.shape), ht.dtype, d) if ht is not None else None
+            FusedRecurrentFunction.backward(ctx, do, dht)
+
+
+def fla_swiglu(d, rows, cols, dtype, use_weight):
+    from fla.modules.activations import swiglu_fwd, swiglu_fwdbwd
+
+    x = rand(f"fla.glu.x{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    y = rand(f"fla.glu.y{rows}{cols}{dtype}", (rows, cols), dtype, d)
+    swiglu_fwd(x, y)
+    swiglu_fwdbwd(x, y, rand(f"fla.glu.g{rows}{cols}{dtype}", (rows, cols), dtype, d), use_weight)
+
+
 f16, bf16, f32 = torch.float16, torch.bfloat16, torch.float32
 
 #: name -> case(device). Launch counts are what the cases make (see record.py's index).
@@ -343,4 +477,27 @@ CASES: dict[str, Callable[[str], None]] = {
     "attorch.mse.mean": lambda d: attorch_p_loss(d, 4096, 2, "mean"),
     "attorch.l1.none": lambda d: attorch_p_loss(d, 2048, 1, "none"),
     "attorch.nll.sum.weight": lambda d: attorch_nll_loss(d, 32, 200, "sum", True),
+    "fla.l2norm.f32": asks_device(lambda d: fla_l2norm(d, 64, 256, f32)),
+    "fla.l2norm.bf16.wide": asks_device(lambda d: fla_l2norm(d, 16, 1024, bf16, f32)),
+    "fla.layer_norm.residual.bias": asks_device(lambda d: fla_layer_norm(d, 64, 256, f32, False, True, True, True)),
+    "fla.rms_norm.nobias": asks_device(lambda d: fla_layer_norm(d, 48, 128, f32, True, False, False, True)),
+    "fla.layer_norm.wide.f16": asks_device(lambda d: fla_layer_norm(d, 16, 1024, f16, False, True, False, False)),
+    "fla.norm_gated.swish.rms": asks_device(lambda d: fla_norm_gated(d, 32, 256, "swish", True, False)),
+    "fla.norm_gated.sigmoid.bias": asks_device(lambda d: fla_norm_gated(d, 32, 128, "sigmoid", False, True)),
+    "fla.cumsum.local.scalar": asks_device(lambda d: fla_local_cumsum(d, (2, 100, 4), 64)),
+    "fla.cumsum.local.scalar.varlen": asks_device(lambda d: fla_local_cumsum(d, (1, 100, 4), 32, reverse=True,
+                                                                              scale=0.5, lengths=(37, 63))),
+    "fla.cumsum.local.vector": asks_device(lambda d: fla_local_cumsum(d, (2, 64, 2, 48), 16)),
+    "fla.cumsum.global.scalar.varlen": asks_device(lambda d: fla_global_cumsum(d, (1, 90, 2), lengths=(20, 70))),
+    "fla.cumsum.global.vector.reverse": asks_device(lambda d: fla_global_cumsum(d, (2, 40, 2, 24), reverse=True)),
+    "fla.softmax": asks_device(lambda d: fla_softmax(d, 32, 200, f32)),
+    "fla.logsumexp.noscale": asks_device(lambda d: fla_logsumexp(d, 16, 300, None)),
+    "fla.logsumexp.scale": asks_device(lambda d: fla_logsumexp(d, 16, 300, 0.5)),
+    "fla.mean_pooling": asks_device(lambda d: fla_mean_pooling(d, (2, 48, 2, 32), 16)),
+    "fla.mean_pooling.varlen": asks_device(lambda d: fla_mean_pooling(d, (1, 50, 2, 32), 16, lengths=(18, 32))),
+    "fla.simple_gla.recurrent": asks_device(lambda d: fla_simple_gla(d, 2, 24, 2, 32, 32, backward=True)),
+    "fla.simple_gla.recurrent.h0.varlen": asks_device(lambda d: fla_simple_gla(d, 1, 40, 2, 32, 64, h0=True, final=True,
+                                                                                lengths=(15, 25), backward=True)),
+    "fla.swiglu.f32": asks_device(lambda d: fla_swiglu(d, 32, 256, f32, False)),
+    "fla.swiglu.bf16.weight": asks_device(lambda d: fla_swiglu(d, 16, 300, bf16, True)),
 }

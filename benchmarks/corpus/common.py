@@ -29,7 +29,7 @@ REPO = HERE.parent.parent
 #: Where fetch_sources.sh puts the public code (git-ignored).
 SOURCES = REPO / "scratch_gpu" / "corpus_src"
 #: Folders put on sys.path (package roots of the libraries).
-SOURCE_PATHS = [SOURCES / "liger" / "src", SOURCES / "attorch"]
+SOURCE_PATHS = [SOURCES / "liger" / "src", SOURCES / "attorch", SOURCES / "fla"]
 #: What replay.py writes (git-ignored).
 GPU_CORPUS = REPO / ".gpu_corpus"
 
@@ -68,9 +68,9 @@ def to_numpy(t) -> np.ndarray:
     if stored is None:
         raise ValueError(f"cannot store a {name} tensor")
     c = t.detach().contiguous().cpu()
-    if bits:
+    if bits:  # a copy: for a CPU tensor (dry run) .cpu() and .numpy() share its memory
         c = c.view(torch.int16 if stored == "uint16" else torch.uint8)
-        return c.numpy().view(stored)
+        return c.numpy().view(stored).copy()
     return c.numpy().copy()
 
 
@@ -274,3 +274,74 @@ def answer_cuda_queries(capability=(9, 0)) -> bool:
         return False
     torch.cuda.get_device_capability = lambda device=None: tuple(capability)
     return True
+
+
+#: ``(kernel, parameter list, names dropped)`` per ``triton.autotune`` whose name lists name
+#: something that is not a kernel argument (see :func:`tolerate_unknown_autotune_names`).
+DROPPED_AUTOTUNE_NAMES: list[tuple[str, str, list[str]]] = []
+
+
+def tolerate_unknown_autotune_names() -> bool:
+    """Make this Triton drop the names in a ``triton.autotune``'s ``key`` / ``reset_to_zero`` /
+    ``restore_value`` that are not arguments of the kernel, as Triton did up to its 3.8
+    releases (``Autotuner.run`` skipped them: the GPU machine's Triton 3.6 imports such a
+    kernel, and tunes as if the name were not there). Triton 3.9 (triton-lang/triton#11602)
+    refuses them with a ValueError when the decorator runs, so a library with one stale name
+    does not import at all here. Each dropped name is noted in
+    :data:`DROPPED_AUTOTUNE_NAMES`. Returns whether it patched anything (idempotent)."""
+    import triton
+    from triton.runtime.autotuner import Autotuner
+
+    original = Autotuner.__init__
+    if getattr(original, "_corpus_tolerant", False):
+        return False
+
+    def _probe(a):  # a stand-in kernel: does this Triton refuse a key that is not an argument?
+        pass
+
+    try:
+        Autotuner(_probe, ["a"], [triton.Config({})], ["not_an_argument"], None, None)
+    except Exception:  # noqa: BLE001 - the ValueError of 3.9 (or a release that cannot build the probe)
+        pass
+    else:
+        return False  # it ignores such names itself (the GPU machine's 3.6)
+
+    def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value, *args, **kwargs):
+        names = list(arg_names)
+        lists = []
+        for what, given in (("key", key), ("reset_to_zero", reset_to_zero), ("restore_value", restore_value)):
+            if given is None:
+                lists.append(given)
+                continue
+            kept = [n for n in given if n in names]
+            if len(kept) != len(list(given)):
+                DROPPED_AUTOTUNE_NAMES.append((getattr(fn, "__name__", repr(fn)), what,
+                                               [n for n in given if n not in names]))
+            lists.append(kept)
+        original(self, fn, arg_names, configs, *lists, *args, **kwargs)
+
+    __init__._corpus_tolerant = True
+    Autotuner.__init__ = __init__
+    return True
+
+
+def device_answers(case, capability=(9, 0)):
+    """The context a case runs in: for a case marked ``asks_device`` (cases.asks_device: its
+    library asks the GPU when imported or when its wrappers are called), on a machine without
+    a GPU, autotune-export's stand-in (``autotune_export.cuda.stub_driver.answering_for``, the
+    mechanism the toolkit uses while it imports a kernel file: docs/call-sites.md, "Libraries
+    that query the GPU when imported"): Triton's driver and ``torch.cuda`` answer for
+    ``capability`` (the recorded GPU's) while the case runs, so the library's module-level
+    values (configs, block sizes, ``IS_NVIDIA_HOPPER``) and the SM count its wrappers read
+    are those of that GPU (its representative part: sm_90 answers as an H100 SXM, 132 SMs,
+    the recorded H200's count), not those of a CPU fallback. Tensors the case makes for the
+    CPU stay on the CPU. With a GPU, or for any other case: nothing (a null context)."""
+    import contextlib
+
+    import torch
+
+    if not getattr(case, "asks_device", False) or torch.cuda.is_available():
+        return contextlib.nullcontext()
+    from autotune_export.cuda.stub_driver import answering_for
+
+    return answering_for(int(capability[0]) * 10 + int(capability[1]))

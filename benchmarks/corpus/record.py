@@ -259,6 +259,7 @@ def main(argv=None) -> int:
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     common.add_sources()
+    common.tolerate_unknown_autotune_names()
     if a.device == "cpu":
         common.answer_cuda_queries()
     import cases
@@ -274,14 +275,20 @@ def main(argv=None) -> int:
         print(f"case {name}", flush=True)
         rec.case, rec.launches = name, []
         entry = {"name": name, "launches": rec.launches}
+        answers = common.device_answers(case)
+        if type(answers).__name__ != "nullcontext":
+            entry["device_answers"] = "sm_90 (autotune_export.cuda.stub_driver.answering_for: no GPU here)"
         try:
-            case(a.device)
+            with answers:
+                case(a.device)
         except Exception as e:  # noqa: BLE001 - recorded, the others go on
             entry["error"] = f"{type(e).__name__}: {e}"[:2000]
             entry["traceback"] = traceback.format_exc()[-4000:]
             print(f"  ERROR {entry['error']}", flush=True)
         rec.case = None
         index["cases"].append(entry)
+    if common.DROPPED_AUTOTUNE_NAMES:
+        index["dropped_autotune_names"] = [list(x) for x in common.DROPPED_AUTOTUNE_NAMES]
     index["seconds"] = round(time.time() - t0, 1)
     (out / "index.json").write_text(json.dumps(index, indent=1))
     n = sum(len(c["launches"]) for c in index["cases"])

@@ -272,7 +272,10 @@ class Replayer:
         try:
             source = read_source(str(mlir))
             ctx = PassContext(source=source)
-            text = compile_source(source, DEFAULT_PIPELINES["iree"], ctx, target=self.target)
+            # Compile in this process when the harness changed Triton here (its patches do not
+            # reach the toolkit's spawned compile workers, which import the kernel file afresh).
+            jobs = {"jobs": 1} if common.DROPPED_AUTOTUNE_NAMES else {}
+            text = compile_source(source, DEFAULT_PIPELINES["iree"], ctx, target=self.target, **jobs)
             iree_compile(text, self.target, str(vmfb))
             entry["vmfb"] = str(vmfb.relative_to(self.out))
             entry.setdefault("status", "as written")
@@ -298,8 +301,10 @@ def main(argv=None) -> int:
     index = common.read_index(rec_dir)
     env = index["environment"]
     common.add_sources()
-    if common.answer_cuda_queries(tuple(env.get("capability", (9, 0)))):
-        note = f"torch.cuda.get_device_capability() answered {tuple(env.get('capability', (9, 0)))} (the recorded GPU's)"
+    common.tolerate_unknown_autotune_names()
+    capability = tuple(env.get("capability", (9, 0)))
+    if common.answer_cuda_queries(capability):
+        note = f"torch.cuda.get_device_capability() answered {capability} (the recorded GPU's)"
     else:
         note = None
     import cases
@@ -318,8 +323,16 @@ def main(argv=None) -> int:
         first = len(rep.results)
         print(f"case {case['name']}: {len(case['launches'])} launch(es)", flush=True)
         failure = None
+        fn = cases.CASES[case["name"]]
+        answers = common.device_answers(fn, capability)
+        answered = type(answers).__name__ != "nullcontext"
+        if answered:
+            from autotune_export.cuda.stub_driver import device_properties
+
+            answered_sms = device_properties(int(capability[0]) * 10 + int(capability[1]))["multiprocessor_count"]
         try:
-            cases.CASES[case["name"]]("cpu")
+            with answers:
+                fn("cpu")
         except Exception as e:  # noqa: BLE001
             failure = (f"the case failed on the CPU before this launch: {type(e).__name__}: {e}",
                        traceback.format_exc()[-3000:])
@@ -337,11 +350,19 @@ def main(argv=None) -> int:
                              **({"traceback": failure[1]} if failure else {}))
             if note and "attorch" in entry.get("kernel", ""):
                 entry.setdefault("notes", []).append(note)
+            if answered:
+                entry.setdefault("notes", []).append(
+                    f"the case ran with Triton's driver and torch.cuda answering for sm_{capability[0]}{capability[1]} "
+                    f"(autotune_export.cuda.stub_driver.answering_for: {answered_sms} SMs"
+                    + (f", the recorded {env.get('gpu')} has {env['sms']}" if env.get("sms") not in (None, answered_sms) else "")
+                    + "): its library asks the GPU")
             print(f"  #{entry['index']} {entry.get('kernel', '')}: {entry['status']}"
                   + (f" ({entry['reason'][:300]})" if entry.get("reason") else "")
                   + (f" inplace={','.join(entry['inplace'])}" if entry.get("inplace") else ""), flush=True)
     manifest = {"format": 1, "target": a.target, "recording": str(rec_dir.relative_to(out)), "environment": env,
                 "seconds": round(time.time() - t0, 1), "launches": rep.results}
+    if common.DROPPED_AUTOTUNE_NAMES:
+        manifest["dropped_autotune_names"] = [list(x) for x in common.DROPPED_AUTOTUNE_NAMES]
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     counts: dict[str, int] = {}
     for r in rep.results:

@@ -211,9 +211,11 @@ class _StubUtils:
 
 class StubDriver:
     """Triton's active driver while a kernel file is imported (see the module doc).
-    ``capability``: compute capability it answers for (90 for sm_90)."""
+    ``capability``: compute capability it answers for (90 for sm_90); ``during``: what runs
+    meanwhile, for its errors ("while the kernel file was imported")."""
 
-    def __init__(self, capability: int):
+    def __init__(self, capability: int, during: str = "while the kernel file was imported"):
+        self.during = during
         max_shared_memory(capability)  # validates (TargetError)
         self.capability = int(capability)
         self.utils = _StubUtils(self)
@@ -256,7 +258,7 @@ class StubDriver:
             return _real_driver()
         except Exception as err:
             raise StubDriverError(
-                f"the kernel file asked Triton's driver for {what} while being imported; autotune-export "
+                f"Triton's driver was asked for {what} {self.during}; autotune-export "
                 f"answers for the target only (sm_{self.capability}: get_current_target, get_current_device, "
                 f"utils.get_device_properties) and this machine has no GPU driver ({err})"
             ) from None
@@ -442,15 +444,17 @@ class _TorchImportWatch(importlib.abc.MetaPathFinder):
 
 
 @contextlib.contextmanager
-def answering_for(capability: int):
+def answering_for(capability: int, during: str = "while the kernel file was imported"):
     """Make ``triton.runtime.driver.active`` a :class:`StubDriver` for ``capability`` inside the
     block, and restore what was active (or nothing, if no driver had been made yet) after it;
     PyTorch's device queries and GPU tensors are answered for the same part while the block
     runs, once torch is imported (see the module doc). Reentrant (an inner block answers for
-    its own capability) and serialized across threads (the driver is process-wide)."""
+    its own capability) and serialized across threads (the driver is process-wide).
+    ``during`` says what runs inside, in the errors of what is not answered. Raises
+    :class:`~autotune_export.cuda.targets.TargetError` for a capability without a target."""
     from triton.runtime.driver import driver
 
-    stub = StubDriver(capability)
+    stub = StubDriver(capability, during)
     with _lock:
         saved = getattr(driver, "_active", None)  # None: no driver made yet (none is made here)
         driver.set_active(stub)

@@ -20,6 +20,7 @@ Triton's constexpr None.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any, Sequence
 
@@ -31,7 +32,33 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of
 from autotune_export.support import files
 
-__all__ = ["launch_to_mlir"]
+__all__ = ["answering_for_target", "launch_to_mlir"]
+
+
+@contextlib.contextmanager
+def answering_for_target(target: str = "sm_90"):
+    """Run a PyTorch call site on a machine with no GPU, for ``target`` (``"sm_90"``): inside
+    the block Triton's active driver and ``torch.cuda``'s device queries answer for that
+    architecture's representative part, and tensors made for the GPU (``device="cuda"``,
+    ``.cuda()``) are made on the ``meta`` device (shape and dtype, no data): the same stand-ins
+    that answer while a kernel file is imported (:mod:`autotune_export.cuda.stub_driver`,
+    docs/call-sites.md). For libraries whose wrappers ask the GPU when called (a grid of one
+    program per SM from ``get_device_properties``, a workspace allocated on ``"cuda"``), so
+    that the launch the wrapper makes can be given to :func:`launch_to_mlir`::
+
+        with answering_for_target("sm_90"):
+            x = torch.empty(4096, 512, device="cuda", dtype=torch.float16)   # a meta tensor
+            grid = (torch.cuda.get_device_properties(0).multi_processor_count,)  # 132
+            text = launch_to_mlir(kernel, grid, x, out, 4096, outputs=["out_ptr"], target="sm_90")
+
+    What only a GPU has (streams, launching, benchmarking, reading a tensor's values) raises
+    :class:`~autotune_export.cuda.stub_driver.StubDriverError` naming the query. Raises
+    :class:`~autotune_export.cuda.targets.TargetError` for an unsupported ``target``."""
+    from autotune_export.cuda import stub_driver
+    from autotune_export.cuda.targets import parse_target
+
+    with stub_driver.answering_for(parse_target(target).capability, "inside answering_for_target"):
+        yield
 
 
 class _Spec:

@@ -342,8 +342,8 @@ def test_what_only_a_gpu_can_answer_is_a_clear_error(tmp_path):
         pass
     else:  # pragma: no cover - a machine with a GPU answers
         pytest.skip("this machine has a GPU driver")
-    with pytest.raises(tc.KernelLoadError, match=r"StubDriverError: the kernel file asked Triton's driver for get_current_stream "
-                                                 r"while being imported; autotune-export answers for the target only \(sm_90"):
+    with pytest.raises(tc.KernelLoadError, match=r"StubDriverError: Triton's driver was asked for get_current_stream "
+                                                 r"while the kernel file was imported; autotune-export answers for the target only \(sm_90"):
         tc.load_kernel(tc.KernelSource(str(path), "x", import_arch=90))
 
 

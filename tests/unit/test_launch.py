@@ -187,3 +187,36 @@ def test_non_contiguous_torch_tensors_are_refused(kernels):
     with pytest.raises(JaxTritonError, match=r"'x_ptr' is a non-contiguous tensor \(shape \(128, 64\), strides \(1, 128\)\)"):
         launch_to_mlir(kernels.add_kernel, 1, x.t(), out, out, 64, outputs=["out_ptr"], BLOCK=64)
     launch_to_mlir(kernels.add_kernel, 1, x[1:], out, out, 64, outputs=["out_ptr"], BLOCK=64)
+
+
+def test_call_site_that_asks_the_gpu_runs_under_answering_for_target(kernels):
+    """A wrapper that sizes its grid by the SM count and allocates its output on "cuda" when it
+    is called (not when imported) runs on this GPU-less machine inside answering_for_target:
+    torch and Triton's driver answer for the target's part, the output is a meta tensor, and
+    the launch it makes exports; the stand-ins end with the block."""
+    torch = pytest.importorskip("torch")
+    import triton
+
+    from autotune_export.cuda.stub_driver import StubDriverError
+    from autotune_export.interop.launch import answering_for_target
+
+    def wrapper(x):  # as a library writes it
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        smem = triton.runtime.driver.active.utils.get_device_properties(0)["max_shared_mem"]
+        out = torch.empty_like(x, device="cuda")
+        return launch_to_mlir(kernels.add_kernel, (sms,), x, x, out, x.numel(), outputs=["out_ptr"], BLOCK=256,
+                              target="sm_90"), out, smem
+
+    available = torch.cuda.is_available()
+    x = torch.ones(132 * 256)
+    for target, sms in (("sm_90", 132), ("sm_80", 108)):
+        with answering_for_target(target):
+            text, out, smem = wrapper(x)
+            with pytest.raises(StubDriverError, match="get_current_stream inside answering_for_target"):
+                triton.runtime.driver.active.get_current_stream()
+        assert out.device.type == "meta" and smem == {"sm_90": 232448, "sm_80": 166912}[target]
+        assert f"grid({sms})" in text and "tensor<33792xf32>" in text
+    assert torch.cuda.is_available() == available  # restored
+    with pytest.raises(ValueError, match="unsupported CUDA target 'sm_61'"):
+        with answering_for_target("sm_61"):
+            pass

@@ -223,6 +223,37 @@ def unpack(recording: str | os.PathLike, into: str | os.PathLike) -> pathlib.Pat
     return into
 
 
+def merge_recordings(folders: list[pathlib.Path], into: pathlib.Path) -> dict:
+    """One recording in ``into`` made of the recordings in ``folders`` (each holding an
+    ``index.json``): their cases in order (a case name recorded twice is an error) and their
+    ``launches/`` arrays. They must come from one environment (GPU, torch, Triton); the
+    sources are the last one's (a superset: record.py --cases records a part of one tree).
+    Returns the merged index, also written to ``into/index.json``."""
+    into = pathlib.Path(into)
+    into.mkdir(parents=True, exist_ok=True)
+    merged: dict | None = None
+    seen: set[str] = set()
+    for folder in folders:
+        index = read_index(folder)
+        if merged is None:
+            merged = {**index, "cases": [], "seconds": 0}
+        elif index["environment"] != merged["environment"]:
+            raise SystemExit(f"corpus: {folder} was recorded in another environment ({index['environment']} vs "
+                             f"{merged['environment']})")
+        for case in index["cases"]:
+            if case["name"] in seen:
+                raise SystemExit(f"corpus: case {case['name']} is in two recordings")
+            seen.add(case["name"])
+            merged["cases"].append(case)
+        merged["sources"] = index.get("sources", merged.get("sources"))
+        merged["seconds"] = round(merged["seconds"] + index.get("seconds", 0), 1)
+        if (pathlib.Path(folder) / "launches").is_dir():
+            shutil.copytree(pathlib.Path(folder) / "launches", into / "launches", dirs_exist_ok=True)
+    assert merged is not None
+    (into / "index.json").write_text(json.dumps(merged, indent=1))
+    return merged
+
+
 def load_arrays(folder: str | os.PathLike, launch: dict) -> dict[str, np.ndarray]:
     with np.load(pathlib.Path(folder) / launch["data"]) as z:
         return {k: z[k] for k in z.files}

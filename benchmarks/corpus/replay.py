@@ -287,18 +287,19 @@ class Replayer:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("recording")
+    ap.add_argument("recording", nargs="+", help="one recording, or several of one GPU (record.py --cases ...) "
+                    "whose cases are replayed together, in the order given")
     ap.add_argument("--target", default="sm_90")
     ap.add_argument("--out", default=str(common.GPU_CORPUS))
     ap.add_argument("--cases", default="")
     a = ap.parse_args(argv)
     out = pathlib.Path(a.out)
-    rec_dir = common.unpack(a.recording, out / "recording")
-    if rec_dir.resolve() != (out / "recording").resolve():
-        shutil.rmtree(out / "recording", ignore_errors=True)
-        shutil.copytree(rec_dir, out / "recording")
-        rec_dir = out / "recording"
-    index = common.read_index(rec_dir)
+    rec_dir = out / "recording"
+    shutil.rmtree(rec_dir, ignore_errors=True)
+    index = common.merge_recordings([common.unpack(r, out / f"recording.part{k}") for k, r in enumerate(a.recording)],
+                                    rec_dir)
+    for k in range(len(a.recording)):
+        shutil.rmtree(out / f"recording.part{k}", ignore_errors=True)
     env = index["environment"]
     common.add_sources()
     common.tolerate_unknown_autotune_names()

@@ -95,6 +95,7 @@ _BRANCHES = frozenset({"cf.br", "cf.cond_br", "cf.switch"})
 _DESCRIPTOR_SHAPE = re.compile(r"!tt\.tensordesc<(?:tensor<)?((?:\d+x)+)")
 
 _TOP = -1  # origin "any pointer argument"
+_LOADED = -2  # origin "read from memory" (seeded on what loads give)
 _MEMORY = 0  # the node of "everything stored to memory" (value ids are addresses, never 0)
 
 
@@ -109,7 +110,12 @@ class WrittenParams:
     ``written``: indices of the kernel function's arguments whose memory may be written.
     ``updated``: those the kernel may update atomically (``tt.atomic_rmw``, ``tt.atomic_cas``:
     what they leave depends on what the memory held before), by the same rules, except that
-    unknown ops and external calls do not count (``written`` has them). ``pointers``: indices of its pointer (``!tt.ptr``) and tensor-descriptor
+    unknown ops and external calls do not count (``written`` has them).
+    ``addresses_from_data``: how the kernel makes pointers that no pointer parameter gives
+    (``"tt.int_to_ptr of a loaded integer"``, ``"tt.int_to_ptr of an integer parameter"``): device addresses the host wrote into a buffer
+    or passed as an integer (grouped GEMM's tensor of ``data_ptr()`` values); empty when every
+    pointer derives from a pointer parameter (``tt.int_to_ptr`` of ``tt.ptr_to_int`` of one,
+    rounded up, is fine). ``pointers``: indices of its pointer (``!tt.ptr``) and tensor-descriptor
     (``!tt.tensordesc``) arguments. ``arg_types``: every argument's MLIR type, as text
     (``!tt.ptr<f32>``, ``i32``, ``!tt.tensordesc<32x32xf32>``). ``kernel``: the function's name.
     """
@@ -119,6 +125,7 @@ class WrittenParams:
     pointers: frozenset[int]
     written: frozenset[int]
     updated: frozenset[int] = frozenset()
+    addresses_from_data: tuple[str, ...] = ()
 
     def parameter_of_args(self) -> list[int]:
         """Per argument, the index of the kernel parameter it belongs to: the identity, except
@@ -484,6 +491,10 @@ def analyze(ttir_text: str) -> WrittenParams:
     kernel_args = builder.functions[kernel]
     for i, arg in enumerate(kernel_args):
         graph.seeds[arg].add(i)
+    for op in ops:
+        if op.name in READ_OPS:
+            for r, _ in op.results:
+                graph.seeds[r].add(_LOADED)
     origins = graph.solve()
     pointers = frozenset(i for i, t in enumerate(types) if _is_pointer(t))
     def reached_by(nodes) -> frozenset[int]:
@@ -492,7 +503,16 @@ def analyze(ttir_text: str) -> WrittenParams:
             reached |= origins.get(node, set())
         return frozenset(pointers if _TOP in reached else pointers & reached)
 
-    return WrittenParams(kernel, types, pointers, reached_by(graph.written), reached_by(graph.updated))
+    made: list[str] = []
+    for op in ops:
+        if op.name == "tt.int_to_ptr" and op.operands:  # (TTIR has no pointer to pointers to load)
+            source = origins.get(op.operands[0], set())
+            if _LOADED in source:
+                made.append("tt.int_to_ptr of a loaded integer")
+            elif not (source & pointers) and _TOP not in source and source:
+                made.append("tt.int_to_ptr of an integer parameter")
+    return WrittenParams(kernel, types, pointers, reached_by(graph.written), reached_by(graph.updated),
+                         tuple(dict.fromkeys(made)))
 
 
 def written_params_from_ttir(ttir_text: str) -> set[int] | None:

@@ -1024,6 +1024,14 @@ class MaterializeTritonVariants(ModulePass):
                         own = [n for n, _ in r.spec.signature]
                         written |= {position[own[i]] for i in written_list if i < len(own)}
                         updated |= {position[own[i]] for i in r.metadata.get("updated_params") or () if i < len(own)}
+                    made = r.metadata.get("addresses_from_data") or []
+                    if made:
+                        raise DiagnosticError.at(
+                            loc,
+                            f"kernel '{group.triton[1]}' of @{group.name} addresses memory through {' and '.join(made)}: a "
+                            "device address the host computed (a tensor of data_ptr() values, as grouped GEMMs pass, or "
+                            "one passed as an integer) means nothing inside an IREE program, which gives a kernel its "
+                            "buffers only as bindings; pass each buffer as a pointer parameter")
                     parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
                     per_target_results.append(r)
                 units.append((index, cfg, consts, per_target_results, name))

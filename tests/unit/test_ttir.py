@@ -322,3 +322,34 @@ def test_atomic_updates_are_told_apart_from_stores():
     %ci = tt.bitcast %c : !tt.ptr<f32> -> !tt.ptr<i32>
     %old = tt.atomic_cas acq_rel, gpu, %ci, %z, %one : (!tt.ptr<i32>, i32, i32) -> i32""")
     assert T.analyze(text).updated == {2}
+
+
+def test_addresses_made_from_data():
+    """A pointer made by tt.int_to_ptr from a loaded integer or an integer parameter is an address the host computed; int_to_ptr of a pointer parameter's
+    own address (rounded up) is not."""
+    loaded = module("""
+    %ai = tt.bitcast %a : !tt.ptr<f32> -> !tt.ptr<i64>
+    %addr = tt.load %ai : !tt.ptr<i64>
+    %p = tt.int_to_ptr %addr : i64 -> !tt.ptr<f32>
+    %v = tt.load %p : !tt.ptr<f32>
+    tt.store %b, %v : !tt.ptr<f32>""")
+    assert T.analyze(loaded).addresses_from_data == ("tt.int_to_ptr of a loaded integer",)
+    parameter = module("""
+    %p = tt.int_to_ptr %addr : i64 -> !tt.ptr<f32>
+    %v = tt.load %p : !tt.ptr<f32>
+    tt.store %b, %v : !tt.ptr<f32>""", args="%addr: i64, %b: !tt.ptr<f32>")
+    assert T.analyze(parameter).addresses_from_data == ("tt.int_to_ptr of an integer parameter",)
+    aligned = module("""
+    %i = tt.ptr_to_int %a : !tt.ptr<f32> -> i64
+    %c15 = arith.constant 15 : i64
+    %m = arith.constant -16 : i64
+    %up = arith.addi %i, %c15 : i64
+    %al = arith.andi %up, %m : i64
+    %p = tt.int_to_ptr %al : i64 -> !tt.ptr<f32>
+    %v = tt.load %p : !tt.ptr<f32>
+    tt.store %b, %v : !tt.ptr<f32>""")
+    assert T.analyze(aligned).addresses_from_data == ()
+    plain = module("""
+    %v = tt.load %a : !tt.ptr<f32>
+    tt.store %b, %v : !tt.ptr<f32>""")
+    assert T.analyze(plain).addresses_from_data == ()

@@ -86,3 +86,19 @@ hal.executable.source private @ex {
       configs([{BLOCK = 128, num_warps = 4}, {BLOCK = 256, num_warps = 64}])
       workload(n) grid(cdiv(n, BLOCK))
 }
+
+// -----
+
+// Addresses the host computed (a tensor of data_ptr() values) mean nothing in an IREE program.
+hal.executable.source private @ex {
+  // expected-remark @+2 {{@g: 1 variant for sm_80}}
+  // expected-error @+1 {{kernel 'rows_by_address_kernel' of @g addresses memory through tt.int_to_ptr of a loaded integer: a device address the host computed (a tensor of data_ptr() values, as grouped GEMMs pass, or one passed as an integer) means nothing inside an IREE program, which gives a kernel its buffers only as bindings; pass each buffer as a pointer parameter}}
+  hal.executable.autotuning.export @g triton("Inputs/refusal_kernels.py", "rows_by_address_kernel")
+      signature(addrs_ptr: *i64, out_ptr: *fp32 {output})
+      configs([{BLOCK = 128}])
+      workload() grid(4)
+}
+util.func public @host(%addrs: tensor<4xi64>) -> tensor<512xf32> {
+  %r = flow.dispatch @ex::@g(%addrs) : (tensor<4xi64>) -> tensor<512xf32>
+  util.return %r : tensor<512xf32>
+}

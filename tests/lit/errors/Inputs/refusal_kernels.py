@@ -50,3 +50,13 @@ def bool_mask_kernel(x_ptr, keep_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     keep = tl.load(keep_ptr + offs, mask=mask, other=0)
     tl.store(out_ptr + offs, tl.where(keep, tl.load(x_ptr + offs, mask=mask), 0.0), mask=mask)
+
+
+@triton.jit
+def rows_by_address_kernel(addrs_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Grouped-GEMM style: each program reads a row at a device address the host wrote into
+    addrs (a tensor of data_ptr() values)."""
+    i = tl.program_id(0)
+    row = tl.load(addrs_ptr + i).to(tl.pointer_type(tl.float32))
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + i * BLOCK + offs, tl.load(row + offs))

@@ -133,7 +133,10 @@ class LoadedKernel:
     ``wrappers`` lists every object between the module attribute and the JIT function, outermost
     first: :class:`AutotuneWrapper`, :class:`HeuristicsWrapper`, :class:`LauncherWrapper` (a
     library's own ``triton.KernelInterface`` keeping the kernel in ``.fn``).
-    ``constexpr_defaults``: the defaults the ``def`` gives constexpr parameters. Config values
+    ``constexpr_defaults``: the defaults the ``def`` gives constexpr parameters.
+    ``not_specialized`` / ``not_aligned``: the parameters of ``@triton.jit(do_not_specialize=...)``
+    / ``do_not_specialize_on_alignment=...`` (Triton's JIT neither makes them constexpr 1 nor
+    assumes them divisible by 16 / never assumes them 16-aligned). Config values
     are plain Python (``tl.constexpr`` unwrapped, a ``tl.dtype`` as
     :class:`~autotune_export.ir.group.TritonDtype`)."""
     fn: JITFunction
@@ -144,6 +147,8 @@ class LoadedKernel:
     source_hash: str
     wrappers: list = dataclasses.field(default_factory=list)
     constexpr_defaults: dict = dataclasses.field(default_factory=dict)
+    not_specialized: frozenset = frozenset()
+    not_aligned: frozenset = frozenset()
 
 
 def _first_line(text: str) -> str:
@@ -461,6 +466,8 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
         source_hash=hashlib.sha256(cache_key.encode()).hexdigest(),
         wrappers=wrappers,
         constexpr_defaults=defaults,
+        not_specialized=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize", False)),
+        not_aligned=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize_on_alignment", False)),
     )
 
 

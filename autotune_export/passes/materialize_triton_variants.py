@@ -634,6 +634,15 @@ class MaterializeTritonVariants(ModulePass):
         # `none` parameters: the call passes None, which Triton's JIT specializes to a constexpr
         # None (not a kernel parameter): neither a binding nor a constant, not passed by the
         # dispatch. From here on the group's signature is the kernel's parameters without them.
+        # @triton.jit(do_not_specialize=[...]): Triton's JIT neither assumes such a parameter
+        # divisible by 16 nor makes it a constexpr 1 (do_not_specialize_on_alignment: no 16),
+        # so a signature hint on it is dropped, with a remark.
+        for i, p in enumerate(group.signature):
+            if p.hint and (p.name in kernel.not_specialized or (p.hint == 16 and p.name in kernel.not_aligned)):
+                which = "do_not_specialize" if p.name in kernel.not_specialized else "do_not_specialize_on_alignment"
+                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: '{p.name}' is in the {which} of '{kernel_name}': "
+                                           f"its ':{p.hint}' hint is dropped (Triton's JIT does not specialize it)", loc))
+                group.signature[i] = dataclasses.replace(p, hint=0)
         nones = {p.name: None for p in group.signature if p.is_none}
         group.signature = [p for p in group.signature if not p.is_none]
         # What a triton.heuristics function sees of the run-time arguments (see tc.RuntimeArgument).

@@ -55,3 +55,10 @@ def fp8_upcast_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, OUT_DTYPE: tl.cons
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(OUT_DTYPE), mask=mask)
+
+
+# Triton's JIT does not specialize n (fla's kernels mark their sequence lengths so).
+@triton.jit(do_not_specialize=["n"])
+def unspecialized_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)

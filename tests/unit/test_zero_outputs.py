@@ -184,11 +184,13 @@ def test_jax_zeroed_outputs_become_reset_to_zero():
     # A callable of the metaparameters; its union over the configs.
     text = jt.triton_call_to_mlir(x, 256, kernel=K.two_sums, out_shape=[one, one, x], grid=(2,),
                                   zeroed_outputs=lambda meta: (1,) if meta["BLOCK"] == 128 else (), BLOCK=128)
-    (op,) = find_groups(parse_source(SourceFile(text, "<test>", HERE)))
+    module = parse_source(SourceFile(text, "<test>", HERE))  # kept: the op lives in it
+    (op,) = find_groups(module)
     assert AutotuneGroup.from_op(op).reset_to_zero == ["t_ptr"]
     # No zeroed_outputs and a kernel without triton.autotune: no clause.
     text = jt.triton_call_to_mlir(x, 256, kernel=K.two_sums, out_shape=[one, one, x], grid=(2,), BLOCK=128)
-    (op,) = find_groups(parse_source(SourceFile(text, "<test>", HERE)))
+    module = parse_source(SourceFile(text, "<test>", HERE))  # kept: the op lives in it
+    (op,) = find_groups(module)
     assert AutotuneGroup.from_op(op).reset_to_zero is None
 
 
@@ -201,12 +203,14 @@ def test_jax_ignores_the_autotuners_own_clauses():
     K = _jax_kernels()
     x, one = _Spec((256,), "float32"), _Spec((1,), "float32")
     text = jt.triton_call_to_mlir(x, 256, kernel=K.tuned_sums, out_shape=[one, one, x], grid=(2,))
-    (op,) = find_groups(parse_source(SourceFile(text, "<test>", HERE)))
+    module = parse_source(SourceFile(text, "<test>", HERE))  # kept: the op lives in it
+    (op,) = find_groups(module)
     group = AutotuneGroup.from_op(op)
     assert (group.reset_to_zero, group.restore_value) == ([], [])
     text = jt.triton_call_to_mlir(x, 256, x, kernel=K.tuned_sums_inplace, out_shape=[one, one, x], grid=(2,),
                                   input_output_aliases={1: 2}, zeroed_outputs=(1,))
-    (op,) = find_groups(parse_source(SourceFile(text, "<test>", HERE)))
+    module = parse_source(SourceFile(text, "<test>", HERE))  # kept: the op lives in it
+    (op,) = find_groups(module)
     group = AutotuneGroup.from_op(op)
     assert (group.reset_to_zero, group.restore_value) == (["t_ptr"], ["copy_ptr"])
 

@@ -11,6 +11,7 @@ from autotune_export.ir.group import GENERIC_OP_NAME
 
 __all__ = [
     "walk",
+    "defining_op",
     "sym_name",
     "executable_sources",
     "exports_of",
@@ -110,3 +111,10 @@ def find_groups(module, with_parent: bool = False):
     visit(module.operation, None)
     return found if with_parent else [op for op, _ in found]
 
+
+def defining_op(value):
+    """The operation (``ir.Operation``) defining ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView):
+        return owner.operation
+    return owner if isinstance(owner, ir.Operation) else None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
+from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for, slot_names
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
@@ -312,14 +312,6 @@ class LowerAutotuningDispatch(ModulePass):
             return arith.SelectOp(ok, one, nil).result
 
 
-def _producer(value):
-    """The operation defining ``value``, or None for a block argument."""
-    owner = value.owner
-    if isinstance(owner, ir.OpView):
-        return owner.operation
-    return owner if isinstance(owner, ir.Operation) else None
-
-
 def _same_op(a, b) -> bool:
     """Whether IREE's CSE could merge ops ``a`` and ``b``: same name, operands, attributes and
     result types, no regions (structural equality, as ``OperationEquivalence`` compares)."""
@@ -350,7 +342,7 @@ def _distinct_tied(point, args: list, tied: list[int], dispatch) -> list:
         if t < 0:
             continue
         value = args[t]
-        op = _producer(value)
+        op = defining_op(value)
         if op is not None and op.name == "flow.tensor.empty":
             with op.location, ir.InsertionPoint(op):
                 alloca = flow.TensorAllocaOp(value.type, list(op.operands)).result

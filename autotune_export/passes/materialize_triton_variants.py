@@ -62,6 +62,7 @@ from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGrou
 from autotune_export.support.diagnostics import location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.walk import (
+    defining_op,
     dispatch_sites,
     entry_point_refs,
     executable_sources,
@@ -146,9 +147,8 @@ def _undefined_bindings(d) -> list[bool]:
     out = []
     for a in args:
         if isinstance(a.type, ir.RankedTensorType):
-            owner = a.owner
-            name = owner.operation.name if isinstance(owner, (ir.OpView, ir.Operation)) else None
-            out.append(name in ("flow.tensor.empty", "flow.tensor.alloca"))
+            op = defining_op(a)
+            out.append(op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca"))
     out.extend(True for j in range(len(d.results)) if j >= len(tied) or tied[j] < 0)
     return out
 

@@ -59,7 +59,7 @@ from iree.compiler.dialects import flow
 from autotune_export.ir import functions as fn
 from autotune_export.ir.group import AutotuneGroup, Param
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
-from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, groups_of, sym_name
+from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes.bench_entries import DispatchOperands
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
@@ -68,17 +68,9 @@ __all__ = ["ZeroFillOutputs", "zero_fill_triton", "is_zeroed", "retie"]
 
 
 # ----- IR helpers ------------------------------------------------------------------------------
-def _op_of(value):
-    """The operation defining ``value``, or None for a block argument."""
-    owner = value.owner
-    if isinstance(owner, ir.OpView):
-        return owner.operation
-    return owner if isinstance(owner, ir.Operation) else None
-
-
 def is_zeroed(value) -> bool:
     """Whether ``value`` is a zero fill this pass made (its defining op carries ZEROED_ATTR)."""
-    op = _op_of(value)
+    op = defining_op(value)
     return op is not None and ZEROED_ATTR in op.attributes
 
 
@@ -111,12 +103,12 @@ def _zeros(t, dims: list):
 def _erase_if_dead(value) -> None:
     """Erase the op defining ``value`` (a tensor splat, empty or alloca the dispatch used to
     take) and its constant when nothing uses them any more."""
-    op = _op_of(value)
+    op = defining_op(value)
     if op is None or op.name not in ("flow.tensor.splat", "flow.tensor.empty", "flow.tensor.alloca"):
         return
     if any(True for _ in op.results[0].uses):
         return
-    sources = [_op_of(v) for v in op.operands]
+    sources = [defining_op(v) for v in op.operands]
     op.erase()
     for src in sources:
         if src is not None and src.name == "arith.constant" and not any(True for _ in src.results[0].uses):

@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from autotune_export.ir.group import Param
+from autotune_export.ir.group import Param, descriptor_refusal
 from autotune_export.ir.markers import SCRATCH_ATTR  # re-exported for the passes
 
 __all__ = [
@@ -109,9 +109,6 @@ MLIR_ELEMENT_TYPES = {
     "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2",
     "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
 }
-
-#: Signature types that are Triton tensor descriptors (host-side TMA descriptors).
-_DESCRIPTOR_TYPES = ("tensordesc", "nvtmadesc")
 
 
 class AbiError(ValueError):
@@ -232,13 +229,9 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
         if p.is_pointer:
             (outputs if p.output and p.name not in tied else inputs).append(i)
             continue
-        low = p.type.lower()
-        if low.startswith(_DESCRIPTOR_TYPES):
-            raise AbiError(
-                f"parameter '{p.name}' is a tensor descriptor ({p.type}): on sm_90 Triton passes it as a "
-                "by-value 128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers "
-                "and 32-bit constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor"
-            )
+        refusal = descriptor_refusal(p.name, p.type)
+        if refusal:
+            raise AbiError(refusal)
         if p.type not in SCALARS:
             raise AbiError(
                 f"parameter '{p.name}' has type {p.type}; IREE passes buffers and 32-bit constants, "

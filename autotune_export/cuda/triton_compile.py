@@ -76,8 +76,9 @@ __all__ = [
 ]
 
 # Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
-# metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data).
-CACHE_FORMAT = 6
+# metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data;
+# 7: compile errors at the kernel file's line and column).
+CACHE_FORMAT = 7
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = _compat.METADATA_FIELDS
@@ -617,14 +618,31 @@ def _divisible_args(spec: VariantSpec, kernel: LoadedKernel) -> list[int]:
     return [kernel.arg_names.index(spec.signature[i][0]) for i in spec.divisibility]
 
 
-def _error_line(e: Exception) -> str:
+def _error_line(e: Exception, kernel_fn=None) -> str:
+    """One line for a failed compile: for Triton's CompilationError, ``FILE:LINE:COL: message``
+    of the innermost error (a call into another JIT function chains them), the position in the
+    kernel's file (1-based, as MLIR diagnostics count; Triton's own ``at L:C`` counts lines from
+    the ``def`` and columns from 0) when ``kernel_fn`` or a JIT function it can reach by name has
+    that source, and Triton's message (the error's own text, else its cause's: Triton leaves
+    ``error_message`` empty for some errors, whose text then ends in the excerpt's caret).
+    ptxas errors give ptxas' diagnostic; anything else its type and first line."""
     if isinstance(e, CompilationError):
-        # "at L:C:", a source excerpt, a caret, then the message: the last line is the
-        # innermost error, also when the error comes from a called JIT function.
-        lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-        where = f" (kernel line {e.node.lineno}, column {e.node.col_offset})" \
-            if hasattr(e.node, "lineno") else ""
-        return (lines[-1] if lines else type(e).__name__) + where
+        inner = e
+        while isinstance(inner.__cause__, CompilationError):
+            inner = inner.__cause__
+        message = getattr(inner, "error_message", None)
+        if not message and inner.__cause__ is not None:
+            cause = inner.__cause__
+            message = f"{type(cause).__name__}: {_first_line(cause)}" if _first_line(cause) else type(cause).__name__
+        if not message:
+            lines = [line.strip() for line in str(inner).splitlines() if line.strip() and set(line.strip()) != {"^"}]
+            message = lines[-1] if lines else type(inner).__name__
+        message = _first_line(message)
+        node = getattr(inner, "node", None)
+        if node is None or not hasattr(node, "lineno"):
+            return message
+        place = _source_position(inner.src, node.lineno, node.col_offset, kernel_fn)
+        return f"{place}: {message}" if place else f"{message} (kernel line {node.lineno}, column {node.col_offset})"
     text = str(e)
     # ptxas' own diagnostic says more than Triton's wrapper around it.
     ptxas = re.search(r"^\s*(ptxas (?:error|fatal)\s*:.*)$", text, re.MULTILINE)
@@ -632,6 +650,31 @@ def _error_line(e: Exception) -> str:
         return ptxas.group(1).strip()
     first = _first_line(text)
     return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+def _source_position(src: str | None, lineno: int, col: int, kernel_fn) -> str | None:
+    """``FILE:LINE:COL`` in the file of the JIT function whose source is ``src`` (the kernel,
+    or a JIT function among its module's globals), for Triton's ``lineno`` (1 = the ``def``)
+    and 0-based ``col`` in that source; None when none has it."""
+    if kernel_fn is None or src is None:
+        return None
+    import inspect
+
+    candidates = [kernel_fn] + [v for v in getattr(kernel_fn.fn, "__globals__", {}).values() if isinstance(v, JITFunction)]
+    for jit in candidates:
+        if getattr(jit, "src", None) != src:
+            continue
+        try:
+            lines, start = inspect.getsourcelines(jit.fn)
+            path = inspect.getsourcefile(jit.fn)
+        except (OSError, TypeError):
+            return None
+        offset = next((i for i, line in enumerate(lines) if re.match(r"\s*def\s", line)), 0)
+        indent = len(lines[offset]) - len(lines[offset].lstrip())
+        if path and not os.path.relpath(path).startswith(".."):
+            path = os.path.relpath(path)
+        return f"{path}:{start + offset + lineno - 1}:{col + indent + 1}"
+    return None
 
 
 _settings_lock = threading.Lock()
@@ -687,7 +730,7 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
             compiled = _compat.compile_ast(kernel.fn, signature, {n: triton_value(v) for n, v in spec.constexprs},
                                            _divisible_args(spec, kernel), spec.arch, options)
     except Exception as e:
-        return {"kind": "pruned", "reason": f"compile error: {_compat.explain_compile_error(_error_line(e))}"}
+        return {"kind": "pruned", "reason": f"compile error: {_compat.explain_compile_error(_error_line(e, kernel.fn))}"}
     md = compiled.metadata
     limit = max_shared_memory(spec.arch)
     if md.shared > limit:

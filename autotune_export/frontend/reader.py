@@ -41,7 +41,7 @@ from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, 
 from iree.compiler import ir
 from autotune_export.frontend import compat
 from autotune_export.support.diagnostics import location_of
-from autotune_export.ir.group import symbol
+from autotune_export.ir.group import descriptor_refusal, symbol
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
 
@@ -470,6 +470,8 @@ class _OpReader:
                 # The call passes None: Triton's JIT makes the argument a constexpr None.
                 if hint:
                     raise self.error(type_tok, f"'{name}: {typ}:{hint}': a none parameter takes no specialization hint")
+            elif descriptor_refusal(name, typ):
+                raise self.error(type_tok, descriptor_refusal(name, typ))
             elif base not in allowed:
                 choices = [("*" if typ.startswith("*") else "") + t for t in allowed] + ([] if typ.startswith("*") else [NONE_TYPE])
                 raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(choices))

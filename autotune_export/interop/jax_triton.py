@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype
+from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype, descriptor_refusal
 from iree.compiler import ir
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.cuda.targets import TargetError
@@ -659,6 +659,9 @@ def triton_call_to_mlir(
         elif hasattr(a, "shape") and hasattr(a, "dtype"):
             tt, elem = _array_types(a.dtype, f"argument {i} ('{pname}')")
             call_args.append(_CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
+        elif hasattr(a, "block_shape") and hasattr(a, "base"):
+            # triton.tools.tensor_descriptor.TensorDescriptor: a host-side TMA descriptor.
+            raise JaxTritonError(descriptor_refusal(pname, f"tensordesc<{str(getattr(a.base, 'dtype', '?')).replace('torch.', '')}{list(a.block_shape)}>"))
         else:
             raise JaxTritonError(f"argument {i} ('{pname}') is neither an array (.shape/.dtype), a static bool/int/float nor None: {type(a).__name__}")
     out_args: list[_CallArg] = []

@@ -98,6 +98,20 @@ OPTION_DEFAULTS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": No
 #: The signature type of a parameter the call passes ``None`` for (a constexpr None in Triton).
 NONE_TYPE = "none"
 
+#: Signature types of Triton tensor descriptors (host-side TMA descriptors), which IREE's
+#: dispatch ABI cannot carry (:func:`descriptor_refusal`).
+DESCRIPTOR_TYPES = ("tensordesc", "nvtmadesc")
+
+
+def descriptor_refusal(name: str, type_: str) -> str | None:
+    """Why parameter ``name`` of type ``type_`` cannot be exported when it is a tensor
+    descriptor (``tensordesc<fp16[64, 64]>``, ``nvtmadesc``), else None."""
+    if not type_.lower().startswith(DESCRIPTOR_TYPES):
+        return None
+    return (f"parameter '{name}' is a tensor descriptor ({type_}): on sm_90 Triton passes it as a by-value "
+            "128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers and 32-bit "
+            "constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor")
+
 #: Every ``tl.dtype`` of ``triton.language`` (Triton 3.9): attribute name -> Triton's short
 #: type name (``tl.float16.name``). ``tl.pointer_type`` values are not dtypes here.
 TRITON_DTYPES: dict[str, str] = {

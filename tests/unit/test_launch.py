@@ -220,3 +220,16 @@ def test_call_site_that_asks_the_gpu_runs_under_answering_for_target(kernels):
     with pytest.raises(ValueError, match="unsupported CUDA target 'sm_61'"):
         with answering_for_target("sm_61"):
             pass
+
+
+def test_host_tensor_descriptor_is_refused_by_name(kernels):
+    """A triton.tools.tensor_descriptor.TensorDescriptor (a host-side TMA descriptor) is refused
+    naming the parameter, not as an unknown kind of argument."""
+    torch = pytest.importorskip("torch")
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.empty(64, 64, dtype=torch.float16, device="meta")
+    desc = TensorDescriptor.from_tensor(x, [32, 32])
+    with pytest.raises(JaxTritonError, match=r"parameter 'x_ptr' is a tensor descriptor \(tensordesc<float16\[32, 32\]>\): "
+                                             r".*IREE's dispatch ABI .* cannot carry"):
+        launch_to_mlir(kernels.add_kernel, 1, desc, x, x, 64, outputs=["out_ptr"], BLOCK=64)

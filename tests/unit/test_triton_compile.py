@@ -58,6 +58,17 @@ KERNELS = textwrap.dedent('''
 
 
     @triton.jit
+    def _bad_helper(x, BLOCK: tl.constexpr):
+        return x + tl.arange(0, BLOCK * 3)
+
+
+    @triton.jit
+    def calls_bad_helper(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, _bad_helper(offs, BLOCK))
+
+
+    @triton.jit
     def _copy(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
         offs = tl.arange(0, BLOCK)
         if EVEN:
@@ -184,10 +195,25 @@ def test_num_ctas_pruned_before_compiling(batch):
     assert results[4].reason == "num_ctas = 2: IREE launches no thread-block clusters"
 
 
-def test_compile_error_pruned_with_reason(batch):
+def test_compile_error_pruned_with_reason(batch, kernels):
+    """Triton's message, at the kernel file's line and column (1-based; Triton counts lines from
+    the def and columns from 0), on one line."""
     _, results = batch
     reason = results[3].reason
-    assert reason.startswith("compile error: ") and "power of 2" in reason and "\n" not in reason
+    path = kernels("broken").path
+    line = next(i for i, text in enumerate(open(path).read().splitlines(), 1) if "def broken(" in text) + 1
+    assert reason.startswith("compile error: ") and "\n" not in reason
+    assert re.search(rf"compile error: \S*kernels\.py:{line}:\d+: .*power of 2", reason), reason
+
+
+def test_compile_error_in_a_called_jit_function_points_into_it(kernels):
+    """The innermost error of a call into another JIT function: its line in the file."""
+    spec = VariantSpec(kernels("calls_bad_helper"), (("x_ptr", "*i32"),), (("BLOCK", 32),))
+    [pruned] = compile_variants([spec], jobs=1, use_cache=False)
+    text = open(kernels("calls_bad_helper").path).read().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if "return x + tl.arange(0, BLOCK * 3)" in t)
+    col = text[line - 1].index("tl.arange") + 1
+    assert re.search(rf"compile error: \S*kernels\.py:{line}:{col}: .*power of 2", pruned.reason), pruned.reason
 
 
 def test_rerun_is_served_from_cache(batch, cache, monkeypatch):

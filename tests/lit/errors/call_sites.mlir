@@ -63,3 +63,16 @@ hal.executable.source private @ex {
       workload(n)
       grid(cdiv(n, 128))
 }
+
+// -----
+
+// A host-side TMA descriptor parameter, refused by name at its type.
+hal.executable.source private @ex {
+  hal.executable.autotuning.export @g
+      triton("../Inputs/call_site_kernels.py", "shape_heuristic_kernel")
+      // expected-error @+1 {{parameter 'x_desc' is a tensor descriptor (tensordesc<fp16[64, 64]>): on sm_90 Triton passes it as a by-value 128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers and 32-bit constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor}}
+      signature(x_desc: tensordesc<fp16[64, 64]>, out_ptr: *fp16 {output}, n: i32)
+      configs([{BLOCK = 64}])
+      workload(n)
+      grid(cdiv(n, 64))
+}

@@ -88,11 +88,21 @@ def test_custom_executor_gets_one_task_per_distinct_miss(tmp_path):
     assert isinstance(results[2], PrunedVariant)
 
 
-def test_lost_worker_is_pruned_not_cached(tmp_path):
+def test_lost_worker_is_compiled_here(tmp_path, monkeypatch):
+    """A variant whose worker is lost is compiled in this process (and cached); one that this
+    process cannot compile either is pruned with the worker's reason, and not cached."""
     [result] = compile_variants([add_spec(32, 1)], executor=InlineExecutor(fail=True), cache_dir=tmp_path)
-    assert isinstance(result, PrunedVariant)
-    assert result.reason == "compile worker failed: ConnectionError: worker lost"
-    assert entries(tmp_path) == []
+    assert isinstance(result, CompiledVariant) and not result.cached
+    assert len(entries(tmp_path)) == 1
+
+    def boom(*args):
+        raise RuntimeError("this process cannot either")
+
+    monkeypatch.setattr(tc, "_compile_payload", boom)
+    [lost] = compile_variants([add_spec(64, 1)], executor=InlineExecutor(fail=True), cache_dir=tmp_path)
+    assert isinstance(lost, PrunedVariant)
+    assert lost.reason == "compile worker failed: ConnectionError: worker lost"
+    assert len(entries(tmp_path)) == 1
 
 
 class RemoteExecutor(InlineExecutor):

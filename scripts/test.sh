@@ -6,14 +6,14 @@
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
 # VENV names the virtual environment (default: .venv); PYTEST_WORKERS the fast suite's
-# pytest-xdist processes (default: 0, one process; auto: one per core).
+# pytest-xdist processes (default: unset, one process; auto: one per core).
 set -e
 bin="${VENV:-.venv}/bin"
-# PYTEST_WORKERS=auto runs the fast suite's pytest in one process per core (pytest-xdist); the
-# default is one process: its CPU tuning tests time real runs, and a second worker on a 2-core
-# machine makes them race each other. The integration suite always runs in one (its tests share
-# the variant cache in order).
-fast_workers="-n ${PYTEST_WORKERS:-0}"
+# PYTEST_WORKERS=auto runs the fast suite's pytest in one process per core (needs pytest-xdist:
+# pip install pytest-xdist); the default is one process: its CPU tuning tests time real runs, and
+# a second worker on a 2-core machine makes them race each other. The integration suite always
+# runs in one (its tests share the variant cache in order).
+fast_workers=${PYTEST_WORKERS:+-n $PYTEST_WORKERS}
 run() {  # suite pytest-marker-expression pytest-worker-options
     echo "== $1 suite =="
     "$bin/lit" -v --param suite="$1" tests/lit

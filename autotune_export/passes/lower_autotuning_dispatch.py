@@ -238,7 +238,7 @@ class LowerAutotuningDispatch(ModulePass):
             args = operands[nwork : nwork + segments[1]]
             attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
             tied = [int(t.value) for t in attrs["tied_operands"]] if "tied_operands" in attrs else [-1] * len(dispatch.results)
-            args = _distinct_tied(point, args, tied, dispatch)
+            args = _distinct_tied(args, tied)
             new_args, position = [], []
             for a in args:
                 position.append(len(new_args))
@@ -323,7 +323,7 @@ def _same_op(a, b) -> bool:
     return attrs(a) == attrs(b)
 
 
-def _distinct_tied(point, args: list, tied: list[int], dispatch) -> list:
+def _distinct_tied(args: list, tied: list[int]) -> list:
     """``args`` (the dispatch's arguments) with every operand that a result is tied to made a
     value of its own that iree-compile cannot merge with another one of this dispatch.
 

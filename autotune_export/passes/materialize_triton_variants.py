@@ -113,11 +113,14 @@ def threads_refusal(num_warps: int) -> str | None:
 @dataclass
 class _Binding:
     """One binding of a dispatch: the tensor's type, whether a result (untied, or an operand
-    tied to one) is written back through it, and how the user wrote it."""
+    tied to one) is written back through it, how the user wrote it, and whether the kernel
+    gets a buffer of undefined contents (an untied result, or an operand made by
+    ``flow.tensor.empty`` / ``flow.tensor.alloca``)."""
 
     type: Any
     is_result: bool
     what: str
+    undefined: bool = False
 
 
 def _dispatch_bindings(d) -> list[_Binding]:
@@ -130,26 +133,12 @@ def _dispatch_bindings(d) -> list[_Binding]:
     out = []
     for i, a in enumerate(args):
         if isinstance(a.type, ir.RankedTensorType):
-            out.append(_Binding(a.type, i in tied_args, f"tensor operand {sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType))} ({a.type})"))
+            op = defining_op(a)
+            out.append(_Binding(a.type, i in tied_args, f"tensor operand {sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType))} ({a.type})",
+                                op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca")))
     for j, r in enumerate(d.results):
         if j >= len(tied) or tied[j] < 0:
-            out.append(_Binding(r.type, True, f"result {j} ({r.type})"))
-    return out
-
-
-def _undefined_bindings(d) -> list[bool]:
-    """Per binding of ``flow.dispatch`` ``d`` (IREE's order, as :func:`_dispatch_bindings`),
-    whether the kernel gets a buffer of undefined contents: an untied result, or an operand
-    defined by ``flow.tensor.empty`` / ``flow.tensor.alloca`` (tied or not)."""
-    segments = list(d.attributes["operandSegmentSizes"])
-    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
-    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
-    out = []
-    for a in args:
-        if isinstance(a.type, ir.RankedTensorType):
-            op = defining_op(a)
-            out.append(op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca"))
-    out.extend(True for j in range(len(d.results)) if j >= len(tied) or tied[j] < 0)
+            out.append(_Binding(r.type, True, f"result {j} ({r.type})", True))
     return out
 
 
@@ -892,11 +881,11 @@ class MaterializeTritonVariants(ModulePass):
         position = {p.name: i for i, p in enumerate(group.signature)}
         warned: set[str] = set()
         for d in item.dispatches:
-            fresh = _undefined_bindings(d)
-            if len(fresh) != len(pointers):
+            bindings = _dispatch_bindings(d)
+            if len(bindings) != len(pointers):
                 continue
-            for p, undefined in zip(pointers, fresh):
-                if undefined and position[p.name] in updated and p.name not in warned:
+            for p, b in zip(pointers, bindings):
+                if b.undefined and position[p.name] in updated and p.name not in warned:
                     warned.add(p.name)
                     ctx.emit_remark(Diagnostic(
                         "warning",

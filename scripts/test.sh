@@ -10,9 +10,10 @@
 set -e
 bin="${VENV:-.venv}/bin"
 # PYTEST_WORKERS=auto runs the fast suite's pytest in one process per core (needs pytest-xdist:
-# pip install pytest-xdist); the default is one process: its CPU tuning tests time real runs, and
-# a second worker on a 2-core machine makes them race each other. The integration suite always
-# runs in one (its tests share the variant cache in order).
+# pip install pytest-xdist); the default is one process. The fast suite's tuning tests decide on
+# given timings (runtime.GivenTimings), never the wall clock; tests that time real runs are
+# integration tests. The integration suite always runs in one (its tests share a session cache
+# folder in order). No test writes into the user's cache folder (tests/unit/conftest.py).
 fast_workers=${PYTEST_WORKERS:+-n $PYTEST_WORKERS}
 run() {  # suite pytest-marker-expression pytest-worker-options
     echo "== $1 suite =="

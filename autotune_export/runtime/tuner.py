@@ -43,7 +43,6 @@ import json
 import os
 import pathlib
 import platform
-import statistics
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -51,8 +50,9 @@ from typing import Callable, Sequence
 
 from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result, per_workload_choices
 from autotune_export.support import files
-from autotune_export.support.stats import quantile as _quantile
 from autotune_export.support.paths import default_cache_dir
+from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
+                                            loop_bench, pick, race)
 
 __all__ = [
     "GroupInfo",
@@ -64,6 +64,9 @@ __all__ = [
     "pick",
     "LoopTimer",
     "TIE_TOLERANCE",
+    "Benchmarker",
+    "WallClock",
+    "GivenTimings",
     "device_identity",
     "RESULTS_FORMAT",
     "STRATEGIES",
@@ -104,161 +107,6 @@ class GroupInfo:
     @property
     def key(self) -> str:
         return f"{self.executable}::{self.group}"
-
-
-@dataclass
-class VariantTiming:
-    """Timings of one variant: ``times_ms`` holds one sample per timed run, in milliseconds."""
-
-    variant: str
-    times_ms: list[float]
-    #: (p20, p80) of a timing read back from the tuning cache (``times_ms`` then holds its median).
-    recorded: tuple | None = None
-
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.times_ms) if self.times_ms else float("inf")
-
-    def quantile(self, q: float) -> float:
-        """The ``q`` quantile (0..1) of the samples in ms, by linear interpolation
-        (:func:`autotune_export.support.stats.quantile`); infinite without samples."""
-        return _quantile(self.times_ms, q) if self.times_ms else float("inf")
-
-    @property
-    def spread_ms(self) -> tuple[float, float]:
-        """(20th, 80th) percentiles, Triton's ``do_bench`` quantiles."""
-        if self.recorded is not None:
-            return tuple(self.recorded)
-        return self.quantile(0.2), self.quantile(0.8)
-
-
-def loop_bench(run: Callable[[int], object], *, unroll: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-               target_ms: float = 10.0) -> list[float]:
-    """Time a benchmark entry; returns per-run samples in ms.
-
-    ``run(n)`` makes one synchronous call that runs the group's dispatch ``n *
-    unroll`` times (autotune-export's ``bench`` entries). ``n`` is chosen so a call lasts about
-    ``target_ms``; after ``warmup_ms`` of untimed calls, calls are timed for ``rep_ms`` (at least
-    5). A sample is (call time - time of ``run(1)``) / extra runs (``(n - 1) * unroll``): the
-    per-call cost (fake data, the host round trip) cancels. This is the default ``do_bench`` of every IREE
-    driver here (Triton's autotuner takes ``do_bench`` from the active driver the same way).
-    """
-    timer = LoopTimer(run, unroll)
-    timer.calibrate(warmup_ms, target_ms)
-    timer.sample(rep_ms, at_least=5)
-    return timer.samples
-
-
-class LoopTimer:
-    """The sampling of :func:`loop_bench`, in steps: :meth:`calibrate` once (chooses the
-    iterations per call so that a call lasts about ``target_ms``, measures the cost of
-    ``run(1)``), then :meth:`sample` as often as wanted. ``run`` and ``unroll`` as for
-    :func:`loop_bench`. Samples are in ms per run."""
-
-    def __init__(self, run: Callable[[int], object], unroll: int):
-        self.run, self.unroll = run, unroll
-        self.iters, self.base = 2, 0.0
-        self.samples: list[float] = []
-
-    def calibrate(self, warmup_ms: float, target_ms: float, first_call: bool = True) -> None:
-        if first_call:
-            self.run(2)  # first call: executable load, allocations (race() warms up once for all)
-        per_run = max(1e-3, min(_timed(self.run, 2) for _ in range(2)) / (2 * self.unroll))
-        self.iters = max(2, min(100_000, 1 + round(target_ms / per_run / self.unroll)))
-        start = time.perf_counter()
-        while (time.perf_counter() - start) * 1e3 < warmup_ms:
-            self.run(self.iters)
-        self.base = min(_timed(self.run, 1) for _ in range(2))
-
-    def sample_once(self) -> None:
-        """Take one paired sample: a call of one iteration, then one of the calibrated size;
-        the sample is their difference per extra run. Pairing keeps the per-call cost out of
-        the sample without the bias a single ``base`` measurement would give every sample of
-        this entry (host jitter of tens of us, against a few ms of extra runs)."""
-        extra = (self.iters - 1) * self.unroll
-        base = _timed(self.run, 1)
-        self.samples.append(max(0.0, _timed(self.run, self.iters) - base) / extra)
-
-    def sample(self, rep_ms: float, at_least: int = 3) -> None:
-        extra = (self.iters - 1) * self.unroll
-        start, n = time.perf_counter(), 0
-        while n < at_least or (time.perf_counter() - start) * 1e3 < rep_ms:
-            self.samples.append(max(0.0, _timed(self.run, self.iters) - self.base) / extra)
-            n += 1
-
-
-#: Timings closer than this (relative, of the medians) are a tie: the lower variant index wins,
-#: so processes and ranks tuning the same module pick the same variant.
-TIE_TOLERANCE = 0.01
-
-
-def pick(timings: Sequence["VariantTiming"]) -> "VariantTiming":
-    """The winner of ``timings`` (in variant order): the lowest median, except that a variant
-    whose median is within :data:`TIE_TOLERANCE` of the lowest and that comes earlier wins
-    (a documented, deterministic tie rule)."""
-    best = min(t.median_ms for t in timings)
-    return next(t for t in timings if t.median_ms <= best * (1 + TIE_TOLERANCE))
-
-
-def race(runs: Sequence[Callable[[int], object]], *, unroll: int, budget_ms: float = 15.0,
-         target_ms: float = 3.0, max_rounds: int = 4, warmup_ms: float = 30.0) -> list[list[float]]:
-    """Time benchmark entries by racing; returns per-run samples (ms) per entry, in order.
-
-    The device is first warmed up (``warmup_ms`` of the first entry: clocks ramp up, the
-    first launches pay for module loading), then every entry is calibrated (calls of about
-    ``target_ms``; samples are paired, :meth:`LoopTimer.sample_once`). Round 0 takes 3 samples of every entry, round ``r`` twice as many as round
-    ``r - 1`` of each entry still in contention (its 20th
-    percentile below the leader's 80th percentile times ``1 + TIE_TOLERANCE``). Samples of a
-    round are INTERLEAVED (one sample of each contender in turn), so a drift of the device
-    (clocks, temperature, other work) affects every contender alike instead of favouring
-    whichever entry ran first. The race ends when one entry is left, when the contenders' medians
-    are within the tie tolerance of each other (after round 1), after ``max_rounds``, or when the
-    sampling time passes twice ``budget_ms`` per entry.
-    Successive halving in spirit (Jamieson & Talwalkar, 2016); Triton's autotuner times every
-    config with its full do_bench budget instead.
-    """
-    timers = [LoopTimer(run, unroll) for run in runs]
-    if not timers:
-        return []
-    start = time.perf_counter()
-    while (time.perf_counter() - start) * 1e3 < warmup_ms:
-        timers[0].run(2)
-    for timer in timers:
-        timer.calibrate(warmup_ms=0.0, target_ms=target_ms, first_call=False)
-    alive = list(range(len(timers)))
-    count = 3
-    deadline = time.perf_counter() + 2 * budget_ms * len(timers) / 1e3  # sampling time of the whole race
-    for round_ in range(max_rounds + 1):
-        for _ in range(count):
-            for k in alive:
-                timers[k].sample_once()
-        stats = {k: VariantTiming(str(k), timers[k].samples) for k in alive}
-        lead = min(stats.values(), key=lambda t: t.median_ms)
-        alive = [k for k in alive if stats[k].quantile(0.2) <= lead.quantile(0.8) * (1 + TIE_TOLERANCE)]
-        tied = all(stats[k].median_ms <= lead.median_ms * (1 + TIE_TOLERANCE) for k in alive)
-        if len(alive) <= 1 or (tied and round_ > 0) or time.perf_counter() > deadline:
-            break  # one left; the rest tie (pick's tie rule decides); or out of budget
-        count *= 2
-    return [t.samples for t in timers]
-
-
-def _timed(fn, *args) -> float:
-    t0 = time.perf_counter()
-    result = fn(*args)
-    _wait(result)
-    return (time.perf_counter() - t0) * 1e3
-
-
-def _wait(result) -> None:
-    """Make sure a call's results are computed (IREE's default ABI already waits).
-
-    Reads back only the LAST result: a benchmark entry returns its big first result, then
-    one-element slices, and copying a big result to the host would dominate the timing.
-    """
-    items = result if isinstance(result, (list, tuple)) else [result]
-    for r in items[-1:]:
-        if hasattr(r, "to_host"):
-            r.to_host()
 
 
 def device_identity(driver: str) -> dict:
@@ -381,7 +229,10 @@ class AutotunedModule:
     or ``"race"`` (experimental: :func:`race`, short runs of every variant and longer ones only
     for those still in contention, ``race_budget_ms`` per variant in its first round; on the
     H200 it tuned the 9 matmul configs in 0.34-0.51 s against 1.32 s, but once picked a variant
-    1.2x the fastest, and once took 1.9 s). Ties within
+    1.2x the fastest, and once took 1.9 s). These options configure the default benchmarker,
+    :class:`WallClock`; ``benchmarker``: another :class:`Benchmarker` to measure with instead
+    (e.g. :class:`GivenTimings`, which decides on given timings: tests, replays), used for
+    benchmarks and for round-robin's live calls alike. Ties within
     :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). ``device_results``:
     calls return ``iree.runtime.DeviceArray`` results (no copy to the host) unless told
     otherwise per call. Raises ``RuntimeError`` (iree.runtime) when the driver or module
@@ -392,7 +243,7 @@ class AutotunedModule:
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
                  flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "exhaustive",
-                 race_budget_ms: float = 15.0, device_results: bool = False):
+                 race_budget_ms: float = 15.0, device_results: bool = False, benchmarker: Benchmarker | None = None):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -422,6 +273,9 @@ class AutotunedModule:
         meta = fn.reflection.get(REFLECTION_KEY)
         if meta is None:
             raise ValueError(f"@{AUTOTUNE_FUNCTION} carries no {REFLECTION_KEY} reflection metadata")
+        self.benchmarker: Benchmarker = benchmarker or WallClock(
+            do_bench=self.do_bench, warmup_ms=warmup_ms, rep_ms=rep_ms, search=search, race_budget_ms=race_budget_ms,
+            flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None)
         fields = GroupInfo.__dataclass_fields__
         self.groups = {g.key: g for g in (GroupInfo(**{k: d[k] for k in fields if k in d}) for d in json.loads(meta))}
         if cache is True:
@@ -541,10 +395,9 @@ class AutotunedModule:
             return result if device else _to_host(result)
         variant = min((v for v, r in rounds.items() if not r.cached), key=lambda v: len(rounds[v].times))
         self.select(info.key, variant)
-        t0 = time.perf_counter()
-        result = self._invoker(function)(*args)
-        _wait(result)
-        rounds[variant].times.append((time.perf_counter() - t0) * 1e3)
+        result, ms = self.benchmarker.time_call(info, key or _workload_of(args), info.variants.index(variant),
+                                                lambda: self._invoker(function)(*args))
+        rounds[variant].times.append(ms)
         if self._maybe_lock(info, rounds, key or _workload_of(args), args):
             buckets[bucket] = _LOCKED
         return result if device else _to_host(result)
@@ -686,7 +539,7 @@ class AutotunedModule:
             return []
         cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
         missing = [k for k, t in cached.items() if t is None]
-        timed = self._measure(info, work["bench"], missing)
+        timed = self._measure(info, key, work["bench"], missing)
         timings = [timed[k] if k in timed else VariantTiming(info.variants[k], [float(cached[k]["median_ms"])],
                                                               recorded=tuple(map(float, cached[k]["spread_ms"])))
                    for k in range(len(info.variants))]
@@ -704,15 +557,14 @@ class AutotunedModule:
             self.select(info.key, index)
             self.sources[info.key] = source
 
-    def _measure(self, info: GroupInfo, benches: list[str], ks: list[int]) -> dict[int, VariantTiming]:
-        """Time variants ``ks`` with their benchmark entries ``benches`` (by ``search``)."""
+    def _measure(self, info: GroupInfo, workload: str, benches: list[str], ks: list[int]) -> dict[int, VariantTiming]:
+        """Time variants ``ks`` with their benchmark entries ``benches`` on tuning workload
+        ``workload`` (its cache key), by :attr:`benchmarker`."""
         if not ks:
             return {}
-        if self.search == "race" and self.do_bench is loop_bench and not self.flush_l2 and len(ks) > 1:
-            fns = [self.functions[benches[k]] for k in ks]
-            samples = race([lambda n, f=f: f(n) for f in fns], unroll=info.unroll, budget_ms=self.race_budget_ms)
-            return {k: VariantTiming(info.variants[k], ts) for k, ts in zip(ks, samples)}
-        return {k: self._bench_entry(info, benches[k], k) for k in ks}
+        fns = [self.functions[benches[k]] for k in ks]
+        samples = self.benchmarker.measure(info, workload, ks, [lambda n, f=f: f(n) for f in fns])
+        return {k: VariantTiming(info.variants[k], list(ts)) for k, ts in zip(ks, samples)}
 
     def _checked_pick(self, info: GroupInfo, timings: list[VariantTiming]) -> VariantTiming:
         """:func:`pick` among the variants that agree with the default variant on the fake data
@@ -770,29 +622,10 @@ class AutotunedModule:
         if not works:
             raise ValueError(f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
                              "arguments); time it on live calls (strategy='round-robin')")
-        return self._bench_entry(info, works[workload]["bench"][variant], variant, warmup_ms, rep_ms)
-
-    def _bench_entry(self, info: GroupInfo, bench: str, variant: int, warmup_ms: float | None = None,
-                     rep_ms: float | None = None) -> VariantTiming:
-        fn = self.functions[bench]
-        warmup = self.warmup_ms if warmup_ms is None else warmup_ms
-        rep = self.rep_ms if rep_ms is None else rep_ms
-        if self.flush_l2:
-            return VariantTiming(info.variants[variant], self._flushed_samples(fn, warmup, rep))
-        return VariantTiming(info.variants[variant], list(self.do_bench(lambda n: fn(n), unroll=info.unroll, warmup_ms=warmup, rep_ms=rep)))
-
-    def _flushed_samples(self, fn, warmup_ms: float, rep_ms: float) -> list[float]:
-        flush = self.functions[FLUSH_L2_FUNCTION]
-        fn(1)
-        start = time.perf_counter()
-        while (time.perf_counter() - start) * 1e3 < warmup_ms:
-            fn(1)
-        times = []
-        start = time.perf_counter()
-        while len(times) < 5 or (time.perf_counter() - start) * 1e3 < rep_ms:
-            _wait(flush())
-            times.append(_timed(fn, 1))
-        return times
+        fn = self.functions[works[workload]["bench"][variant]]
+        (samples,) = self.benchmarker.measure(info, "x".join(works[workload]["tune_args"]), [variant], [lambda n: fn(n)],
+                                              warmup_ms=warmup_ms, rep_ms=rep_ms)
+        return VariantTiming(info.variants[variant], list(samples))
 
     def _key(self, info: GroupInfo, workload: str) -> dict:
         return {

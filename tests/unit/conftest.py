@@ -1,13 +1,87 @@
 """Suites: tests marked ``integration`` compile Triton kernels (or run iree-compile on the
 examples); the fast suite (``AUTOTUNE_EXPORT_SUITE=fast pytest -m "not integration"``) runs the
 others with Triton compilation forbidden, so a test in the wrong suite fails there instead of
-slowing it down."""
+slowing it down.
+
+Cache folders: no test reads or writes the user's cache folder (``$AUTOTUNE_EXPORT_CACHE_DIR``,
+``$XDG_CACHE_HOME/autotune-export`` or ``~/.cache/autotune-export``, as
+:func:`autotune_export.support.paths.default_cache_dir` finds it when the session starts).
+``AUTOTUNE_EXPORT_CACHE_DIR`` points at a temporary folder: one per test in the fast suite, one
+per session for ``integration`` tests (they share compiled variants in order, as the
+integration suite always has; a fresh folder per test would recompile every kernel), and one
+per session for module- and session-scoped fixtures. An audit hook records every write
+(open for writing, rename, mkdir, remove) this process makes under the user's folder, and the
+test that made it fails (a subprocess inherits the temporary folder through the environment)."""
 
 import os
+import sys
 
 import pytest
 
+from autotune_export.support.paths import default_cache_dir
+
 FAST = os.environ.get("AUTOTUNE_EXPORT_SUITE") == "fast"
+CACHE_ENV = "AUTOTUNE_EXPORT_CACHE_DIR"
+
+#: The user's cache folder, resolved before any test changes the environment.
+REAL_CACHE = os.path.abspath(default_cache_dir())
+#: Writes under REAL_CACHE seen by the audit hook (event, path), drained by each test.
+_WRITES: list[tuple[str, str]] = []
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _under_real_cache(path) -> str | None:
+    if isinstance(path, int) or path is None:
+        return None
+    try:
+        full = os.path.abspath(os.fsdecode(os.fspath(path)))
+    except (TypeError, ValueError):
+        return None
+    return full if full == REAL_CACHE or full.startswith(REAL_CACHE + os.sep) else None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open":
+        path, mode, flags = args
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            mode is None and isinstance(flags, int) and flags & _WRITE_FLAGS)
+        paths = [path] if writes else []
+    elif event in ("os.rename", "os.replace", "os.link", "os.symlink"):
+        paths = list(args[:2])
+    elif event in ("os.mkdir", "os.remove", "os.rmdir", "os.truncate", "os.chmod"):
+        paths = [args[0]]
+    else:
+        return
+    for p in paths:
+        hit = _under_real_cache(p)
+        if hit is not None:
+            _WRITES.append((event, hit))
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_dir(tmp_path_factory):
+    """A session-wide cache folder (module-scoped fixtures, integration tests)."""
+    saved = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("atx-cache"))
+    yield os.environ[CACHE_ENV]
+    if saved is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = saved
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(request, monkeypatch, _session_cache_dir):
+    """Each fast test its own cache folder; fails a test that wrote into the user's."""
+    if request.node.get_closest_marker("integration") is None:
+        own = request.getfixturevalue("tmp_path") / "atx-cache"
+        monkeypatch.setenv(CACHE_ENV, str(own))
+    yield  # writes of the fixtures set up for this test count as the test's
+    written, _WRITES[:] = list(_WRITES), []
+    assert not written, f"the test wrote into the user's cache folder {REAL_CACHE}: {written[:5]}"
 
 
 def _refuse(*args, **kwargs):

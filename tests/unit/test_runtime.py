@@ -1,6 +1,11 @@
 """Run-time tuning on the CPU: real IREE execution (local-task) of a group whose variants IREE
 compiles itself (tests/unit/data/cpu_group.mlir: @slow does 64 extra square roots per element,
 @fast does not; both compute 2 * x). Every strategy must end on @fast, results must be right.
+
+The module runs for real, but the fast suite decides on given timings (:class:`GivenTimings`:
+@slow 2 ms, @fast 1 ms), so no decision depends on the machine's load; the tests marked
+``integration`` time the variants with the wall clock (@slow is many times slower, a margin
+that holds under load).
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ import numpy as np
 import pytest
 
 from autotune_export.tools import cli
-from autotune_export.runtime.tuner import RESULTS_FORMAT, AutotunedModule, TuningCache, loop_bench
+from autotune_export.runtime.tuner import RESULTS_FORMAT, AutotunedModule, GivenTimings, TuningCache
+from autotune_export.support.paths import default_cache_dir
 
 DATA = pathlib.Path(__file__).parent / "data"
 DRIVER = "local-task"
+#: The fast suite's timings (ms per run).
+TIMES = {"slow": 2.0, "fast": 1.0}
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +37,10 @@ def vmfb(tmp_path_factory) -> pathlib.Path:
 
 
 def _load(vmfb, tmp_path, **kw) -> AutotunedModule:
+    """The module with given timings (``wall_clock=True``: timed for real, integration only)."""
     kw.setdefault("cache", tmp_path / "tuning.json")
+    if not kw.pop("wall_clock", False) and "do_bench" not in kw and not kw.get("flush_l2"):
+        kw.setdefault("benchmarker", GivenTimings(TIMES))
     kw.setdefault("warmup_ms", 5)
     kw.setdefault("rep_ms", 20)
     return AutotunedModule(vmfb, driver=DRIVER, **kw)
@@ -56,8 +67,8 @@ def test_every_variant_is_correct(vmfb, tmp_path):
 def test_on_request_picks_fast_and_caches(vmfb, tmp_path):
     m = _load(vmfb, tmp_path)
     timings = m.autotune()["cpu_ex::scale"]
-    by_name = {t.variant: t for t in timings}
-    assert by_name["fast"].median_ms < by_name["slow"].median_ms
+    assert {t.variant: t.median_ms for t in timings} == TIMES
+    assert [entry[:3] for entry in m.benchmarker.log] == [("bench", "cpu_ex::scale", v) for v in ("slow", "fast")]
     assert m.chosen["cpu_ex::scale"] == "fast"
     assert m.sources["cpu_ex::scale"] == "tuned"
     data = json.loads((tmp_path / "tuning.json").read_text())
@@ -67,9 +78,8 @@ def test_on_request_picks_fast_and_caches(vmfb, tmp_path):
     assert entry["executable"] == "cpu_ex" and entry["group"] == "scale"
     assert entry["workload"] == "tensor<65536xf32>"
     assert entry["module_sha256"] == m.module_sha256
-    assert set(entry["median_ms"]) == {"slow", "fast"}
-    lo, hi = entry["spread_ms"]["fast"]
-    assert lo <= entry["median_ms"]["fast"] <= hi
+    assert entry["median_ms"] == TIMES
+    assert entry["spread_ms"]["fast"] == [1.0, 1.0]
     # The module runs the tuned choice.
     np.testing.assert_array_equal(m("scale", np.ones(7, np.float32)), np.full(7, 2, np.float32))
 
@@ -107,6 +117,16 @@ def test_cache_is_keyed_by_module(vmfb, tmp_path):
     assert (tmp_path / "tuning.json").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
+def test_tuning_writes_into_the_tests_own_cache_folder(vmfb, tmp_path):
+    """The default tuning cache (cache=True) is in this test's own cache folder (conftest), not
+    in the user's."""
+    assert default_cache_dir() == tmp_path / "atx-cache"
+    m = _load(vmfb, tmp_path, cache=True)
+    m.autotune()
+    assert m.cache.path == tmp_path / "atx-cache" / "tuning.json"
+    assert json.loads(m.cache.path.read_text())["results"][0]["variant"] == "fast"
+
+
 def test_autotune_entry_point_tunes_through_the_runtime(vmfb, tmp_path):
     m = _load(vmfb, tmp_path, cache=None)
     assert m("__autotune") is None
@@ -116,6 +136,22 @@ def test_autotune_entry_point_tunes_through_the_runtime(vmfb, tmp_path):
 def test_at_load(vmfb, tmp_path):
     m = _load(vmfb, tmp_path, strategy="load", cache=None)
     assert m.chosen["cpu_ex::scale"] == "fast"
+
+
+@pytest.mark.integration  # times live calls with the wall clock
+def test_wall_clock_picks_fast(vmfb, tmp_path):
+    """On request and on live calls, timed for real: @slow's 64 square roots per element make
+    it several times slower than @fast, far beyond the noise of a loaded machine."""
+    m = _load(vmfb, tmp_path, wall_clock=True, cache=None)
+    by_name = {t.variant: t.median_ms for t in m.autotune()["cpu_ex::scale"]}
+    assert by_name["fast"] < by_name["slow"] and m.chosen["cpu_ex::scale"] == "fast"
+    live = _load(vmfb, tmp_path, wall_clock=True, cache=None, strategy="round-robin", min_rounds=5)
+    x = np.arange(65536, dtype=np.float32)
+    for _ in range(60):
+        np.testing.assert_array_equal(live("scale", x), 2 * x)
+        if live.sources["cpu_ex::scale"] == "round-robin":
+            break
+    assert live.chosen["cpu_ex::scale"] == "fast"
 
 
 def test_round_robin_on_live_calls(vmfb, tmp_path):
@@ -130,6 +166,7 @@ def test_round_robin_on_live_calls(vmfb, tmp_path):
     assert {"slow", "fast"} <= set(seen)  # it rotated through both
     assert m.sources["cpu_ex::scale"] == "round-robin"
     assert m.chosen["cpu_ex::scale"] == "fast"
+    assert len(seen) == 10  # 5 timed calls per variant, then locked: the given timings are stable
     # Locked: later calls keep the winner; the cache holds the live workload.
     m("scale", x)
     assert m.chosen["cpu_ex::scale"] == "fast"
@@ -166,12 +203,14 @@ def test_custom_do_bench_and_flush(vmfb, tmp_path):
     calls = []
 
     def do_bench(run, *, unroll, warmup_ms, rep_ms):
-        calls.append(unroll)
-        return loop_bench(run, unroll=unroll, warmup_ms=1, rep_ms=5)
+        calls.append((unroll, warmup_ms, rep_ms))
+        run(2)
+        return [0.5, 0.5, 0.5]
 
     m = _load(vmfb, tmp_path, do_bench=do_bench, cache=None)
-    assert m.autotune()["cpu_ex::scale"]
-    assert calls == [8, 8]
+    assert [t.median_ms for t in m.autotune()["cpu_ex::scale"]] == [0.5, 0.5]
+    assert calls == [(8, 5, 20), (8, 5, 20)]
+    assert m.chosen["cpu_ex::scale"] == "slow"  # a tie: the lower variant index (runtime.pick)
     flushed = _load(vmfb, tmp_path, flush_l2=True, cache=None)
     t = flushed.bench("scale", 1, warmup_ms=1, rep_ms=5)
     assert len(t.times_ms) >= 5 and all(v > 0 for v in t.times_ms)
@@ -202,7 +241,16 @@ def test_plain_iree_run_module_runs_autotune(vmfb):
     assert proc.returncode == 0 and "3xf32=2 4 6" in proc.stdout
 
 
-def test_tune_command(vmfb, tmp_path, capsys):
+@pytest.fixture
+def given_tune(monkeypatch):
+    """``autotune-export tune`` deciding on :data:`TIMES` (its module made with GivenTimings)."""
+    from autotune_export.tools import tune
+
+    original = tune.AutotunedModule
+    monkeypatch.setattr(tune, "AutotunedModule", lambda *a, **k: original(*a, benchmarker=GivenTimings(TIMES), **k))
+
+
+def test_tune_command(vmfb, tmp_path, capsys, given_tune):
     results = tmp_path / "r.json"
     assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--warmup", "2", "--rep", "10"]) == 0
     table = capsys.readouterr().out.splitlines()
@@ -222,7 +270,7 @@ def test_tune_command(vmfb, tmp_path, capsys):
     assert rows["slow"]["relative"] == pytest.approx(stored["median_ms"]["slow"] / stored["median_ms"]["fast"])
 
 
-def test_tune_report_from_the_cache(vmfb, tmp_path, capsys):
+def test_tune_report_from_the_cache(vmfb, tmp_path, capsys, given_tune):
     """A tune answered by the tuning cache reports the timings the cache stored (it wrote an
     empty report before)."""
     results = tmp_path / "r.json"

@@ -3,23 +3,34 @@
 
 tests/unit/data/cpu_workloads.mlir: one group of y = 2 * x with three variants whose speed
 depends on n (@per_elem fastest for n = 1024, @fixed for n = 262144) and @wrong (3 * x, the
-fastest, and wrong), tuned on two workloads."""
+fastest, and wrong), tuned on two workloads. The fast suite decides on given timings with the
+same ranking (:data:`TIMES`); the integration test times them for real."""
 
 from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import numpy as np
 import pytest
 
 from autotune_export.runtime import AutotunedModule
-from autotune_export.runtime.tuner import TuningCache, results_agree
+from autotune_export.runtime.tuner import GivenTimings, TuningCache, results_agree
 from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 GROUP = "wl_ex::scale"
 SMALL, LARGE = 1024, 262144
+#: ms per run by (variant, n): @per_elem fastest for n = 1024, @fixed for n = 262144, @wrong
+#: fastest everywhere (and wrong).
+TIMES = {("per_elem", SMALL): 1.0, ("fixed", SMALL): 3.0, ("wrong", SMALL): 0.5,
+         ("per_elem", LARGE): 90.0, ("fixed", LARGE): 30.0, ("wrong", LARGE): 10.0}
+
+
+def given(group: str, variant: str, workload: str) -> float:
+    """:data:`TIMES` of a tuning workload (``tensor<1024xf32>``) or a live one (its n first)."""
+    return TIMES[(variant, int(re.search(r"\d+", workload).group()))]
 
 
 def _build(tmp, text: str, name: str) -> pathlib.Path:
@@ -36,11 +47,20 @@ def vmfb(tmp_path_factory) -> pathlib.Path:
 
 def _load(vmfb, **kw) -> AutotunedModule:
     kw.setdefault("cache", None)
+    if not kw.pop("wall_clock", False):
+        kw.setdefault("benchmarker", GivenTimings(given))
     return AutotunedModule(vmfb, driver="local-task", warmup_ms=2, rep_ms=10, **kw)
 
 
 def _x(n: int) -> np.ndarray:
     return np.linspace(-2, 2, n, dtype=np.float32)
+
+
+@pytest.mark.integration  # times the variants with the wall clock
+def test_two_workloads_pick_two_variants_on_the_wall_clock(vmfb):
+    m = _load(vmfb, wall_clock=True)
+    m.autotune()
+    assert m.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
 
 
 def test_two_workloads_pick_two_variants(vmfb):
@@ -96,17 +116,10 @@ def test_timings_are_cached_per_variant_and_workload(vmfb, tmp_path, monkeypatch
     assert {(r["workload"], r["ruler"]) for r in rows} == {("tensor<1024xf32>", "bench"), ("tensor<262144xf32>", "bench")}
     assert len(rows) == 4  # 2 variants x 2 workloads
 
-    timed = []
-    original = AutotunedModule._bench_entry
-
-    def spy(self, info, bench, variant, *a, **k):
-        timed.append((bench, info.variants[variant]))
-        return original(self, info, bench, variant, *a, **k)
-
-    monkeypatch.setattr(AutotunedModule, "_bench_entry", spy)
     three = _load(vmfb, cache=cache)
     three.autotune()
-    assert sorted(v for _, v in timed) == ["wrong", "wrong"]  # once per workload
+    timed = [(variant, workload) for kind, _, variant, workload in three.benchmarker.log]
+    assert timed == [("wrong", "tensor<1024xf32>"), ("wrong", "tensor<262144xf32>")]  # once per workload
     assert three.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
     assert len(TuningCache(cache).timings()) == 6
 

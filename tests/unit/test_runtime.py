@@ -145,8 +145,10 @@ def test_wall_clock_picks_fast(vmfb, tmp_path):
     m = _load(vmfb, tmp_path, wall_clock=True, cache=None)
     by_name = {t.variant: t.median_ms for t in m.autotune()["cpu_ex::scale"]}
     assert by_name["fast"] < by_name["slow"] and m.chosen["cpu_ex::scale"] == "fast"
-    live = _load(vmfb, tmp_path, wall_clock=True, cache=None, strategy="round-robin", min_rounds=5)
-    x = np.arange(65536, dtype=np.float32)
+    # Live calls include the host's copies: 2^20 elements make @slow's extra work (64 M square
+    # roots) dominate them.
+    live = _load(vmfb, tmp_path, wall_clock=True, cache=None, strategy="round-robin", min_rounds=7)
+    x = np.arange(1 << 20, dtype=np.float32)
     for _ in range(60):
         np.testing.assert_array_equal(live("scale", x), 2 * x)
         if live.sources["cpu_ex::scale"] == "round-robin":

@@ -39,6 +39,7 @@ from autotune_export.ir.walk import find_groups
 from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TRITON_DTYPES,
                                       AutotuneGroup, Param, TritonDtype, format_value, mlir_string)
 from iree.compiler import ir
+from iree.compiler.dialects import hal
 from autotune_export.frontend import compat
 from autotune_export.support.diagnostics import location_of
 from autotune_export.ir.group import descriptor_refusal, symbol
@@ -951,7 +952,7 @@ def parse_source(source: SourceFile, context=None):
     sugared = {(g.location.line, g.location.col) for g, _ in groups if g.location is not None}
     for op, parent in find_groups(module, with_parent=True):
         grp = _checked_group(op, source.name, colmap, sugared)
-        if parent is None or parent.name != "hal.executable.source":
+        if parent is None or not isinstance(parent.opview, hal.ExecutableSourceOp):
             where = parent.name if parent is not None else "the module"
             raise DiagnosticError.at(grp.location, f"{SUGARED_OP_NAME} must be directly inside a hal.executable.source, not {where}")
         key = (id(parent), grp.name)
@@ -1010,7 +1011,7 @@ def _export_locations(source, filename: str, colmap: ColumnMap) -> dict[str, Loc
     for block in source.regions[0].blocks:
         for child in block.operations:
             child = child.operation
-            if child.name == "hal.executable.export" and "sym_name" in child.attributes:
+            if isinstance(child.opview, hal.ExecutableExportOp) and "sym_name" in child.attributes:
                 loc = location_of(child.location, filename)
                 out[child.attributes["sym_name"].value] = colmap(loc) if loc and loc.file == filename else loc
     return out

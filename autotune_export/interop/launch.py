@@ -29,7 +29,7 @@ import numpy as np
 from autotune_export.frontend import SourceFile, new_context, parse_source, print_module
 from autotune_export.interop import jax_triton as _jt
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import executable_sources, groups_of
+from autotune_export.ir.walk import executable_sources, groups_of, isa
 from autotune_export.support import files
 
 __all__ = ["answering_for_target", "launch_to_mlir"]
@@ -257,15 +257,16 @@ def _take_in_place(text: str, func: str, order: list[str], tied: list[str]) -> s
     splat's uses replaced by its argument. Rewritten with the IR bindings, printed by the
     front end's printer (the generated header comments are kept)."""
     from iree.compiler import ir
+    from iree.compiler.dialects import flow, util
 
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("//")).replace(
         "jax_triton.triton_call_to_mlir", "launch.launch_to_mlir (in place: " + ", ".join(tied) + ")", 1)
     with new_context():
         module = parse_source(SourceFile(text, "<launch_to_mlir>", "."))
         fn = next(op for op in module.body.operations
-                  if op.operation.name == "util.func" and ir.StringAttr(op.attributes["sym_name"]).value == func)
+                  if isa(op, util.FuncOp) and ir.StringAttr(op.attributes["sym_name"]).value == func)
         block = fn.regions[0].blocks[0]
-        splats = [op for op in block.operations if op.operation.name == "flow.tensor.splat"]
+        splats = [op for op in block.operations if isa(op, flow.TensorSplatOp)]
         old = list(block.arguments)
         inputs = iter(old)
         loc = ir.Location.unknown()

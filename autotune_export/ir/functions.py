@@ -16,6 +16,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, util
 from iree.compiler.dialects import func as func_d
 
+from autotune_export.ir.walk import isa
+
 __all__ = [
     "function_type",
     "call_dialect",
@@ -45,7 +47,7 @@ def function_type(op) -> tuple[list[ir.Type], list[ir.Type]]:
 def call_dialect(op) -> str:
     """``"func"`` when ``op`` is a ``func.func`` (only ``func.call`` may call it: jax.export
     writes such hosts), else ``"util"``."""
-    return "func" if op.operation.name == "func.func" else "util"
+    return "func" if isa(op, func_d.FuncOp) else "util"
 
 
 def global_(name: str, type_: ir.Type, *, mutable: bool = False, initial_value: ir.Attribute | None = None,

@@ -1,15 +1,23 @@
 """Typed accessors and walking over ``iree.compiler.ir`` modules: the symbols, executables,
-exports, groups, dispatch sites and functions the passes look at, read with the bindings."""
+exports, groups, dispatch sites and functions the passes look at, read with the bindings.
+
+Ops are told apart by their generated classes (:func:`isa`: IREE's ``flow``, ``hal``,
+``util`` ... op classes of ``iree.compiler.dialects``), never by comparing their names as
+strings; only the extension op, which has no class (``autotune.export``, see ir/group.py), is
+known by :data:`~autotune_export.ir.group.GENERIC_OP_NAME`."""
 
 from __future__ import annotations
 
 from typing import Iterator
 
 from iree.compiler import ir
+from iree.compiler.dialects import flow, func, hal, util
 
 from autotune_export.ir.group import GENERIC_OP_NAME
 
 __all__ = [
+    "isa",
+    "FUNCTION_OPS",
     "walk",
     "defining_op",
     "sym_name",
@@ -22,6 +30,17 @@ __all__ = [
     "enclosing_function",
     "module_functions",
 ]
+
+
+#: The function ops a host may be: IREE's ``util.func`` and upstream's ``func.func`` (jax.export).
+FUNCTION_OPS = (util.FuncOp, func.FuncOp)
+
+
+def isa(op, *classes: type) -> bool:
+    """Whether ``op`` (an ``ir.Operation`` or any op view) is an op of one of ``classes``
+    (generated op classes such as ``flow.DispatchOp``): the context's registered dialects
+    give each op its class (``Operation.opview``)."""
+    return isinstance(op.operation.opview, classes)
 
 
 def walk(op) -> Iterator:
@@ -43,7 +62,7 @@ def sym_name(op) -> str | None:
 
 def executable_sources(module) -> list:
     """Top-level ``hal.executable.source`` ops."""
-    return [op.operation for op in module.body.operations if op.operation.name == "hal.executable.source"]
+    return [op.operation for op in module.body.operations if isa(op, hal.ExecutableSourceOp)]
 
 
 def exports_of(source) -> dict:
@@ -51,14 +70,14 @@ def exports_of(source) -> dict:
     out = {}
     for op in source.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "hal.executable.export":
+        if isa(op, hal.ExecutableExportOp):
             out[sym_name(op)] = op
     return out
 
 
 def groups_of(source) -> list:
     """Generic ``autotune.export`` ops directly inside a source."""
-    return [op.operation for op in source.regions[0].blocks[0].operations if op.operation.name == "autotune.export"]
+    return [op.operation for op in source.regions[0].blocks[0].operations if op.operation.name == GENERIC_OP_NAME]
 
 
 def entry_point_refs(dispatch) -> list[tuple[str, str]]:
@@ -72,7 +91,7 @@ def entry_point_refs(dispatch) -> list[tuple[str, str]]:
 
 def dispatch_sites(module) -> list:
     """All ``flow.dispatch`` ops of the module, in textual order."""
-    return [op for op in walk(module.operation) if op.name == "flow.dispatch"]
+    return [op for op in walk(module.operation) if isa(op, flow.DispatchOp)]
 
 
 def module_functions(module) -> dict:
@@ -80,7 +99,7 @@ def module_functions(module) -> dict:
     out = {}
     for op in module.body.operations:
         op = op.operation
-        if op.name in ("util.func", "func.func"):
+        if isa(op, *FUNCTION_OPS):
             out[sym_name(op)] = op
     return out
 
@@ -88,7 +107,7 @@ def module_functions(module) -> dict:
 def enclosing_function(op):
     """The ``util.func``/``func.func`` holding ``op`` (or None)."""
     parent = op.parent
-    while parent is not None and parent.operation.name not in ("util.func", "func.func"):
+    while parent is not None and not isa(parent, *FUNCTION_OPS):
         parent = parent.operation.parent
     return parent.operation if parent is not None else None
 

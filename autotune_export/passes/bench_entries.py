@@ -35,7 +35,7 @@ __all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_ent
 
 @dataclass
 class DispatchOperands:
-    """The operand groups of a ``flow.dispatch`` (its ``operandSegmentSizes``): workload,
+    """The operand groups of a ``flow.dispatch`` (``flow.DispatchOp``'s accessors): workload,
     arguments, argument dims (dynamic sizes of the tensor arguments, in order), result dims;
     ``tied``: per result, the index of the argument it is tied to, or -1."""
 
@@ -47,16 +47,11 @@ class DispatchOperands:
 
     @classmethod
     def of(cls, dispatch) -> "DispatchOperands":
-        segments = list(dispatch.attributes["operandSegmentSizes"])
-        ops = list(dispatch.operands)
-        bounds = [0]
-        for n in segments:
-            bounds.append(bounds[-1] + n)
-        parts = [ops[bounds[i]:bounds[i + 1]] for i in range(len(segments))]
+        view = dispatch.operation.opview  # flow.DispatchOp
         tied = [-1] * len(dispatch.results)
         if "tied_operands" in dispatch.attributes:
             tied = [int(ir.IntegerAttr(a).value) for a in ir.ArrayAttr(dispatch.attributes["tied_operands"])]
-        return cls(parts[0], parts[1], parts[2], parts[3], tied)
+        return cls(list(view.workload), list(view.arguments), list(view.argument_dims), list(view.result_dims), tied)
 
     def scalars(self) -> list:
         return [a for a in self.arguments if not isinstance(a.type, ir.ShapedType)]

@@ -24,7 +24,8 @@ import re
 
 from autotune_export.cuda.ptx import entry_text
 from autotune_export.ir import hal_attrs
-from autotune_export.ir.walk import exports_of, sym_name
+from autotune_export.ir.walk import exports_of, isa, sym_name
+from iree.compiler.dialects import builtin, func
 
 __all__ = ["variant_fingerprints"]
 
@@ -48,11 +49,11 @@ def variant_fingerprints(source, variants: list[str], configs: list, base_dir: s
             texts.append(data.decode("utf-8"))
         except UnicodeDecodeError:
             pass
-    inner = [op for op in source.regions[0].blocks[0].operations if op.operation.name == "builtin.module"] if source.regions[0].blocks else []
+    inner = [op for op in source.regions[0].blocks[0].operations if isa(op, builtin.ModuleOp)] if source.regions[0].blocks else []
     funcs = {}
     for mod in inner:
         for op in mod.regions[0].blocks[0].operations:
-            if op.operation.name == "func.func":
+            if isa(op, func.FuncOp):
                 funcs[sym_name(op.operation)] = op.operation
     out = []
     for variant, config in zip(variants, configs):

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
+from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for, slot_names
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
@@ -129,7 +129,7 @@ class LowerAutotuningDispatch(ModulePass):
         group_ops = []
         scratch_of: dict[tuple[str, str], list] = {}
         tables: dict[tuple[str, str], _WorkloadTable] = {}
-        globals_present = {sym_name(op.operation) for op in module.body.operations if op.operation.name == "util.global"}
+        globals_present = {sym_name(op.operation) for op in module.body.operations if isa(op, util.GlobalOp)}
         for source in executable_sources(module):
             exe = sym_name(source)
             exports = exports_of(source)
@@ -229,15 +229,13 @@ class LowerAutotuningDispatch(ModulePass):
                     else:
                         loaded = arith.ConstantOp(i32, constant or 0).result
                     if table is not None:
-                        nwork = list(dispatch.attributes["operandSegmentSizes"])[0]
-                        loaded = table.select(loaded, list(dispatch.operands)[:nwork], dispatch)
+                        loaded = table.select(loaded, list(dispatch.opview.workload), dispatch)
                     choice = arith.IndexCastOp(index, loaded).result
-            segments = list(dispatch.attributes["operandSegmentSizes"])
-            operands = list(dispatch.operands)
-            nwork = segments[0]
-            args = operands[nwork : nwork + segments[1]]
-            attrs = {dispatch.attributes[i].name: dispatch.attributes[i].attr for i in range(len(dispatch.attributes))}
-            tied = [int(t.value) for t in attrs["tied_operands"]] if "tied_operands" in attrs else [-1] * len(dispatch.results)
+            view = dispatch.opview  # flow.DispatchOp: its operand groups and attributes
+            workload = list(view.workload)
+            args = list(view.arguments)
+            given_tied = view.tied_operands
+            tied = [int(t.value) for t in given_tied] if given_tied is not None else [-1] * len(dispatch.results)
             args = _distinct_tied(args, tied)
             new_args, position = [], []
             for a in args:
@@ -249,35 +247,34 @@ class LowerAutotuningDispatch(ModulePass):
             # A scalar split into 32-bit constants moves the tensor operands after it: the tied
             # indices (into the arguments) follow them.
             tied = [position[t] if t >= 0 else -1 for t in tied]
-            if "tied_operands" in attrs:
-                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied])
+            new_tied = tied if given_tied is not None else None
             extra = [choice]
             if divisible is not None:
                 extra.append(self._divisible_flag(point, args, divisible, dispatch))
             result_types = [r.type for r in dispatch.results]
-            attrs.pop(FIXED_CHOICE_ATTR, None)
-            tail = operands[nwork + segments[1] :]
+            result_dims = list(view.result_dims)
             if scratch:
                 # Triton's global scratch: one more untied result, bound last.
-                workload = operands[:nwork]
                 size = _scratch_bytes(point, scratch, workload + extra, dispatch)
                 result_types.append(ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8)))
-                tail = tail + [size]
-                segments[3] += 1
-                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied + [-1]])
-            segments[1] = len(new_args)
-            new_operands = operands[:nwork] + extra + new_args + tail
-            segments[0] += len(extra)
-            attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
-            attrs["entry_points"] = ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, first])])
-            new = ir.Operation.create(
-                "flow.dispatch",
-                results=result_types,
-                operands=new_operands,
-                attributes=attrs,
+                result_dims.append(size)
+                new_tied = tied + [-1]
+            new = flow.DispatchOp(
+                result_types,
+                workload + extra,
+                ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, first])]),
+                new_args,
+                list(view.argument_dims),
+                result_dims,
+                tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in new_tied]) if new_tied is not None else None,
                 loc=dispatch.location,
                 ip=point,
-            )
+            ).operation
+            # Discardable attributes stay on the dispatch; the fixed choice is consumed here.
+            for k in range(len(dispatch.attributes)):
+                named = dispatch.attributes[k]
+                if named.name not in ("operandSegmentSizes", "entry_points", "tied_operands", FIXED_CHOICE_ATTR):
+                    new.attributes[named.name] = named.attr
             for old, repl in zip(dispatch.results, new.results):
                 old.replace_all_uses_with(repl)
             dispatch.erase()
@@ -343,7 +340,7 @@ def _distinct_tied(args: list, tied: list[int]) -> list:
             continue
         value = args[t]
         op = defining_op(value)
-        if op is not None and op.name == "flow.tensor.empty":
+        if op is not None and isa(op, flow.TensorEmptyOp):
             with op.location, ir.InsertionPoint(op):
                 alloca = flow.TensorAllocaOp(value.type, list(op.operands)).result
             value.replace_all_uses_with(alloca)
@@ -415,7 +412,7 @@ def _scratch_bytes(point, exports, workload, dispatch):
         with point:
             for op in block.operations:
                 op = op.operation
-                if op.name == "hal.return":
+                if isa(op, hal.ReturnOp):
                     returned = [mapping.get(v, v) for v in op.operands]
                     break
                 for v in op.operands:

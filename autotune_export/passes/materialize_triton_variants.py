@@ -68,11 +68,13 @@ from autotune_export.ir.walk import (
     executable_sources,
     exports_of,
     groups_of,
+    isa,
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes import zero_outputs
 from iree.compiler import ir
+from iree.compiler.dialects import flow
 
 __all__ = ["MaterializeTritonVariants"]
 
@@ -126,8 +128,7 @@ class _Binding:
 def _dispatch_bindings(d) -> list[_Binding]:
     """The bindings of ``flow.dispatch`` ``d`` in IREE's order: tensor operands in operand
     order, then untied results (notes/iree-hal-facts.md, "Calling convention")."""
-    segments = list(d.attributes["operandSegmentSizes"])
-    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+    args = list(d.opview.arguments)
     tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
     tied_args = {t for t in tied if t >= 0}
     out = []
@@ -135,7 +136,7 @@ def _dispatch_bindings(d) -> list[_Binding]:
         if isinstance(a.type, ir.RankedTensorType):
             op = defining_op(a)
             out.append(_Binding(a.type, i in tied_args, f"tensor operand {sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType))} ({a.type})",
-                                op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca")))
+                                op is not None and isa(op, flow.TensorEmptyOp, flow.TensorAllocaOp)))
     for j, r in enumerate(d.results):
         if j >= len(tied) or tied[j] < 0:
             out.append(_Binding(r.type, True, f"result {j} ({r.type})", True))
@@ -151,8 +152,7 @@ def _outputs_by_result(d, pointers, outputs: list[str], operands: list) -> froze
     tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
     if len(d.results) != len(outputs) or not any(t >= 0 for t in tied):
         return None
-    segments = list(d.attributes["operandSegmentSizes"])
-    args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+    args = list(d.opview.arguments)
     tensor_index = {i: sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType)) for i in range(len(args))}
     names = frozenset(outputs[j] for j, t in enumerate(tied) if t >= 0)
     order = [p.name for p in pointers if not p.output or p.name in names]
@@ -400,8 +400,7 @@ def _workload_scalars(source, op, group: AutotuneGroup) -> dict[str, Any]:
     host = enclosing_function(site) if site is not None else None
     if host is None:
         return {}
-    segments = list(site.attributes["operandSegmentSizes"])
-    given = [a for a in list(site.operands)[segments[0] : segments[0] + segments[1]] if not isinstance(a.type, ir.RankedTensorType)]
+    given = [a for a in site.opview.arguments if not isinstance(a.type, ir.RankedTensorType)]
     scalars = [p for p in group.signature if not p.is_pointer and not p.is_none]
     if len(given) != len(scalars):
         return {}
@@ -466,8 +465,7 @@ def _result_indices(item) -> tuple[list[int] | None, list[int] | None]:
     pointers = abi.plan(group.signature, tied=item.tied).binding_params()
     orders = []
     for d in item.dispatches:
-        segments = list(d.attributes["operandSegmentSizes"])
-        args = list(d.operands)[segments[0]: segments[0] + segments[1]]
+        args = list(d.opview.arguments)
         tensors = [i for i, a in enumerate(args) if isinstance(a.type, ir.RankedTensorType)]
         tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
         tied += [-1] * (len(d.results) - len(tied))
@@ -830,8 +828,7 @@ class MaterializeTritonVariants(ModulePass):
                             "results, in the order of the signature's input pointers, then its {output} pointers)",
                             note,
                         )
-            segments = list(d.attributes["operandSegmentSizes"])
-            args = list(d.operands)[segments[0] : segments[0] + segments[1]]
+            args = list(d.opview.arguments)
             given = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
             if len(given) != len(scalars):
                 continue  # verify-autotuning-groups reports the count

@@ -46,9 +46,10 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import object_payloads, read_layout, read_objects, target_backend
 from autotune_export.ir.markers import TARGETS_ATTR
 from autotune_export.passes.split_architectures import compute_capability_range
-from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, sym_name
+from autotune_export.ir.walk import dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from iree.compiler import ir
+from iree.compiler.dialects import builtin, func
 
 __all__ = ["VerifyAutotuningGroups"]
 
@@ -58,10 +59,10 @@ def _inner_functions(source) -> set[str]:
     names = set()
     for op in source.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "builtin.module":
+        if isa(op, builtin.ModuleOp):
             for inner in op.regions[0].blocks[0].operations:
                 inner = inner.operation
-                if inner.name == "func.func" and "sym_name" in inner.attributes:
+                if isa(inner, func.FuncOp) and "sym_name" in inner.attributes:
                     names.add(inner.attributes["sym_name"].value)
     return names
 
@@ -203,13 +204,13 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
     name, layout, count_args, export = first
     loc = location_of(dispatch.location, ctx.source.name)
     note = [Diagnostic("note", f"@{group.name} is defined here", group.location)]
-    segments = list(dispatch.attributes["operandSegmentSizes"])
-    workload = segments[0]
+    view = dispatch.opview  # flow.DispatchOp
+    workload = len(view.workload)
     if count_args is not None and workload != count_args - 1:
         raise DiagnosticError.at(
             loc, f"dispatch to @{exe}::@{group.name} passes {workload} workload values, but its variants take {count_args - 1}", note
         )
-    operands = list(dispatch.operands)[workload : workload + segments[1]]
+    operands = list(view.arguments)
     tensors = [o for o in operands if isinstance(o.type, ir.RankedTensorType)]
     scalars = [o for o in operands if not isinstance(o.type, ir.RankedTensorType)]
     tied = [int(t.value) for t in dispatch.attributes["tied_operands"]] if "tied_operands" in dispatch.attributes else []

@@ -54,12 +54,12 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from iree.compiler import ir
-from iree.compiler.dialects import flow
+from iree.compiler.dialects import arith, flow
 
 from autotune_export.ir import functions as fn
 from autotune_export.ir.group import AutotuneGroup, Param
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
-from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, sym_name
+from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes.bench_entries import DispatchOperands
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
@@ -104,14 +104,14 @@ def _erase_if_dead(value) -> None:
     """Erase the op defining ``value`` (a tensor splat, empty or alloca the dispatch used to
     take) and its constant when nothing uses them any more."""
     op = defining_op(value)
-    if op is None or op.name not in ("flow.tensor.splat", "flow.tensor.empty", "flow.tensor.alloca"):
+    if op is None or not isa(op, flow.TensorSplatOp, flow.TensorEmptyOp, flow.TensorAllocaOp):
         return
     if any(True for _ in op.results[0].uses):
         return
     sources = [defining_op(v) for v in op.operands]
     op.erase()
     for src in sources:
-        if src is not None and src.name == "arith.constant" and not any(True for _ in src.results[0].uses):
+        if src is not None and isa(src, arith.ConstantOp) and not any(True for _ in src.results[0].uses):
             src.erase()
 
 

@@ -72,6 +72,7 @@ __all__ = [
     "compile_variants",
     "default_cache_dir",
     "load_kernel",
+    "interpreted_kernel",
     "max_shared_memory",
 ]
 
@@ -324,12 +325,14 @@ def _inner(obj):
     return None
 
 
-def _unwrap(obj, what: str):
+def _unwrap(obj, what: str, terminal: type = JITFunction):
     """``(JITFunction, wrappers outermost first)``: peel every wrapper off ``obj`` (see
-    :func:`_inner`). Raises KernelLoadError when the chain ends elsewhere or loops."""
+    :func:`_inner`) down to an instance of ``terminal`` (Triton's interpreter's
+    ``InterpretedFunction`` for :func:`interpreted_kernel`). Raises KernelLoadError when the
+    chain ends elsewhere or loops."""
     wrappers: list = []
     seen: set[int] = set()
-    while not isinstance(obj, JITFunction):
+    while not isinstance(obj, terminal):
         if id(obj) in seen or len(wrappers) > 64:
             raise KernelLoadError(f"{what}: its .fn chain loops")
         seen.add(id(obj))
@@ -419,6 +422,33 @@ def _import_module(path: pathlib.Path, import_arch: int):
         return module
 
 
+def _kernel_attribute(src: KernelSource) -> tuple[object, str]:
+    """``(the module attribute src.name of the imported src.path, how to name it in
+    messages)``. Raises KernelLoadError."""
+    path = pathlib.Path(src.path)
+    if not path.is_file():
+        raise KernelLoadError(f"kernel file {path} does not exist")
+    module = _import_module(path, src.import_arch or 80)
+    if not hasattr(module, src.name):
+        raise KernelLoadError(f"{path} has no attribute '{src.name}'")
+    return getattr(module, src.name), f"'{src.name}' in {path}"
+
+
+def interpreted_kernel(src: KernelSource):
+    """The kernel ``src`` as Triton's interpreter runs it: the ``InterpretedFunction`` that
+    ``@triton.jit`` makes when ``TRITON_INTERPRET=1`` is set while the file is imported (Triton
+    reads the variable at decoration time), wrappers (``triton.autotune``,
+    ``triton.heuristics``, launchers) peeled off as :func:`load_kernel` does. Call it in a
+    process that had the variable set before importing the file (``autotune-export check``
+    runs one). Raises KernelLoadError, also when the file's kernel is not interpreted."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    obj, what = _kernel_attribute(src)
+    if isinstance(obj, JITFunction) or isinstance(getattr(obj, "fn", None), JITFunction):
+        raise KernelLoadError(f"{what} was compiled for the GPU, not interpreted: set TRITON_INTERPRET=1 before the file is imported")
+    return _unwrap(obj, what, terminal=InterpretedFunction)[0]
+
+
 def load_kernel(src: KernelSource) -> LoadedKernel:
     """Import ``src.path`` and return the kernel named ``src.name``.
 
@@ -436,13 +466,7 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
     capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.
     Wrappers around the JIT function are peeled off and recorded (:attr:`LoadedKernel.wrappers`).
     Raises KernelLoadError."""
-    path = pathlib.Path(src.path)
-    if not path.is_file():
-        raise KernelLoadError(f"kernel file {path} does not exist")
-    module = _import_module(path, src.import_arch or 80)
-    if not hasattr(module, src.name):
-        raise KernelLoadError(f"{path} has no attribute '{src.name}'")
-    obj, wrappers = _unwrap(getattr(module, src.name), f"'{src.name}' in {path}")
+    obj, wrappers = _unwrap(*_kernel_attribute(src))
     autotuners = [w for w in wrappers if isinstance(w, AutotuneWrapper)]
     default_configs = [dict(c) for c in autotuners[0].configs] if autotuners else None
     heuristics: dict[str, Callable] = {}

@@ -552,18 +552,9 @@ class MaterializeTritonVariants(ModulePass):
         all_specs: list[Any] = []
         for source in executable_sources(module):
             for op in groups_of(source):
-                group = AutotuneGroup.from_op(op, ctx.source.name)
-                if not group.is_triton:
+                item = self.plan_group(ctx, module, source, op)
+                if item is None:
                     continue
-                item = self._plan(ctx, source, op, group, tc)
-                item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
-                item.tied = _tied_outputs(ctx, group, item.dispatches)
-                # reset_to_zero / restore_value (zero-fill-outputs' rewrite, for the Triton form):
-                # afterwards every output of a zero-filled group is written in place.
-                if zero_outputs.zero_fill_triton(ctx, module, sym_name(source), group, item.tied):
-                    item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
-                    item.tied = _tied_outputs(ctx, group, item.dispatches)
-                self._check_dispatches(ctx, module, source, group, item.tied)
                 item.first_spec = len(all_specs)
                 all_specs.extend(item.specs)
                 planned.append(item)
@@ -588,6 +579,30 @@ class MaterializeTritonVariants(ModulePass):
         for item in planned:
             mine = results[item.first_spec : item.first_spec + len(item.specs)]
             self._materialize(ctx, item, mine, tc)
+
+    def plan_group(self, ctx: PassContext, module, source, op) -> _Planned | None:
+        """What :meth:`apply` does for group op ``op`` of ``source`` before anything is
+        compiled: the kernel loaded and checked against the signature, the configs expanded
+        (``prune_configs_by``, heuristics, constexpr defaults), ``reset_to_zero`` applied to the
+        dispatches (:func:`~autotune_export.passes.zero_outputs.zero_fill_triton`: ``module``
+        changes), the outputs written in place found and the dispatches checked against the
+        signature. None for a group in the ``variants([...])`` form. ``autotune-export check``
+        runs the same plan in Triton's interpreter. Raises DiagnosticError."""
+        from autotune_export.cuda import triton_compile as tc
+
+        group = AutotuneGroup.from_op(op, ctx.source.name)
+        if not group.is_triton:
+            return None
+        item = self._plan(ctx, source, op, group, tc)
+        item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
+        item.tied = _tied_outputs(ctx, group, item.dispatches)
+        # reset_to_zero / restore_value (zero-fill-outputs' rewrite, for the Triton form):
+        # afterwards every output of a zero-filled group is written in place.
+        if zero_outputs.zero_fill_triton(ctx, module, sym_name(source), group, item.tied):
+            item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
+            item.tied = _tied_outputs(ctx, group, item.dispatches)
+        self._check_dispatches(ctx, module, source, group, item.tied)
+        return item
 
     # ---------------------------------------------------------------------------------------
     def _plan(self, ctx: PassContext, source, op, group: AutotuneGroup, tc) -> _Planned:

@@ -49,6 +49,7 @@ __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("autotune_export.tools.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
     "tune": ("autotune_export.tools.tune", "time every variant of a .vmfb's groups on a device and keep the fastest"),
+    "check": ("autotune_export.tools.check", "run every variant of the triton(...) groups in Triton's interpreter (no GPU) and compare"),
 }
 # --- end subcommands --------------------------------------------------------------------------
 

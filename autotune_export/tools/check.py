@@ -117,6 +117,7 @@ class Variant:
     config: str
     constexprs: dict
     grid: tuple
+    entries: list = field(default_factory=list)  # the config as the group gives it: [(key, value)]
 
 
 @dataclass
@@ -126,7 +127,9 @@ class Launch:
     ``("buffer", binding index)``, ``("scalar", value)`` or ``("none",)``, the ``buffers`` in
     binding order, ``results``: per dispatch result the binding it is read from, the
     ``variants`` (index ``default`` is the default variant), the ``seed``, the per-run
-    ``timeout`` in seconds and an optional ``reference`` (``MODULE:FUNCTION``)."""
+    ``timeout`` in seconds and an optional ``reference`` (``MODULE:FUNCTION``). Where the
+    host function passes its own arguments straight to the dispatch and returns its results,
+    ``host_args`` / ``host_results`` say which (what a differential test feeds and reads)."""
 
     path: str
     kernel: str
@@ -141,6 +144,11 @@ class Launch:
     reference: str | None = None
     title: str = ""
     where: Any = None  # the dispatch's Location (diagnostics)
+    dispatch_index: int = 0  # which dispatch of the group (in module order)
+    workload_index: int = 0  # which tune_workload (0 without one)
+    host_args: list = field(default_factory=list)  # per binding: the host function's argument number feeding it, or None
+    host_results: list = field(default_factory=list)  # per dispatch result: the host result it is returned as, or None
+    data: dict = field(default_factory=dict)  # binding index -> tensor given instead of seeded data (benchmarks/differential.py)
 
 
 @dataclass
@@ -193,6 +201,30 @@ def _shape(t, dims: list, entry, workload) -> tuple | None:
     return tuple(shape)
 
 
+def _host_wiring(d, host) -> tuple[list, list]:
+    """``(per tensor binding of dispatch d in order: the host function's argument number when
+    the operand is one (else None), per result of d: the index of the host function's result
+    it is returned as (else None))``. Untied results come after the tensor operands, as
+    :func:`_dispatch_bindings` orders them; their entries are None."""
+    from iree.compiler import ir
+
+    entry = host.regions[0].blocks[0]
+    ops = DispatchOperands.of(d)
+    args = []
+    for a in ops.arguments:
+        if isinstance(a.type, ir.RankedTensorType):
+            args.append(a.arg_number if isinstance(a, ir.BlockArgument) and a.owner == entry else None)
+    args += [None] * sum(1 for j in range(len(d.results)) if j >= len(ops.tied) or ops.tied[j] < 0)
+    returned = {}
+    for block in host.regions[0].blocks:
+        for o in block.operations:
+            if o.operation.name in ("util.return", "func.return"):
+                for i, v in enumerate(o.operands):
+                    if isinstance(v, ir.OpResult) and v.owner.operation == getattr(d, "operation", d):
+                        returned.setdefault(v.result_number, i)
+    return args, [returned.get(j) for j in range(len(d.results))]
+
+
 def _config_text(cfg) -> str:
     from autotune_export.ir.group import format_value
 
@@ -223,10 +255,11 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
         default = names.index(group.default)
     launches, remarks = [], []
     exe = sym_name(source)
-    for d in item.dispatches:
+    for d_index, d in enumerate(item.dispatches):
         where = location_of(d.location, ctx.source.name)
         host = enclosing_function(d)
         entry = host.regions[0].blocks[0]
+        host_args, host_results = _host_wiring(d, host)
         ops = DispatchOperands.of(d)
         bindings = _dispatch_bindings(d)
         if len(bindings) != len(pointers):
@@ -281,7 +314,7 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
                     raise DiagnosticError.at(group.location, f"{err} for config {index} {_config_text(cfg)}") from None
                 grid = grid + (1,) * (3 - len(grid))
                 constexprs = {**{n: None for n in nones}, **consts}
-                variants.append(Variant(names[index], _config_text(cfg), constexprs, grid))
+                variants.append(Variant(names[index], _config_text(cfg), constexprs, grid, list(cfg)))
             by_name = {b.param: i for i, b in enumerate(buffers)}
             params = []
             for p in original.signature:
@@ -303,7 +336,8 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
             work_text = ", ".join(f"{n} = {v}" for n, v in env_work.items())
             title = f"@{exe}::@{group.name} on {label}" + (f" ({work_text})" if work_text else "")
             launches.append(Launch(full, original.triton[1], item.archs[0][1] if item.archs else 80, params, buffers,
-                                   results, variants, default, args.seed, args.timeout, args.reference, title, where))
+                                   results, variants, default, args.seed, args.timeout, args.reference, title, where,
+                                   d_index, w_index, host_args, host_results))
     if not item.dispatches:
         remarks.append(Diagnostic("warning", f"@{group.name}: no dispatch calls it: nothing to check", group.location))
     return launches, remarks
@@ -313,14 +347,17 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
 # Running (the interpreter process)
 
 
-def _make(buffer: Buffer, seed: int, index: int, salt: int):
+def _make(buffer: Buffer, seed: int, index: int, salt: int, given=None):
     """A torch CPU tensor for ``buffer``: seeded, position-dependent values (``salt`` changes
-    them for buffers of undefined contents)."""
+    them for buffers of undefined contents); a copy of ``given`` instead, when given, for a
+    buffer of defined contents."""
     import torch
 
     dtype = getattr(torch, buffer.dtype)
     if buffer.fill == "zeros":
         return torch.zeros(buffer.shape, dtype=dtype)
+    if given is not None and buffer.fill == "data":
+        return given.clone()
     salt = salt if buffer.fill == "undefined" else 0  # defined data is the same in every run
     g = torch.Generator().manual_seed((seed * 1_000_003 + index * 7919 + salt * 104_729) % (2**63))
     if dtype == torch.bool:
@@ -395,12 +432,12 @@ def run_launch(launch: Launch) -> dict:
     from autotune_export.cuda import triton_compile as tc
 
     kernel = tc.interpreted_kernel(tc.KernelSource(launch.path, launch.kernel, import_arch=launch.import_arch))
-    initial = [_make(b, launch.seed, i, 1) for i, b in enumerate(launch.buffers)]
+    initial = [_make(b, launch.seed, i, 1, launch.data.get(i)) for i, b in enumerate(launch.buffers)]
     runs = []
     plan = [(k, 1) for k in range(len(launch.variants))] + [(launch.default, 2)]
     for k, salt in plan:
         v = launch.variants[k]
-        tensors = [_make(b, launch.seed, i, salt) for i, b in enumerate(launch.buffers)]
+        tensors = [_make(b, launch.seed, i, salt, launch.data.get(i)) for i, b in enumerate(launch.buffers)]
         constexprs = {name: tc.triton_value(value) for name, value in v.constexprs.items()}
         try:
             _limited(launch.timeout, lambda: kernel[v.grid](*_args(launch, tensors), **constexprs))
@@ -414,7 +451,7 @@ def run_launch(launch: Launch) -> dict:
             runs.append({"label": v.name, "salt": salt, "buffers": None,
                          "error": f"{type(err).__name__}: {message[-1] if message else ''}"[:500]})
     if launch.reference:
-        tensors = [_make(b, launch.seed, i, 1) for i, b in enumerate(launch.buffers)]
+        tensors = [_make(b, launch.seed, i, 1, launch.data.get(i)) for i, b in enumerate(launch.buffers)]
         try:
             fn = _load_reference(launch.reference)
             returned = _limited(launch.timeout, lambda: fn(*_args(launch, tensors)))

@@ -70,7 +70,7 @@ from typing import Any, Sequence
 from autotune_export.cuda import abi
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
-from autotune_export.ir.walk import enclosing_function, executable_sources, groups_of, sym_name
+from autotune_export.ir.walk import enclosing_function, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import PassContext
 from autotune_export.passes.bench_entries import DispatchOperands
 from autotune_export.passes.materialize_triton_variants import (
@@ -207,6 +207,7 @@ def _host_wiring(d, host) -> tuple[list, list]:
     it is returned as (else None))``. Untied results come after the tensor operands, as
     :func:`_dispatch_bindings` orders them; their entries are None."""
     from iree.compiler import ir
+    from iree.compiler.dialects import func, util
 
     entry = host.regions[0].blocks[0]
     ops = DispatchOperands.of(d)
@@ -218,7 +219,7 @@ def _host_wiring(d, host) -> tuple[list, list]:
     returned = {}
     for block in host.regions[0].blocks:
         for o in block.operations:
-            if o.operation.name in ("util.return", "func.return"):
+            if isa(o, util.ReturnOp, func.ReturnOp):
                 for i, v in enumerate(o.operands):
                     if isinstance(v, ir.OpResult) and v.owner.operation == getattr(d, "operation", d):
                         returned.setdefault(v.result_number, i)

@@ -416,6 +416,17 @@ def _workloads(rng: random.Random, idx: int) -> Case:
                 [[((n,), "float32"), ((n,), "float32")] for n in sizes], 1, calls, mlir=mlir)
 
 
+def case_to_dict(case: Case) -> dict:
+    """The case as plain data (JSON-able but for tuples: what crosses to the worker process
+    and to the GPU machine, whatever name this file was imported under)."""
+    return dataclasses.asdict(case)
+
+
+def case_from_dict(data: dict) -> Case:
+    calls = [Call(**{**c, "args": [Arg(**a) for a in c["args"]]}) for c in data["calls"]]
+    return Case(**{**data, "calls": calls})
+
+
 FAMILIES = {
     "elementwise": _elementwise, "scalars": _scalars, "inplace": _in_place, "outputs": _two_outputs, "none": _none_bias,
     "strided": _strided, "pruned": _pruned, "dtype-heuristic": _dtype_heuristic, "reset": _reset, "restore": _restore,
@@ -579,6 +590,7 @@ def _interpret_worker(job_path: str, out_path: str) -> int:
         jobs = pickle.load(f)
     out = []
     for case, folder, launches, seed in jobs:
+        case = case_from_dict(case)
         entry: dict = {"case": case.name, "module": {}, "triton": {}, "errors": []}
         try:
             for launch in launches:
@@ -693,7 +705,7 @@ def run_interpret(cases: list[Case], seed: int, keep: str | None, timeout: float
             item["differences"].append(f"export failed: {type(err).__name__}: {err}")
             report["cases"].append(item)
             continue
-        jobs.append((case, folder, launches, seed))
+        jobs.append((case_to_dict(case), folder, launches, seed))
         report["cases"].append(item)
     by_name = {c["case"]: c for c in report["cases"]}
     job_path, out_path = os.path.join(work, "job.pkl"), os.path.join(work, "out.pkl")
@@ -707,6 +719,7 @@ def run_interpret(cases: list[Case], seed: int, keep: str | None, timeout: float
     with open(out_path, "rb") as f:
         outcomes = pickle.load(f)
     for (case, folder, launches, _), got in zip(jobs, outcomes):
+        case = case_from_dict(case)
         item = by_name[case.name]
         variants = [v.name for v in launches[0].variants] if launches else []
         item["variants"] = len(variants)
@@ -737,7 +750,7 @@ def build_gpu(cases: list[Case], folder: str, target: str, seed: int) -> int:
             continue
         kept.append(case)
     with open(os.path.join(folder, "cases.pkl"), "wb") as f:
-        pickle.dump({"seed": seed, "cases": kept}, f)
+        pickle.dump({"seed": seed, "cases": [case_to_dict(c) for c in kept]}, f)
     print(f"built {len(kept)} of {len(cases)} cases in {folder}")
     return 0
 
@@ -754,7 +767,7 @@ def run_gpu(folder: str) -> dict:
         saved = pickle.load(f)
     seed = saved["seed"]
     report = {"mode": "gpu", "seed": seed, "cases": [], "variants": 0, "differences": 0, "refused": 0}
-    for case in saved["cases"]:
+    for case in map(case_from_dict, saved["cases"]):
         sub = os.path.join(folder, case.name)
         item = {"case": case.name, "family": case.family, "form": case.form, "differences": [], "variants": 0}
         report["cases"].append(item)

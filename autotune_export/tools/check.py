@@ -241,7 +241,6 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
     if not original.is_triton:
         return [], [Diagnostic("remark", f"@{original.name} is in the variants([...]) form (compiled code): not checked; "
                                          "check the triton(...) group it was made from", original.location)]
-    nones = [p.name for p in original.signature or [] if p.is_none]
     workloads = _tune_workloads(op)  # before plan_group: read off the op as written
     item = MaterializeTritonVariants(target=args.target).plan_group(ctx, module, source, op)
     group = item.group
@@ -314,8 +313,8 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
                 except grid_mod.GridError as err:
                     raise DiagnosticError.at(group.location, f"{err} for config {index} {_config_text(cfg)}") from None
                 grid = grid + (1,) * (3 - len(grid))
-                constexprs = {**{n: None for n in nones}, **consts}
-                variants.append(Variant(names[index], _config_text(cfg), constexprs, grid, list(cfg)))
+                # A `none` parameter is passed None positionally, as the call does (params below).
+                variants.append(Variant(names[index], _config_text(cfg), dict(consts), grid, list(cfg)))
             by_name = {b.param: i for i, b in enumerate(buffers)}
             params = []
             for p in original.signature:

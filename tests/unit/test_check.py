@@ -55,6 +55,17 @@ def bump_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=mask)
 
 
+@triton.heuristics({"HAS_BIAS": lambda args: args["b_ptr"] is not None})
+@triton.jit
+def bias_kernel(x_ptr, b_ptr, out_ptr, n, HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    if HAS_BIAS:
+        x += tl.load(b_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x, mask=mask)
+
+
 @triton.jit
 def accumulate_kernel(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -152,6 +163,17 @@ def test_binding_and_grid_per_config(tmp_path):
     assert [(v.constexprs, v.grid) for v in launch.variants] == [
         ({"BLOCK": 64}, (16, 1, 1)), ({"BLOCK": 128}, (8, 1, 1)), ({"BLOCK": 256}, (4, 1, 1))]
     assert launch.default == 0 and launch.kernel == "add_kernel"
+
+
+def test_none_argument_is_passed_as_none(tmp_path):
+    text = (_group("bias_kernel", "x_ptr: *fp32, b_ptr: none, out_ptr: *fp32 {output}, n: i32",
+                   "      configs([{BLOCK = 64}])\n").replace("%x, %y, %n", "%x, %n")
+            + HOST.format(result="tensor<1000xf32>").replace("(%x, %y, %n) : (tensor<1000xf32>, tensor<1000xf32>, i32)",
+                                                         "(%x, %n) : (tensor<1000xf32>, i32)"))
+    (launch,), _ = _launches(tmp_path, text)
+    # None positionally, as the call passes it (a constexpr None in Triton); the heuristic saw None.
+    assert launch.params == [("buffer", 0), ("none",), ("buffer", 1), ("scalar", 1000)]
+    assert launch.variants[0].constexprs == {"HAS_BIAS": False, "BLOCK": 64}
 
 
 def test_in_place_output_is_bound_at_its_operand(tmp_path):

@@ -2,9 +2,20 @@
 
     # here (no GPU): Triton's interpreter on both sides
     python benchmarks/differential.py --interpret --cases 50 [--seed 0] [--json diff.json] [--keep DIR]
-    # GPU: build here, run on the H200 (see benchmarks/FUZZ.md, "Differential checker")
-    python benchmarks/differential.py --build .gpu_diff --cases 200 [--seed 0] [--target sm_90]
-    python3 benchmarks/differential.py --gpu .gpu_diff [--json $OUT/diff.json]
+
+    # GPU, in two steps. Here (the venv of the Quick start, with torch): the cases' modules and
+    # the IREE runtime's wheel for the GPU machine's Python 3.12; both folders git-ignored:
+    echo /.gpu_diff/ >> .git/info/exclude; echo /.whl/ >> .git/info/exclude
+    .venv/bin/python benchmarks/differential.py --build .gpu_diff --cases 100 --seed 0 --target sm_90
+    python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 -d .whl iree-base-runtime==3.13.0
+    # There (one call of the nvidia-h200 machine, /work/.library/device/README.md, carrying
+    # .gpu_diff and .whl; its python3 has torch and Triton):
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/iree_base_runtime-*.whl && \
+        PYTHONPATH=/tmp/site:. PYTHONUNBUFFERED=1 python3 benchmarks/differential.py --gpu .gpu_diff --json $OUT/diff.json
+
+(``--gpu`` needs only torch, Triton, numpy and ``iree.runtime``: the variants' configs are
+read at ``--build`` time and saved with the cases; Triton compiles each config there.)
 
 A *case* is a kernel of one family (element-wise, scalars of every type, in place with one or
 two tensors, several outputs, a ``None`` argument with a heuristic, strided 2-D access, a
@@ -167,7 +178,8 @@ def _in_place(rng: random.Random, idx: int) -> Case:
     ``inplace`` in either order."""
     n = rng.randint(1, 2000)
     grid = f"lambda meta: (triton.cdiv({n}, meta['BLOCK']),)"
-    if rng.random() < 0.5:
+    form = idx % 3  # one tensor; two named in parameter order; two named in the other order
+    if form == 0:
         src = _HEADER + textwrap.dedent(f"""
             @triton.autotune(configs={_configs_text(rng)}, key=["n"])
             @triton.jit
@@ -178,7 +190,7 @@ def _in_place(rng: random.Random, idx: int) -> Case:
             """)
         return Case(f"{idx:04d}-inplace", "inplace", "launch", src, "kernel", [[((n,), "float32"), ((n,), "float32")]], 1,
                     [Call([Arg("host", 0), Arg("host", 1), Arg("scalar", n)], grid, returns={0: 0})], {"inplace": ["x_ptr"]})
-    order = rng.choice([["a_ptr", "b_ptr"], ["b_ptr", "a_ptr"]])
+    order = ["a_ptr", "b_ptr"] if form == 1 else ["b_ptr", "a_ptr"]
     src = _HEADER + textwrap.dedent(f"""
         @triton.autotune(configs={_configs_text(rng)}, key=["n"])
         @triton.jit
@@ -550,10 +562,11 @@ def run_triton(case: Case, kernel, entries: list, seed: int, device: str = "cpu"
     import torch
     import triton
 
-    from autotune_export.cuda.triton_compile import triton_value
+    import triton.language as tl
 
     tuner = kernel if type(kernel).__name__ == "Autotuner" else None
-    kwargs = {k: triton_value(v) for k, v in entries if k not in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+    kwargs = {k: getattr(tl, v[1]) if isinstance(v, (list, tuple)) and v[:1] == ["tl"] else v
+              for k, v in entries if k not in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
     options = {k: v for k, v in entries if k in ("num_warps", "num_stages")}
     if tuner is not None:
         tuner.configs = [triton.Config(kwargs, **options)]
@@ -608,7 +621,7 @@ def _interpret_worker(job_path: str, out_path: str) -> int:
             kernel = _import(os.path.join(folder, "kernel.py"), case.kernel_name)
             for v in launches[0].variants if launches else []:
                 try:
-                    for key, t in run_triton(case, kernel, v.entries, seed).items():
+                    for key, t in run_triton(case, kernel, plain_entries(v.entries), seed).items():
                         entry["triton"][(v.name, *key)] = t
                 except Exception as err:  # noqa: BLE001 - reported as a difference
                     entry["errors"].append(f"Triton, {v.name}: {type(err).__name__}: {str(err).strip().splitlines()[-1:]}")
@@ -736,7 +749,7 @@ def build_gpu(cases: list[Case], folder: str, target: str, seed: int) -> int:
     from autotune_export.tools import cli
 
     os.makedirs(folder, exist_ok=True)
-    kept = []
+    kept, entries = [], {}
     for case in cases:
         sub = os.path.join(folder, case.name)
         try:
@@ -749,8 +762,9 @@ def build_gpu(cases: list[Case], folder: str, target: str, seed: int) -> int:
             print(f"{case.name}: the build failed (exit {rc})")
             continue
         kept.append(case)
+        entries[case.name] = _variant_entries(path)
     with open(os.path.join(folder, "cases.pkl"), "wb") as f:
-        pickle.dump({"seed": seed, "cases": [case_to_dict(c) for c in kept]}, f)
+        pickle.dump({"seed": seed, "cases": [case_to_dict(c) for c in kept], "entries": entries}, f)
     print(f"built {len(kept)} of {len(cases)} cases in {folder}")
     return 0
 
@@ -775,7 +789,7 @@ def run_gpu(folder: str) -> dict:
             mod = AutotunedModule(os.path.join(sub, "module.vmfb"), driver="cuda", cache=None)
             (group,) = mod.groups.values()
             kernel = _import(os.path.join(sub, "kernel.py"), case.kernel_name)
-            configs = _variant_entries(os.path.join(sub, "module.mlir"))
+            configs = saved["entries"][case.name]
             module_side, triton_side = {}, {}
             for k, variant in enumerate(group.variants):
                 mod.select(group.key, k)
@@ -795,9 +809,19 @@ def run_gpu(folder: str) -> dict:
     return report
 
 
+def plain_entries(entries: list) -> list:
+    """A variant's config entries as plain data: a Triton dtype (``tl.float16``) as
+    ``["tl", "float16"]`` (what the GPU machine, without IREE's compiler, can read)."""
+    out = []
+    for k, v in entries:
+        name = getattr(v, "name", None)
+        out.append([k, ["tl", name] if type(v).__name__ == "TritonDtype" else v])
+    return out
+
+
 def _variant_entries(path: str) -> dict:
-    """variant name -> its config entries (check's plan of the module, which needs no GPU)."""
-    return {v.name: v.entries for launch in _module_launches(path)[:1] for v in launch.variants}
+    """variant name -> its config entries (check's plan of the module: no GPU needed)."""
+    return {v.name: plain_entries(v.entries) for launch in _module_launches(path)[:1] for v in launch.variants}
 
 
 def _finish(report: dict, json_path: str | None) -> int:

@@ -25,6 +25,8 @@ __all__ = [
     "slot_names",
     "choose_result",
     "per_workload_choices",
+    "fits_i64",
+    "workload_values_problem",
 ]
 
 #: The module's tuning entry point (IREE function name).
@@ -85,19 +87,75 @@ def slot_names(executable: str, group: str, slot: int, arity: int) -> dict:
     return {"choice": f"{base}.choice", "keys": [f"{base}.w{j}" for j in range(arity)], "set": f"{base}.set"}
 
 
+def fits_i64(value: int) -> bool:
+    """Whether ``value`` fits a signed 64-bit integer: the type of a dispatch's workload values
+    (the slot setters take ``i64``, ``choices(...)`` stores ``i64`` attributes) and of the
+    integer attributes of the group op."""
+    return -(1 << 63) <= value < (1 << 63)
+
+
+def workload_values_problem(entry: dict) -> str | None:
+    """What is wrong with a tuning-results entry's ``workload_values`` (None when it has none
+    or they are fine): a list of integers that fit ``i64`` (:func:`fits_i64`)."""
+    values = entry.get("workload_values")
+    if values is None:
+        return None
+    if not isinstance(values, list) or not all(type(v) is int for v in values):
+        return f"\"workload_values\" must be a list of integers, not {json_text(values)}"
+    big = [v for v in values if not fits_i64(v)]
+    if big:
+        return f"workload value {big[0]} does not fit in a 64-bit signed integer (the dispatch's workload values are i64)"
+    return None
+
+
+def json_text(value) -> str:
+    """``value`` as it reads in JSON, cut to 60 characters."""
+    import json
+
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _workload_key(entry: dict) -> tuple:
+    """What a tuning-results entry decides for: its ``workload_values`` (the dispatch's workload
+    values, when it has them), else its ``workload`` (the tuning or live workload's key)."""
+    values = entry.get("workload_values")
+    if isinstance(values, list) and values and workload_values_problem(entry) is None:
+        return ("values", *values)
+    return ("workload", str(entry.get("workload")))
+
+
 def choose_result(entries: list, executable: str, group: str, variants: list[str]) -> dict | None:
-    """The entry of a tuning-results file that decides ``@executable::@group``: among entries
-    naming this executable and group whose ``variant`` is one of ``variants``, the last one in
-    the file (the most recent: the runtime's cache replaces an entry with the same key and
-    appends new ones). None when there is none. Both ``--tuning-results`` (pin-variants) and
-    the runtime's ``strategy="fixed"`` choose with this rule, so a file means the same to both.
+    """The group's own choice in a tuning-results file: the variant ``@executable::@group`` uses
+    for every workload its per-workload table does not hold. One rule, used by the runtime's
+    tuning (every strategy, after each decision), its ``strategy="fixed"`` and
+    ``--tuning-results`` (pin-variants' ``default(@v)``), so all of them choose alike:
+
+    1. the entries naming this executable and group whose ``variant`` is one of ``variants``;
+    2. per workload (its ``workload_values``, else its ``workload`` key) the last of them (the
+       most recent: the runtime's cache replaces an entry of the same key and appends new ones);
+    3. the variant that most workloads chose; a tie goes to the lower index in ``variants``
+       (as :func:`autotune_export.runtime.pick` breaks timing ties).
+
+    An unknown workload gets the variant that wins most known ones, whatever the order the
+    workloads were tuned, called or written in. Returns the last entry (of step 2) choosing that
+    variant; None when step 1 finds none.
     """
-    chosen = None
+    latest: dict[tuple, dict] = {}
     for entry in entries:
         if (isinstance(entry, dict) and entry.get("executable") == executable and entry.get("group") == group
                 and entry.get("variant") in variants):
-            chosen = entry
-    return chosen
+            key = _workload_key(entry)
+            latest.pop(key, None)
+            latest[key] = entry
+    if not latest:
+        return None
+    votes: dict[str, int] = {}
+    for entry in latest.values():
+        votes[entry["variant"]] = votes.get(entry["variant"], 0) + 1
+    most = max(votes.values())
+    variant = next(v for v in variants if votes.get(v) == most)
+    return [e for e in latest.values() if e["variant"] == variant][-1]
 
 
 def per_workload_choices(entries: list, executable: str, group: str, variants: list[str]) -> list[tuple[tuple[int, ...], str]]:
@@ -109,7 +167,7 @@ def per_workload_choices(entries: list, executable: str, group: str, variants: l
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("executable") != executable or entry.get("group") != group:
             continue
-        values = entry.get("workload_values")
-        if isinstance(values, list) and all(isinstance(v, int) for v in values) and entry.get("variant") in variants:
-            table[tuple(values)] = entry["variant"]
+        key = _workload_key(entry)
+        if key[0] == "values" and entry.get("variant") in variants:
+            table[key[1:]] = entry["variant"]
     return list(table.items())

@@ -34,6 +34,7 @@ import lark
 
 from autotune_export.ir import grid as grid_mod
 from autotune_export.dialects import grammar
+from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
 from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TRITON_DTYPES,
@@ -570,6 +571,10 @@ class _OpReader:
         for choice in node.children:
             *values, sym = choice.children
             key = tuple(int(str(v)) for v in values)
+            for tok, v in zip(values, key):
+                if not fits_i64(v):
+                    raise self.error(tok, f"workload value {v} in choices(...) does not fit in a 64-bit signed integer "
+                                          "(the dispatch's workload values are i64)")
             if key in seen:
                 raise DiagnosticError(
                     [Diagnostic("error", f"workload [{', '.join(map(str, key))}] is given twice in choices(...)", self.loc_of(sym),
@@ -618,6 +623,8 @@ class _OpReader:
                 raise DiagnosticError.at(self.loc_of(tok), f"'{tok}' appears twice in {clause}(...)",
                                          [Diagnostic("note", "first given here", self.loc_of(seen[str(tok)]))])
             seen[str(tok)] = tok
+            if tok.type == "INT" and not fits_i64(int(tok)):
+                raise self.error(tok, f"result index {tok} in {clause}(...) does not fit in a 64-bit signed integer")
         setattr(group, clause, [int(t) if t.type == "INT" else str(t) for t in node.children])
         if not hasattr(self, "_refs"):
             self._refs = {}  # clause -> its tokens, for _check_output_refs

@@ -12,10 +12,11 @@ so the choice global starts there and a run needs no tuning. Results that carry 
 dispatch's ``workload_values`` (one per tuned workload, as the runtime writes them) become the
 group's frozen table ``choices([values] = @variant, ...)``: a dispatch whose workload equals one
 of them uses that variant, any other the default. When a file holds several
-results for one group (several workloads or devices), the last one whose variant the group
-has wins (:func:`autotune_export.contract.choose_result`, the rule the runtime's
-``strategy="fixed"`` follows too); pass a file filtered for the deployment target to pin
-exactly.
+results for one group (several workloads or devices), the default is the variant most
+workloads chose, each workload counted once with its latest result, ties to the lower variant
+index (:func:`autotune_export.contract.choose_result`, the rule the runtime's tuning and its
+``strategy="fixed"`` follow too); pass a file filtered for the deployment target to pin
+exactly. Workload values past 2^63 are an error located in the file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from autotune_export.contract import RESULTS_FORMAT, choose_result, per_workload_choices
+from autotune_export.contract import RESULTS_FORMAT, choose_result, per_workload_choices, workload_values_problem
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of, sym_name
@@ -39,9 +40,12 @@ def load_results(path: str) -> list[dict]:
     loc = Location(path, 1, 1)
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read()
+        data = json.loads(text)
     except OSError as err:
         raise DiagnosticError.at(None, f"cannot read tuning results '{path}': {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise DiagnosticError.at(loc, "tuning results are not UTF-8 JSON text") from None
     except json.JSONDecodeError as err:
         raise DiagnosticError.at(Location(path, err.lineno, err.colno), f"tuning results are not JSON: {err.msg}") from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT or not isinstance(data.get("results"), list):
@@ -49,7 +53,23 @@ def load_results(path: str) -> list[dict]:
     for i, entry in enumerate(data["results"]):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("executable", "group", "variant")):
             raise DiagnosticError.at(loc, f"result {i} needs string fields \"executable\", \"group\" and \"variant\"")
+        problem = workload_values_problem(entry)
+        if problem is not None:
+            raise DiagnosticError.at(_locate(text, entry, path), f"result {i}: {problem}")
     return data["results"]
+
+
+def _locate(text: str, entry: dict, path: str) -> Location:
+    """Where an entry's ``workload_values`` are in the file's text (best effort: the first
+    occurrence of the key after the entry's variant), else the file's start."""
+    start = text.find(json.dumps(entry.get("variant")))
+    at = text.find('"workload_values"', max(start, 0))
+    if at < 0:
+        at = text.find('"workload_values"')
+    if at < 0:
+        return Location(path, 1, 1)
+    line = text.count("\n", 0, at) + 1
+    return Location(path, line, at - (text.rfind("\n", 0, at) + 1) + 1)
 
 
 @register

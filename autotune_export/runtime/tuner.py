@@ -32,8 +32,11 @@ config times only the new variant), written atomically.
 
 A group keeps one choice per workload (the dispatch's workload values, as Triton keeps one per
 ``key``): each tuning workload, and each live workload under round-robin, fills a slot of the
-group's run-time table; other workloads use the group's choice. Before a variant wins, its
-results on the fake data are checked against the default variant's (:func:`results_agree`).
+group's run-time table (slots reused in turn; a workload that lost its slot gets it back on its
+call); other workloads use the group's choice, the variant most workloads chose
+(:func:`autotune_export.contract.choose_result`, the rule of ``--tuning-results`` too). Before a
+variant wins, its results on the fake data are checked against the default variant's
+(:func:`results_agree`). Measurements go through a :class:`Benchmarker` (:mod:`.timing`).
 """
 
 from __future__ import annotations
@@ -44,11 +47,13 @@ import os
 import pathlib
 import platform
 import time
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result, per_workload_choices
+from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result,
+                                      per_workload_choices, workload_values_problem)
 from autotune_export.support import files
 from autotune_export.support.paths import default_cache_dir
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
@@ -301,8 +306,19 @@ class AutotunedModule:
         #: a host wins, as before).
         self._rotating_hosts: dict[str, GroupInfo] = (
             {g.host: g for g in reversed(list(self.groups.values()))} if strategy == "round-robin" else {})
-        self._fallback: dict[str, int] = {}
+        #: Group -> the decisions (tuning-results entries) made or read from the cache by this
+        #: object; the group's choice is chosen from them by contract.choose_result.
+        self.decisions: dict[str, list[dict]] = {}
+        #: Round-robin: group -> argument bucket -> its workload values (groups with a table).
+        self._bucket_values: dict[str, dict] = {}
+        #: Round-robin: group -> live workload -> its key in the tuning cache.
+        self._live_keys: dict[str, dict] = {}
+        #: Group -> the slot reused next once all are taken (in turn, oldest first).
+        self._next_slot: dict[str, int] = {}
+        #: Host function -> groups whose table holds more workloads than slots (see __call__).
+        self._spilled: dict[str, list[GroupInfo]] = {}
         self._agreeing: dict[str, set[int]] = {}
+        self._unwritable_warned = False
         self._references: dict[str, list] = {}
         if strategy == "fixed" and results is not None:
             self.apply_results(results)
@@ -330,11 +346,18 @@ class AutotunedModule:
 
     def apply_results(self, results: str | os.PathLike) -> dict[str, str]:
         """Select the variants a tuning-results file picks for this module's groups, by the rule
-        ``--tuning-results`` follows too (:func:`autotune_export.contract.choose_result`: the
-        last entry naming the group whose variant the group has), and fill the per-workload
-        table from its entries with ``workload_values``
-        (:func:`autotune_export.contract.per_workload_choices`). Returns group -> variant."""
+        ``--tuning-results`` follows too (:func:`autotune_export.contract.choose_result`: per
+        workload its last entry, then the variant most workloads chose, ties to the lower
+        variant index), and fill the per-workload table from its entries with
+        ``workload_values`` (:func:`autotune_export.contract.per_workload_choices`; all of them,
+        also beyond the module's slots, see :meth:`__call__`). Returns group -> variant."""
         entries = TuningCache(results).entries()
+        for i, entry in enumerate(entries):
+            problem = workload_values_problem(entry)
+            if problem is not None and any(entry.get("executable") == g.executable and entry.get("group") == g.group
+                                           for g in self.groups.values()):
+                raise ValueError(f"tuning results {results}: result {i} ({entry.get('executable')}::{entry.get('group')}): "
+                                 f"{problem}")
         picked = {}
         for info in self.groups.values():
             chosen = choose_result(entries, info.executable, info.group, info.variants)
@@ -357,18 +380,28 @@ class AutotunedModule:
         import; pass ``numpy`` views of host memory or DeviceArrays.
 
         With the ``"round-robin"`` strategy, a call of a group's host function with a workload
-        not seen before (by shapes, dtypes and scalar values, as Triton's ``key``) runs on the
-        next variant in rotation and is timed, until that workload locks on its fastest variant
-        (variants whose live timing the tuning cache holds for this workload are not run
-        again). Each locked workload fills a slot of the group's per-workload table, so a
-        module called with several shapes keeps one choice per shape.
+        not seen before runs on the next variant in rotation and is timed, until that workload
+        locks on its fastest variant (variants whose live timing the tuning cache holds for this
+        workload are not run again). A workload is what the module can tell apart: for a group
+        with a per-workload table, the dispatch's workload values (two argument shapes with equal
+        values share one workload, its timings and its choice); otherwise the shapes, dtypes and
+        scalar values of the arguments (as Triton's ``key``). While a workload rotates, its
+        variant is set through a slot of the table, which the dispatch reads before anything
+        else, so each timing belongs to the variant that ran. Each locked workload fills a slot.
+
+        A group whose table holds more workloads than the module has slots (tuned, locked or
+        from ``results=``) keeps them all: a call whose workload lost its slot gets it back
+        before it runs (slots are reused in turn, oldest first), so every strategy chooses for
+        every workload what the frozen module (``--tuning-results``) does.
         """
-        if not self._rotating_hosts:  # the common path: no tuning on live calls
+        if not self._rotating_hosts and not self._spilled:  # the common path: no tuning on live calls
             fn = self._invokers.get(function)
             if fn is not None:
                 result = fn(*args)
                 return result if (self.device_results if device is None else device) else _to_host(result)
         device = self.device_results if device is None else device
+        for spilled in self._spilled.get(function, ()):
+            self._refill_slot(spilled, args)
         info = self._rotating_hosts.get(function)
         if info is not None and not self._per_workload(info) and info.key in self._locked():
             del self._rotating_hosts[function]  # tuned, cached or pinned meanwhile: nothing to rotate
@@ -382,23 +415,34 @@ class AutotunedModule:
             result = self._invoker(function)(*args)
             return result if device else _to_host(result)
         bucket = _bucket(args)
+        values = None
+        if self._per_workload(info):  # the module tells workloads apart by their workload values only
+            known = self._bucket_values.setdefault(info.key, {})
+            values = known.get(bucket)
+            if values is None:
+                values = known[bucket] = tuple(self._live_workload_values(info, args))
+            bucket = values
         buckets = self._rounds.setdefault(info.key, {})
         rounds = buckets.get(bucket)
-        key = None
         if rounds is None:  # a workload not seen before
-            key = _workload_of(args)
+            key = _values_key(values) if values is not None else _workload_of(args)
+            self._live_keys.setdefault(info.key, {})[bucket] = key
             rounds = buckets[bucket] = self._cached_rounds(info, key)
-            if self._maybe_lock(info, rounds, key, args):
+            if self._maybe_lock(info, rounds, key, values):
                 rounds = buckets[bucket] = _LOCKED
         if rounds is _LOCKED:
             result = self._invoker(function)(*args)
             return result if device else _to_host(result)
+        key = self._live_keys[info.key][bucket]
         variant = min((v for v, r in rounds.items() if not r.cached), key=lambda v: len(rounds[v].times))
-        self.select(info.key, variant)
-        result, ms = self.benchmarker.time_call(info, key or _workload_of(args), info.variants.index(variant),
-                                                lambda: self._invoker(function)(*args))
+        index = info.variants.index(variant)
+        if values is not None:
+            self._set_slot(info, list(values), index, decided=False)
+        else:
+            self.select(info.key, index)
+        result, ms = self.benchmarker.time_call(info, key, index, lambda: self._invoker(function)(*args))
         rounds[variant].times.append(ms)
-        if self._maybe_lock(info, rounds, key or _workload_of(args), args):
+        if self._maybe_lock(info, rounds, key, values):
             buckets[bucket] = _LOCKED
         return result if device else _to_host(result)
 
@@ -435,10 +479,10 @@ class AutotunedModule:
                 rounds[v] = _Rounds([float(hit["median_ms"])] * 3, cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"])))
         return rounds
 
-    def _maybe_lock(self, info: GroupInfo, rounds: dict, key: str, args) -> bool:
-        """Lock live workload ``key`` on its fastest variant when every variant has
-        ``min_rounds`` timings (or a cached one) and the winner's lead is stable (or after
-        ``max_rounds``). Returns whether it locked."""
+    def _maybe_lock(self, info: GroupInfo, rounds: dict, key: str, values: tuple | None) -> bool:
+        """Lock live workload ``key`` (workload ``values`` for a group with a table, else None)
+        on its fastest variant when every variant has ``min_rounds`` timings (or a cached one)
+        and the winner's lead is stable (or after ``max_rounds``). Returns whether it locked."""
         fresh = [len(r.times) for r in rounds.values() if not r.cached]
         if fresh and min(fresh) < self.min_rounds:
             return False
@@ -451,18 +495,27 @@ class AutotunedModule:
             return False
         winner = pick(timings)
         index = info.variants.index(winner.variant)
-        values = self._live_workload_values(info, args)
-        if values is not None:
-            self._set_slot(info, values, index)
-        if values is None or info.key not in self._fallback:
-            self._fallback[info.key] = index  # the first locked workload decides for the others
-        self.select(info.key, self._fallback[info.key])
-        self.sources[info.key] = "round-robin"
+        measured = [t for t, r in zip(timings, rounds.values()) if not r.cached]
+        values = list(values) if values is not None else None
+        entry = self._record(info, timings, key, "round-robin", values, winner, measured=measured, ruler="live")
+        self._decide(info, values, index, entry, "round-robin")
         if values is None:  # no per-workload table: the group's one choice is made
             self._rotating_hosts.pop(info.host, None)
-        measured = [t for t, r in zip(timings, rounds.values()) if not r.cached]
-        self._record(info, timings, key, "round-robin", values, winner, measured=measured, ruler="live")
         return True
+
+    def _decide(self, info: GroupInfo, values: list[int] | None, index: int, entry: dict, source: str | None) -> None:
+        """Make variant ``index`` the choice of workload ``values`` (a slot of the table; None:
+        a group without one) and re-choose the group's own choice, used for every workload the
+        table does not hold, from all decisions so far (``entry`` the new one) by the rule the
+        frozen module follows too (:func:`autotune_export.contract.choose_result`)."""
+        if values is not None:
+            self._set_slot(info, values, index)
+        made = self.decisions.setdefault(info.key, [])
+        made.append({**entry, "variant": info.variants[index]})
+        chosen = choose_result(made, info.executable, info.group, info.variants)
+        self.select(info.key, chosen["variant"])
+        if source is not None:
+            self.sources[info.key] = source
 
     def _live_workload_values(self, info: GroupInfo, args) -> list[int] | None:
         """The dispatch's workload values for a live call (the module's ``workload_of`` entry),
@@ -472,24 +525,47 @@ class AutotunedModule:
         out = self._invoker(info.workload_of)(*args)
         return [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
 
-    def _set_slot(self, info: GroupInfo, values: list[int], index: int) -> bool:
+    def _set_slot(self, info: GroupInfo, values: list[int], index: int, *, decided: bool = True) -> bool:
         """Make ``index`` the choice of the dispatches whose workload values are ``values``: the
-        slot already holding ``values``, else the next free slot, else (all taken) the slots
-        are reused in turn. False when the group has no table (or another arity)."""
+        slot already holding ``values``, else the first free slot, else the slots are reused in
+        turn (the one filled longest ago first). ``decided``: ``index`` is the workload's
+        decision, kept in :attr:`per_workload` (False: a round-robin trial). A group whose
+        decisions outnumber its slots is refilled on demand (:meth:`__call__`). False when the
+        group has no table (or another arity)."""
         if not info.slots or len(values) != info.arity:
             return False
         table = self._slot_of.setdefault(info.key, {})
         slot = table.get(tuple(values))
         if slot is None:
-            used = len(table)
-            slot = used if used < len(info.slots) else used % len(info.slots)
-            for other, s in list(table.items()):
-                if s == slot:
-                    del table[other]
+            taken = set(table.values())
+            free = [s for s in range(len(info.slots)) if s not in taken]
+            if free:
+                slot = free[0]
+            else:
+                slot = self._next_slot.get(info.key, 0)
+                self._next_slot[info.key] = (slot + 1) % len(info.slots)
+                for other, s in list(table.items()):
+                    if s == slot:
+                        del table[other]
             table[tuple(values)] = slot
         self._invoker(info.slots[slot])(index, *values)
-        self.per_workload.setdefault(info.key, {})[tuple(values)] = info.variants[index]
+        if decided:
+            decisions = self.per_workload.setdefault(info.key, {})
+            decisions[tuple(values)] = info.variants[index]
+            hosts = self._spilled.setdefault(info.host, []) if len(decisions) > len(info.slots) and info.workload_of else None
+            if hosts is not None and info not in hosts:
+                hosts.append(info)
         return True
+
+    def _refill_slot(self, info: GroupInfo, args) -> None:
+        """Before a call of ``info``'s host with ``args``: give its workload back the slot it
+        lost (a table with more decisions than slots)."""
+        values = tuple(self._live_workload_values(info, args) or ())
+        if values in self._slot_of.get(info.key, {}):
+            return
+        variant = self.per_workload.get(info.key, {}).get(values)
+        if variant is not None:
+            self._set_slot(info, list(values), info.variants.index(variant))
 
     # --- tuning ---------------------------------------------------------------------------
     def cache_entry(self, group: str) -> dict | None:
@@ -506,8 +582,11 @@ class AutotunedModule:
 
     def tune_group(self, group: str) -> list[VariantTiming]:
         """Tune one group on each of its tuning workloads (``tune_workload``) and select the
-        winners: the first workload's becomes the group's choice (used for every workload the
-        table does not hold), each workload's fills a slot of the per-workload table.
+        winners: each workload's fills a slot of the per-workload table, and the group's choice
+        (used for every workload the table does not hold) is the variant most workloads chose,
+        ties to the lower variant index (:func:`autotune_export.contract.choose_result`, the
+        rule of ``strategy="fixed"`` and of the frozen module too). The timings each workload
+        was decided on are in :attr:`timings`.
 
         Per variant and workload the tuning cache is asked first (timings are keyed by the
         variant's fingerprint, so adding a config times only the new variant); the others are
@@ -525,6 +604,7 @@ class AutotunedModule:
                                     "arguments): left at its default; strategy='round-robin' tunes it on live calls")
             return []
         measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
+        self.sources[info.key] = "tuned" if any(measured) else "cache"
         return measured[0]
 
     def _tune_workload(self, info: GroupInfo, w: int, work: dict) -> list[VariantTiming]:
@@ -535,7 +615,7 @@ class AutotunedModule:
             values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
         hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
         if hit is not None and hit.get("variant") in info.variants:
-            self._choose(info, w, values, info.variants.index(hit["variant"]), "cache")
+            self._decide(info, values, info.variants.index(hit["variant"]), hit, None)
             return []
         cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
         missing = [k for k, t in cached.items() if t is None]
@@ -546,16 +626,10 @@ class AutotunedModule:
         self.timings.setdefault(info.key, {})[w] = timings
         winner = self._checked_pick(info, timings)
         index = info.variants.index(winner.variant)
-        self._choose(info, w, values, index, "tuned" if timed else "cache")
-        self._record(info, timings, key, self.strategy, values, winner, measured=[timed[k] for k in sorted(timed)], ruler="bench")
+        entry = self._record(info, timings, key, self.strategy, values, winner, measured=[timed[k] for k in sorted(timed)],
+                             ruler="bench")
+        self._decide(info, values, index, entry, None)
         return [timed[k] for k in sorted(timed)]
-
-    def _choose(self, info: GroupInfo, w: int, values: list[int] | None, index: int, source: str) -> None:
-        if values is not None:
-            self._set_slot(info, values, index)
-        if w == 0:
-            self.select(info.key, index)
-            self.sources[info.key] = source
 
     def _measure(self, info: GroupInfo, workload: str, benches: list[str], ks: list[int]) -> dict[int, VariantTiming]:
         """Time variants ``ks`` with their benchmark entries ``benches`` on tuning workload
@@ -676,7 +750,14 @@ class AutotunedModule:
         rows = [{**self._timing_key(info, info.variants.index(t.variant), workload, ruler), "median_ms": t.median_ms,
                  "spread_ms": list(t.spread_ms), "samples": len(t.times_ms), "time": stamp} for t in measured]
         if self.cache is not None:
-            self.cache.store(entry, rows)
+            try:
+                self.cache.store(entry, rows)
+            except OSError as err:  # tuning goes on: the decision holds for this process
+                if not self._unwritable_warned:
+                    self._unwritable_warned = True
+                    warnings.warn(f"autotune-export: cannot write the tuning cache {self.cache.path} "
+                                  f"({err.strerror or err}); tuning results are kept in this process only",
+                                  RuntimeWarning, stacklevel=2)
         return entry
 
 
@@ -818,6 +899,12 @@ def _bucket(args):
         return key
     except TypeError:
         return _workload_of(args)
+
+
+def _values_key(values: Sequence[int]) -> str:
+    """The tuning-cache key of a live workload of a group with a per-workload table: its
+    workload values as ``choices(...)`` spells them, e.g. ``"[4096, 4096, 4096]"``."""
+    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def _workload_of(args) -> str:

@@ -166,6 +166,7 @@ def test_round_robin_on_live_calls(vmfb, tmp_path):
         if m.sources["cpu_ex::scale"] == "round-robin":
             break
     assert {"slow", "fast"} <= set(seen)  # it rotated through both
+    assert {(v, w) for _, _, v, w in m.benchmarker.log} == {("slow", "[65536]"), ("fast", "[65536]")}
     assert m.sources["cpu_ex::scale"] == "round-robin"
     assert m.chosen["cpu_ex::scale"] == "fast"
     assert len(seen) == 10  # 5 timed calls per variant, then locked: the given timings are stable
@@ -173,7 +174,8 @@ def test_round_robin_on_live_calls(vmfb, tmp_path):
     m("scale", x)
     assert m.chosen["cpu_ex::scale"] == "fast"
     (entry,) = TuningCache(tmp_path / "tuning.json").entries()
-    assert entry["strategy"] == "round-robin" and entry["workload"] == "65536:float32"
+    # The live workload is the dispatch's workload values (what the module tells apart).
+    assert entry["strategy"] == "round-robin" and entry["workload"] == "[65536]" and entry["workload_values"] == [65536]
 
 
 def test_fixed_from_results_file_and_defaults(vmfb, tmp_path):

@@ -25,7 +25,8 @@ SMALL, LARGE = 1024, 262144
 #: ms per run by (variant, n): @per_elem fastest for n = 1024, @fixed for n = 262144, @wrong
 #: fastest everywhere (and wrong).
 TIMES = {("per_elem", SMALL): 1.0, ("fixed", SMALL): 3.0, ("wrong", SMALL): 0.5,
-         ("per_elem", LARGE): 90.0, ("fixed", LARGE): 30.0, ("wrong", LARGE): 10.0}
+         ("per_elem", LARGE): 90.0, ("fixed", LARGE): 30.0, ("wrong", LARGE): 10.0,
+         ("per_elem", 524288): 180.0, ("fixed", 524288): 40.0, ("wrong", 524288): 20.0}
 
 
 def given(group: str, variant: str, workload: str) -> float:
@@ -137,19 +138,12 @@ def test_round_robin_tunes_each_workload_and_a_second_process_reads_the_cache(vm
     live = [r for r in TuningCache(cache).timings() if r["ruler"] == "live"]
     assert len(live) == 4  # per_elem and fixed, per workload
 
-    selected = []
-    original = AutotunedModule.select
-
-    def spy(self, group, variant):
-        selected.append(variant)
-        return original(self, group, variant)
-
-    monkeypatch.setattr(AutotunedModule, "select", spy)
     again = _load(vmfb, cache=cache, strategy="round-robin", min_rounds=5, max_rounds=10)
     for n in (SMALL, LARGE):
         np.testing.assert_array_equal(again("run", _x(n)), 2 * _x(n))
     assert again.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
-    assert set(selected) == {0}  # no rotation: only the fallback (the first workload's winner) was selected
+    assert again.benchmarker.log == []  # no rotation: both workloads locked from the cache's live timings
+    assert again.chosen[GROUP] == "per_elem"  # one workload each: the tie goes to the lower index
     data = json.loads(cache.read_text())
     assert {tuple(e["workload_values"]) for e in data["results"] if e["strategy"] == "round-robin"} == {(SMALL,), (LARGE,)}
 
@@ -165,3 +159,148 @@ def test_tuning_results_freeze_the_table(vmfb, tmp_path):
     assert "choices([1024] = @per_elem, [262144] = @fixed)" in text
     fixed = _load(vmfb, strategy="fixed", results=cache)
     assert fixed.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
+
+
+def _results(path: pathlib.Path, entries: list[dict]) -> pathlib.Path:
+    path.write_text(json.dumps({"format": "autotune-export.tuning-results/1", "results": [
+        {"executable": "wl_ex", "group": "scale", **e} for e in entries]}))
+    return path
+
+
+def _frozen(tmp_path: pathlib.Path, results: pathlib.Path, source: pathlib.Path = DATA / "cpu_workloads.mlir") -> pathlib.Path:
+    """The module frozen from ``results`` (--tuning-results), built for the CPU."""
+    out = tmp_path / "frozen.vmfb"
+    assert cli.main([str(source), "--tuning-results", str(results), "--emit", "vmfb", "--backend", "llvm-cpu",
+                     "-o", str(out)]) == 0
+    return out
+
+
+def test_full_slots_are_reused_in_turn_and_fixed_chooses_what_the_frozen_module_does(vmfb, tmp_path):
+    """Ten per-workload results for a module of 8 slots. The slots are reused in turn (the 9th
+    workload takes slot 0, the 10th slot 1: main reused slot 0 for both), and a workload that
+    lost its slot gets it back on its call, so strategy="fixed" runs, for every workload, the
+    variant the module frozen from the same file runs (main: n = 101 and 109 lost theirs and
+    ran the group's choice, @wrong, where the frozen module ran @fixed). @wrong (3 * x) makes
+    the variant that ran visible in the results."""
+    ns = list(range(101, 111))
+    pinned = {n: "fixed" if n in (101, 105, 109, 110) else "wrong" for n in ns}
+    pinned[110] = "wrong"  # the last entry: main's rule for the group's choice; 6 of 10: the new one's
+    results = _results(tmp_path / "ten.json", [{"variant": pinned[n], "workload": f"tensor<{n}xf32>",
+                                                 "workload_values": [n]} for n in ns])
+    fixed = _load(vmfb, strategy="fixed", results=results)
+    assert fixed.chosen[GROUP] == "wrong"
+    assert sorted(fixed._slot_of[GROUP].items(), key=lambda kv: kv[1]) == [
+        ((109,), 0), ((110,), 1), ((103,), 2), ((104,), 3), ((105,), 4), ((106,), 5), ((107,), 6), ((108,), 7)]
+    frozen = AutotunedModule(_frozen(tmp_path, results), driver="local-task", cache=None, strategy="fixed")
+    for n in ns + [50, 101, 102, 101]:  # every workload, an untuned one, then again those that lost their slots
+        x = _x(n)
+        want = 2 * x if pinned.get(n) == "fixed" else 3 * x
+        np.testing.assert_array_equal(frozen("run", x), want, err_msg=f"frozen, n={n}")
+        np.testing.assert_array_equal(fixed("run", x), want, err_msg=f"fixed, n={n}")
+
+
+def _three_workloads(tmp_path: pathlib.Path) -> pathlib.Path:
+    src = tmp_path / "three.mlir"
+    src.write_text((DATA / "cpu_workloads.mlir").read_text().replace(
+        "tune_workload([tensor<1024xf32>], [tensor<262144xf32>])",
+        "tune_workload([tensor<1024xf32>], [tensor<262144xf32>], [tensor<524288xf32>])"))
+    return src
+
+
+def test_one_rule_for_the_groups_own_choice(tmp_path):
+    """The variant of a workload no decision covers: the tuning process, strategy="fixed" and
+    the frozen module choose it by one rule (contract.choose_result: the variant most
+    workloads chose, ties to the lower index). Three workloads, @per_elem wins n = 1024 and
+    @fixed the other two: every one of them says @fixed (main: the tuning process kept the
+    first workload's @per_elem, the frozen module the last entry's)."""
+    src = _three_workloads(tmp_path)
+    three = _build(tmp_path, src.read_text(), "three_vmfb")
+    cache = tmp_path / "tuning.json"
+    tuned = _load(three, cache=cache)
+    tuned.autotune()
+    assert tuned.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed", (524288,): "fixed"}
+    assert tuned.chosen[GROUP] == "fixed"
+    assert _load(three, strategy="fixed", results=cache).chosen[GROUP] == "fixed"
+    out = tmp_path / "pinned.mlir"
+    assert cli.main([str(src), "--tuning-results", str(cache), "-o", str(out)]) == 0
+    assert "default(@fixed)" in out.read_text()
+
+
+def test_one_rule_for_live_workloads_whatever_their_order(vmfb, tmp_path):
+    """Round-robin locks n = 262144 (@fixed) first, then n = 1024 (@per_elem): the group's
+    choice is the rule's (a tie: the lower index, @per_elem), as strategy="fixed" and the
+    frozen module read the same file (main: the first locked workload's @fixed, and the
+    frozen module the last entry's)."""
+    cache = tmp_path / "tuning.json"
+    m = _load(vmfb, cache=cache, strategy="round-robin", min_rounds=3, max_rounds=5)
+    for n in (LARGE, SMALL):
+        for _ in range(20):
+            m("run", _x(n))
+            if (n,) in m.per_workload.get(GROUP, {}):
+                break
+    assert m.per_workload[GROUP] == {(LARGE,): "fixed", (SMALL,): "per_elem"}
+    assert m.chosen[GROUP] == "per_elem"
+    assert _load(vmfb, strategy="fixed", results=cache).chosen[GROUP] == "per_elem"
+    out = tmp_path / "pinned.mlir"
+    assert cli.main([str(DATA / "cpu_workloads.mlir"), "--tuning-results", str(cache), "-o", str(out)]) == 0
+    assert "default(@per_elem)" in out.read_text()
+
+
+def test_two_shapes_with_equal_workload_values_are_one_live_workload(tmp_path):
+    """A host that flattens a 2-D argument: shapes (4, 256) and (16, 64) have the same workload
+    value (n = 1024), so the module gives them one choice. Round-robin treats them as one
+    workload: once (4, 256) has locked, calls of (16, 64) are not timed again (main timed them
+    as rotating variants while the slot of n = 1024 ran the locked one: each timing labelled
+    with a variant that did not run)."""
+    text = (DATA / "cpu_workloads.mlir").read_text()
+    host = text[text.index("util.func public @run("):]
+    flat = """util.func public @run(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %b = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %n = arith.muli %a, %b : index
+  %flat = flow.tensor.reshape %x : tensor<?x?xf32>{%a, %b} -> tensor<?xf32>{%n}
+  %n32 = arith.index_cast %n : index to i32
+  %y = flow.dispatch @wl_ex::@scale[%n](%flat, %n32) : (tensor<?xf32>{%n}, i32) -> tensor<?xf32>{%n}
+  util.return %y : tensor<?xf32>
+}
+"""
+    text = text.replace(host, flat).replace("tune_workload([tensor<1024xf32>], [tensor<262144xf32>])",
+                                            "tune_workload(tensor<32x32xf32>)")
+    m = _load(_build(tmp_path, text, "flat"), strategy="round-robin", min_rounds=3, max_rounds=5)
+    a, b = _x(1024).reshape(4, 256), _x(1024).reshape(16, 64)[::-1].copy()
+    for _ in range(10):
+        np.testing.assert_array_equal(m("run", a), 2 * a.ravel())
+    assert m.per_workload[GROUP] == {(SMALL,): "per_elem"}
+    timed = len(m.benchmarker.log)
+    assert {w for _, _, _, w in m.benchmarker.log} == {"[1024]"}
+    for _ in range(10):
+        np.testing.assert_array_equal(m("run", b), 2 * b.ravel())
+    assert m.benchmarker.log[timed:] == []  # the same workload: locked, nothing timed under a wrong label
+    assert m.per_workload[GROUP] == {(SMALL,): "per_elem"}
+
+
+def test_results_file_integers_past_int64(vmfb, tmp_path):
+    """Workload values past 2^63 in a tuning-results file: a located diagnostic from
+    --tuning-results and a ValueError naming the file from strategy="fixed" (main: internal
+    errors)."""
+    results = tmp_path / "big.json"
+    results.write_text('{"format": "autotune-export.tuning-results/1", "results": [\n'
+                       ' {"executable": "wl_ex", "group": "scale", "variant": "fixed",\n'
+                       '  "workload_values": [18446744073709551616]}]}\n')
+    with pytest.raises(ValueError, match=r"big.json: result 0 \(wl_ex::scale\): workload value 18446744073709551616 does "
+                                         r"not fit in a 64-bit signed integer"):
+        _load(vmfb, strategy="fixed", results=results)
+    assert cli.main([str(DATA / "cpu_workloads.mlir"), "--tuning-results", str(results), "-o", str(tmp_path / "o.mlir")]) == 1
+    assert not (tmp_path / "o.mlir").exists()
+
+
+def test_load_goes_on_when_the_tuning_cache_cannot_be_written(vmfb, tmp_path):
+    """strategy="load" with a cache file that cannot be written (its folder is a file): a
+    RuntimeWarning, and the module is tuned all the same (main: the OSError ended the load)."""
+    (tmp_path / "plain").write_text("a file, not a folder")
+    with pytest.warns(RuntimeWarning, match="cannot write the tuning cache .*plain/tuning.json"):
+        m = _load(vmfb, strategy="load", cache=tmp_path / "plain" / "tuning.json")
+    assert m.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
+    np.testing.assert_array_equal(m("run", _x(SMALL)), 2 * _x(SMALL))

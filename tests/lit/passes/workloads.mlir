@@ -10,6 +10,8 @@
 // --tuning-results freezes per-workload results (those with workload_values) into choices(...):
 // RUN: echo '{"format": "autotune-export.tuning-results/1", "results": [{"executable": "ex", "group": "k", "variant": "k_a", "workload_values": [1024]}, {"executable": "ex", "group": "k", "variant": "k_b", "workload_values": [65536]}, {"executable": "ex", "group": "k", "variant": "k_a", "workload_values": [65536]}, {"executable": "ex", "group": "k", "variant": "k_b", "workload_values": [65536]}]}' > %t.json
 // RUN: autotune-export %s --tuning-results %t.json -p pin-variants | FileCheck %s --check-prefix=PIN
+// RUN: echo '{"format": "autotune-export.tuning-results/1", "results": [{"executable": "ex", "group": "k", "variant": "k_a", "workload_values": [1024]}, {"executable": "ex", "group": "k", "variant": "k_b", "workload_values": [65536]}, {"executable": "ex", "group": "k", "variant": "k_b", "workload_values": [8]}, {"executable": "ex", "group": "k", "variant": "k_a", "workload_values": [4]}, {"executable": "ex", "group": "k", "variant": "k_b", "workload_values": [4]}]}' > %t.2.json
+// RUN: autotune-export %s --tuning-results %t.2.json -p pin-variants | FileCheck %s --check-prefix=PIN2
 
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "ex.ptx", data = ".version 8.6\0A.target sm_80\0A.address_size 64\0A.visible .entry k_a(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A.visible .entry k_b(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A"}>]}>}> {
@@ -39,10 +41,14 @@ util.func public @host(%x: tensor<?xf32>) -> tensor<?xf32> {
 // SUGAR-NEXT:     tune_workload([tensor<1024xf32>], [tensor<65536xf32>])
 // SUGAR-NEXT:     choices([4096] = @k_b, [8] = @k_a)
 
-// The last result per workload wins; the group's default is the file's last result's.
+// The last result per workload wins; the group's default is the variant most workloads chose
+// (contract.choose_result), a tie going to the lower variant index: one workload each, @k_a.
 // PIN:      tune_workload([tensor<1024xf32>], [tensor<65536xf32>])
 // PIN-NEXT: choices([1024] = @k_a, [65536] = @k_b)
-// PIN-NEXT: default(@k_b)
+// PIN-NEXT: default(@k_a)
+// Three workloads of four chose @k_b ([4]'s last result is @k_b): the default is @k_b.
+// PIN2:      choices([1024] = @k_a, [65536] = @k_b, [8] = @k_b, [4] = @k_b)
+// PIN2-NEXT: default(@k_b)
 
 // One set of benchmark entries per tuning workload (workload 0 keeps the plain names).
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(

@@ -162,7 +162,7 @@ class AutotuneWrapper:
     """A ``triton.autotune`` met on the way to the JIT function, as Triton's ``Autotuner``
     holds it: ``configs`` (dicts as in :attr:`LoadedKernel.default_configs`), ``key`` (argument
     names whose values key the tuning), ``prune_configs_by`` (``early_config_prune``,
-    ``perf_model``, ``top_k``: those given; applied by :mod:`autotune_export.cuda.pruning`),
+    ``perf_model``, ``top_k``: those given; applied by :mod:`autotune_export.cuda.launch_model`),
     ``reset_to_zero`` / ``restore_value`` (argument names zeroed / restored around every timed
     run), ``pre_hook`` / ``post_hook`` (user hooks, or None), ``cache_results``;
     ``triton_configs``: the ``triton.Config`` objects themselves, in the order of ``configs``

@@ -60,6 +60,7 @@ from typing import Any, Callable, Mapping, Sequence
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype, descriptor_refusal
 from iree.compiler import ir
+from autotune_export.cuda import launch_model
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.cuda.targets import TargetError
 from autotune_export.cuda.ttir import written_params_from_ttir
@@ -187,45 +188,52 @@ def _i32(value: int) -> int:
 # Kernels
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Kernel:
-    jit: Any  # triton JITFunction (duck typed: .params, .fn)
+    """A kernel object as the bridges see it: its launch model
+    (:class:`autotune_export.cuda.launch_model.KernelModel`), the JIT function ``jit`` and the
+    outermost ``triton.autotune`` object (``autotuner``, or None: its ``reset_to_zero`` /
+    ``restore_value``)."""
+
+    model: launch_model.KernelModel
+    jit: Any
     autotuner: Any | None
-    heuristics: list[dict[str, Callable]]
-    arg_names: list[str]
-    runtime_names: list[str]
-    constexpr_names: list[str]
-    defaults: dict[str, Any]
 
     @property
     def name(self) -> str:
-        return self.jit.fn.__name__
+        return self.model.name
+
+    @property
+    def arg_names(self) -> list[str]:
+        return list(self.model.arg_names)
+
+    @property
+    def runtime_names(self) -> list[str]:
+        return self.model.runtime_names
+
+    @property
+    def constexpr_names(self) -> list[str]:
+        return list(self.model.constexpr_names)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return dict(self.model.defaults)
 
 
 def _unwrap(kernel: Any) -> _Kernel:
-    """Peel ``triton.autotune`` / ``triton.heuristics`` wrappers (duck typed) off a kernel."""
-    autotuner = None
-    heuristics: list[dict[str, Callable]] = []
-    obj = kernel
-    for _ in range(16):
-        if hasattr(obj, "configs") and hasattr(obj, "fn") and not hasattr(obj, "params"):
-            if autotuner is None:
-                autotuner = obj
-            obj = obj.fn
-        elif isinstance(getattr(obj, "values", None), dict) and hasattr(obj, "fn") and not hasattr(obj, "params"):
-            heuristics.append(dict(obj.values))
-            obj = obj.fn
-        elif hasattr(obj, "fn") and not hasattr(obj, "params") and not inspect.isfunction(obj):
-            obj = obj.fn  # a library's own launcher (a triton.KernelInterface keeping the kernel in .fn)
-        else:
-            break
-    params = getattr(obj, "params", None)
-    if params is None or not callable(getattr(obj, "fn", None)):
-        raise JaxTritonError(f"`kernel` must be a Triton JITFunction, Heuristics or Autotuner, got {type(kernel).__name__}")
-    names = [p.name for p in params]
-    constexprs = [p.name for p in params if p.is_constexpr]
-    defaults = {p.name: p.default for p in params if getattr(p, "has_default", False)}
-    return _Kernel(obj, autotuner, heuristics, names, [n for n in names if n not in constexprs], constexprs, defaults)
+    """The launch model of a kernel object (:func:`autotune_export.cuda.launch_model.kernel_model`:
+    ``triton.autotune`` / ``triton.heuristics`` / launcher wrappers peeled off). Raises
+    JaxTritonError when it is not a Triton kernel."""
+    try:
+        model, jit = launch_model.kernel_model(kernel)
+    except launch_model.LaunchModelError as err:
+        raise JaxTritonError(str(err)) from None
+    autotuner, obj = None, kernel
+    while obj is not None and obj is not jit and autotuner is None:
+        if hasattr(obj, "configs") and not hasattr(obj, "params"):
+            autotuner = obj
+        obj = getattr(obj, "fn", None)
+    return _Kernel(model, jit, autotuner)
 
 
 def _wraps(obj: Any, jit: Any) -> bool:
@@ -446,6 +454,16 @@ class _CallArg:
         return _tensor_type(self.shape, self.elem)
 
 
+def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a dense row-major tensor of ``shape`` (what ``torch.empty(shape)``
+    has; a launch's tensors are dense: launch_to_mlir refuses other views)."""
+    out, step = [], 1
+    for d in reversed(shape):
+        out.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(out))
+
+
 def _flatten(items: Sequence[Any]) -> list[Any]:
     out: list[Any] = []
     for item in items:
@@ -462,60 +480,26 @@ def _is_static_scalar(value: Any) -> bool:
     return type(value).__name__ == "float32" and type(value).__module__ == "numpy"
 
 
-class _Config:
-    """A triton.Config look-alike for configs made here (no triton import needed)."""
-
-    def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None):
-        self.kwargs, self.num_warps, self.num_stages, self.num_ctas = dict(kwargs), num_warps, num_stages, num_ctas
-        self.maxnreg, self.pre_hook = maxnreg, pre_hook
-
-    def all_kwargs(self):
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, "num_ctas": self.num_ctas}
-
-
-def _configs(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
-             capability: int | None = None) -> list:
-    """The configs jax-triton would compile, heuristics applied (jax-triton 0.3.1's rules);
-    ``prune_configs_by`` through :func:`autotune_export.cuda.pruning.prune_configs`, with
-    Triton's driver answering for ``capability`` (90 for sm_90; None: as the process is)."""
-    if k.autotuner is not None:
-        tuner = k.autotuner
-        configs = []
-        for cfg in tuner.configs:
-            if getattr(cfg, "pre_hook", None) is not None:
-                raise JaxTritonError("`pre_hook` is not supported (jax-triton raises NotImplementedError too)")
-            if all(cfg.kwargs.get(key, v) == v for key, v in metaparams.items()):
-                configs.append(cfg)
-        early = getattr(tuner, "early_config_prune", None)
-        perf_model = getattr(tuner, "perf_model", None)
-        if configs and (early is not None or perf_model is not None):
-            # Triton's Autotuner.prune_configs, as jax-triton calls it: the user's early pruner
-            # without keyword arguments, the perf model with the metaparameters; the driver
-            # (and torch) answer for the target, as when the CLI prunes.
-            from autotune_export.cuda import pruning
-
-            try:
-                configs = pruning.prune_configs(configs, named_args, metaparams, early_config_prune=early,
-                                                perf_model=perf_model, top_k=getattr(tuner, "configs_top_k", 1.0),
-                                                early_kwargs={}, capability=capability).kept
-            except pruning.PruneError as err:
-                raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
-        if not configs:
-            raise JaxTritonError(
-                f"no config of the triton.autotune kernel '{k.name}' is left after pruning "
-                f"(explicit metaparameters: {metaparams or 'none'})"
-            )
-    else:
-        configs = [_Config({}, num_warps=4 if num_warps is None else num_warps,
-                           num_stages=3 if num_stages is None else num_stages, num_ctas=num_ctas)]
-    out = []
-    for cfg in configs:
-        kwargs = dict(cfg.kwargs)
-        for values in k.heuristics:
-            for hname, fn in values.items():
-                kwargs[hname] = fn({**named_args, **metaparams, **kwargs})
-        out.append(_Config(kwargs, cfg.num_warps, cfg.num_stages, getattr(cfg, "num_ctas", 1), getattr(cfg, "maxnreg", None)))
-    return out
+def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
+              capability: int | None, convention) -> list:
+    """The variants the call compiles (:func:`autotune_export.cuda.launch_model.launch_variants`,
+    under ``convention``: jax-triton's or Triton's rules for metaparameters, heuristics and
+    ``prune_configs_by``), with Triton's driver answering for ``capability`` while pruning."""
+    kwargs = dict(metaparams)
+    for key, value, default in (("num_warps", num_warps, None), ("num_stages", num_stages, None),
+                                ("num_ctas", num_ctas, 1)):
+        if value is not None and value != default:
+            kwargs[key] = value
+    if convention is launch_model.JAX_TRITON and k.autotuner is not None:
+        for key in ("num_warps", "num_stages", "num_ctas"):
+            kwargs.pop(key, None)  # jax-triton takes them from the configs
+    try:
+        return list(launch_model.launch_variants(k.model, named_args, kwargs, convention=convention,
+                                                 capability=capability).variants)
+    except launch_model.LaunchModelError as err:
+        if err.stage == "prune":
+            raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
+        raise JaxTritonError(str(err)) from None
 
 
 def _config_value(v: Any, key: str) -> Any:
@@ -610,6 +594,32 @@ def triton_call_to_mlir(
     ``output`` cannot be written.
     """
     del custom_call_target_name, enable_fp_fusion, debug, serialized_metadata
+    return _call_to_mlir(args, kernel=kernel, out_shape=out_shape, grid=grid, num_warps=num_warps, num_stages=num_stages,
+                         num_ctas=num_ctas, input_output_aliases=input_output_aliases, zeroed_outputs=zeroed_outputs,
+                         name=name, target=target, kernel_source=kernel_source, relative_to=relative_to, output=output,
+                         output_params=output_params, compute_capability=compute_capability, metaparams=metaparams,
+                         convention=launch_model.JAX_TRITON, origin="autotune_export.interop.jax_triton.triton_call_to_mlir")
+
+
+def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any, num_warps: int | None,
+                  num_stages: int | None, num_ctas: int, input_output_aliases: Mapping[int, int] | None,
+                  zeroed_outputs: Sequence[int] | Callable[[dict], Sequence[int]], name: str, target: str,
+                  kernel_source: tuple[str, str] | None, relative_to: str | None, output: str | os.PathLike | None,
+                  output_params: Sequence[str] | None, compute_capability: int | None, metaparams: dict,
+                  convention: launch_model.Convention, origin: str, host_outputs: Sequence[str] = (),
+                  positional_constexprs: Mapping[str, Any] | None = None, origin_note: str = "") -> str:
+    """:func:`triton_call_to_mlir`'s work, shared with the PyTorch-style launch
+    (:func:`autotune_export.interop.launch.launch_to_mlir`): ``convention`` is the launch
+    semantics (:mod:`autotune_export.cuda.launch_model`: jax-triton's or Triton's), ``origin``
+    the function the header comment names (``origin_note`` follows it). ``host_outputs``:
+    outputs (parameter names) the host function takes as arguments and returns, written in
+    place (the dispatch's result tied to the argument itself); the host function's arguments
+    are then every tensor it takes in kernel parameter order. ``positional_constexprs``:
+    constexprs the launch gave by position (the pruners see them among the named arguments,
+    as Triton's ``Autotuner.nargs``). Under Triton's convention the heuristics, pruners and
+    grid callable see each tensor as a
+    :class:`~autotune_export.cuda.launch_model.TensorArgument` (dtype, shape, strides, element
+    size) and the grid callable every kernel argument by name. Raises JaxTritonError."""
     if output is not None:
         relative_to = os.path.dirname(os.path.abspath(os.fspath(output)))
     if compute_capability is not None:
@@ -692,34 +702,48 @@ def triton_call_to_mlir(
     if len(set(aliases.values())) != len(aliases):
         raise JaxTritonError("input_output_aliases: two inputs alias the same output")
 
-    named_args = {a.name: a.value for a in call_args + out_args}
+    if convention is launch_model.TRITON:
+        # What Triton's launch hands to heuristics, pruners and the grid: the tensors (here
+        # stand-ins answering what a torch.Tensor of that dtype and shape answers), the
+        # scalars, and the constexprs given by position.
+        named_args = {a.name: (launch_model.TensorArgument(a.name, a.triton_type, a.shape, _dense_strides(a.shape),
+                                                           getattr(a.value, "source_dtype", None)) if a.is_array else a.value)
+                      for a in call_args + out_args}
+        named_args = {p: named_args[p] for p in runtime if p in named_args}
+        named_args.update(positional_constexprs or {})
+    else:
+        named_args = {a.name: a.value for a in call_args + out_args}
     try:
         capability = parse_target(target).capability
     except TargetError:
         capability = None  # the header comment names it; the CLI's --target decides
-    configs = _configs(k, dict(metaparams), named_args, num_warps, num_stages, num_ctas, capability)
+    variants = _variants(k, {**(positional_constexprs or {}), **metaparams}, named_args, num_warps, num_stages,
+                         num_ctas, capability, convention)
 
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
+    # A constexpr named like a launch option has the option's value (Triton binds the
+    # launch's num_warps to both); the group's config holds it once, as the option.
     rows: list[list[tuple[str, Any]]] = []
     metas: list[dict[str, Any]] = []
     envs: list[dict[str, int]] = []
-    for cfg in configs:
-        values = {**k.defaults, **metaparams, **cfg.kwargs}
-        # A constexpr named like a launch option takes the option's value (Triton binds the
-        # launch's num_warps to both); the group's config holds it once, as the option.
-        missing = [c for c in k.constexpr_names if c not in values and c not in OPTION_NAMES]
-        if missing:
-            raise JaxTritonError(f"no value for constexpr parameter '{missing[0]}' of '{k.name}' (pass it as a keyword argument)")
-        row = [(c, _config_value(values[c], c)) for c in k.constexpr_names if c not in OPTION_NAMES]
+    for v in variants:
+        cfg = v.config
+        row = [(c, _config_value(value, c)) for c, value in v.constexprs if c not in OPTION_NAMES]
         row.append(("num_warps", int(cfg.num_warps)))
         row.append(("num_stages", int(cfg.num_stages)))
-        if getattr(cfg, "num_ctas", 1) not in (None, 1):
+        if cfg.num_ctas not in (None, 1):
             row.append(("num_ctas", int(cfg.num_ctas)))
-        if getattr(cfg, "maxnreg", None) is not None:
+        if cfg.maxnreg is not None:
             row.append(("maxnreg", int(cfg.maxnreg)))
         rows.append(row)
-        metas.append({**metaparams, **cfg.kwargs})
-        envs.append({key: v for key, v in row if key not in OPTION_NAMES and isinstance(v, int) and not isinstance(v, bool)})
+        given = {c: value for c, value in v.constexprs if c in metaparams or c in dict(cfg.kwargs)
+                 or c in dict(k.model.heuristics()) or c in (positional_constexprs or {})}
+        if convention is launch_model.TRITON:
+            # Triton's launcher calls grid(bound_args): every argument of the kernel by name.
+            metas.append({**named_args, **dict(v.constexprs)})
+        else:
+            metas.append({**metaparams, **given})
+        envs.append({key: val for key, val in row if key not in OPTION_NAMES and isinstance(val, int) and not isinstance(val, bool)})
     grid_exprs, _how = _grid_exprs(grid, metas, envs)
 
     zeroed: set[int] = set()
@@ -760,92 +784,115 @@ def triton_call_to_mlir(
         group.restore_value = [out_args[j].name for j in sorted({int(v) for v in aliases.values()} - zeroed)]
     exe = f"{kname}_ex"
     func = name or "main"
-    text = _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how)
+    text = _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how, origin + origin_note,
+                      [p for p in runtime if p in host_outputs])
     if output is not None:
         files.atomic_write(os.fspath(output), text)
     return text
 
 
-def _constant_line(ssa: str, a: _CallArg) -> str:
+def _scalar_constant(a: _CallArg) -> ir.Value:
+    """``arith.constant`` of static scalar ``a`` at the current insertion point: ``i1``, a
+    32-bit integer as signless ``i32`` (a ``u32`` by its bits), a 64-bit one as ``i64``, ``fp32``
+    (the value rounded to f32, as the launch passes it) or ``fp64``. Raises JaxTritonError for
+    another type."""
     t = a.triton_type
     if t == "i1":
-        return f"  {ssa} = arith.constant {'true' if a.value else 'false'}"
+        return arith.ConstantOp(ir.IntegerType.get_signless(1), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(bool(a.value)))).result
     if t in ("i32", "u32"):
-        return f"  {ssa} = arith.constant {_i32(int(a.value))} : i32"
+        i32 = ir.IntegerType.get_signless(32)
+        return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, _i32(int(a.value)))).result
     if t in ("i64", "u64"):
+        i64 = ir.IntegerType.get_signless(64)
         v = int(a.value) & (2**64 - 1)
-        return f"  {ssa} = arith.constant {v - 2**64 if v >= 2**63 else v} : i64"
+        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v - 2**64 if v >= 2**63 else v)).result
     if t == "fp32":
-        return f"  {ssa} = arith.constant 0x{_f32_bits(a.value):08X} : f32"
+        f32 = ir.F32Type.get()
+        return arith.ConstantOp(f32, ir.FloatAttr.get(f32, struct.unpack("<f", struct.pack("<f", float(a.value)))[0])).result
     if t == "fp64":
-        return f"  {ssa} = arith.constant 0x{struct.unpack('<Q', struct.pack('<d', float(a.value)))[0]:016X} : f64"
+        f64 = ir.F64Type.get()
+        return arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(a.value))).result
     raise JaxTritonError(f"cannot pass static {t} argument '{a.name}'")
 
 
-_SCALAR_MLIR = {"i1": "i1", "i32": "i32", "u32": "i32", "i64": "i64", "u64": "i64", "fp32": "f32", "fp64": "f64"}
+def _zero_splat(rtype: ir.RankedTensorType) -> ir.Value:
+    """``flow.tensor.splat`` of a zero of ``rtype``'s element type, at the current insertion point."""
+    elem = rtype.element_type
+    if isinstance(elem, ir.IntegerType):
+        zero = arith.ConstantOp(elem, ir.IntegerAttr.get(elem, 0)).result
+    else:
+        zero = arith.ConstantOp(elem, ir.FloatAttr.get(elem, 0.0)).result
+    return ir.Operation.create("flow.tensor.splat", results=[rtype], operands=[zero]).result
 
 
-def _zero_literal(elem: str) -> str:
-    if elem == "i1":
-        return "false"
-    if elem.startswith("i"):
-        return "0"
-    return "0.000000e+00"
+def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, aliases, zeroed, target, how,
+               origin: str, host_outs: Sequence[str] = ()) -> str:
+    """The module of one call, built with the bindings and printed (the group in its sugared
+    form): ``hal.executable.source @exe`` holding ``group``, and ``util.func public @func``
+    that dispatches it. The host function takes the array arguments (in call order; with
+    ``host_outs``, those outputs too, every tensor in kernel parameter order) and returns the
+    outputs in kernel order. Dispatch operands: the arguments in kernel order (static scalars
+    as constants, None left out), then, when any output is tied (``zeroed``, ``aliases``,
+    ``host_outs``), one operand per output that its result is tied to: a zero splat (zeroed),
+    a clone of the aliased input, the host's own argument (``host_outs``), else an empty
+    tensor."""
+    from autotune_export.ir import functions
 
-
-def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, aliases, zeroed, target, how) -> str:
     arrays = [a for a in call_args if a.is_array]
-    arg_ssa = {id(a): f"%arg{i}" for i, a in enumerate(arrays)}
-    lines: list[str] = []
-    operands: list[str] = []
-    types: list[str] = []
-    for a in call_args:
-        if a.triton_type == NONE_TYPE:
-            continue  # a constexpr None: not passed
-        if a.is_array:
-            operands.append(arg_ssa[id(a)])
-            types.append(a.tensor_type)
-        else:
-            ssa = f"%{re.sub(r'[^A-Za-z0-9_]', '_', a.name)}"
-            lines.append(_constant_line(ssa, a) + ("" if a.triton_type != "i1" else ""))
-            operands.append(ssa)
-            types.append(_SCALAR_MLIR[a.triton_type])
     alias_of = {dst: src for src, dst in aliases.items()}
-    tie_all = bool(zeroed) or bool(aliases)
-    results: list[str] = []
-    for j, o in enumerate(out_args):
-        if not tie_all:
-            results.append(o.tensor_type)
-            continue
-        ssa = f"%out{j}"
-        if j in zeroed:
-            lines.append(f"  %zero{j} = arith.constant {_zero_literal(o.elem)} : {o.elem}")
-            lines.append(f"  {ssa} = flow.tensor.splat %zero{j} : {o.tensor_type}")
-        elif j in alias_of:
-            lines.append(f"  {ssa} = flow.tensor.clone {arg_ssa[id(arrays[alias_of[j]])]} : {o.tensor_type}")
-        else:
-            lines.append(f"  {ssa} = flow.tensor.empty : {o.tensor_type}")
-        operands.append(ssa)
-        types.append(o.tensor_type)
-        results.append(ssa)
-    res_types = [o.tensor_type for o in out_args]
-    nres = len(out_args)
-    res_name = "%result" + (f":{nres}" if nres > 1 else "")
-    results_text = results[0] if nres == 1 else "(" + ", ".join(results) + ")"
-    lines.append(
-        f"  {res_name} = flow.dispatch @{exe}::@{group.name}({', '.join(operands)}) : ({', '.join(types)}) -> {results_text}"
-    )
-    rets = ["%result"] if nres == 1 else [f"%result#{j}" for j in range(nres)]
-    lines.append(f"  util.return {', '.join(rets)} : {', '.join(res_types)}")
-    params = ", ".join(f"{arg_ssa[id(a)]}: {a.tensor_type}" for a in arrays)
+    takes = arrays + [o for o in out_args if o.name in host_outs]
+    if host_outs:
+        order = [p.name for p in group.signature]
+        takes.sort(key=lambda a: order.index(a.name))  # kernel parameter order
+    tie_all = bool(zeroed) or bool(aliases) or bool(host_outs)
     header = [
-        f"// Generated by autotune_export.interop.jax_triton.triton_call_to_mlir from kernel '{group.triton[1]}'.",
+        f"// Generated by {origin} from kernel '{group.triton[1]}'.",
         f"// Compile: autotune-export THIS.mlir --emit vmfb --target {target} -o OUT.vmfb",
         f"// Grid: {how} ({len(group.configs)} config{'s' if len(group.configs) != 1 else ''}).",
     ]
-    src = [f"hal.executable.source private @{exe} {{", group.to_sugar("  "), "}"]
-    fn = [f"util.func public @{func}({params}) -> ({', '.join(res_types)}) {{", *lines, "}"]
-    return "\n".join(header + [""] + src + [""] + fn) + "\n"
+    with new_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        top = ir.InsertionPoint(module.body)
+        source = builders.executable_source(exe, ip=top)
+        group.build(ip=builders.source_block(source))
+        in_types = [ir.RankedTensorType.parse(a.tensor_type) for a in takes]
+        res_types = [ir.RankedTensorType.parse(o.tensor_type) for o in out_args]
+
+        def body(params: list) -> list:
+            value_of = {id(a): v for a, v in zip(takes, params)}
+            operands = []
+            for a in call_args:
+                if a.triton_type == NONE_TYPE:
+                    continue  # a constexpr None: not passed
+                operands.append(value_of[id(a)] if a.is_array else _scalar_constant(a))
+            tied = []
+            for j, o in enumerate(out_args):
+                if not tie_all:
+                    tied.append(-1)
+                    continue
+                rtype = res_types[j]
+                if o.name in host_outs:
+                    operands.append(value_of[id(o)])
+                elif j in zeroed:
+                    operands.append(_zero_splat(rtype))
+                elif j in alias_of:
+                    src = value_of[id(arrays[alias_of[j]])]
+                    operands.append(ir.Operation.create("flow.tensor.clone", results=[rtype], operands=[src]).result)
+                else:
+                    operands.append(ir.Operation.create("flow.tensor.empty", results=[rtype], operands=[]).result)
+                tied.append(len(operands) - 1)
+            attrs = {
+                "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, group.name])]),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(operands), 0, 0]),
+            }
+            if tie_all:
+                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied])
+            dispatch = ir.Operation.create("flow.dispatch", results=res_types, operands=operands, attributes=attrs)
+            return list(dispatch.results)
+
+        functions.util_func(func, in_types, res_types, body, ip=top)
+        module.operation.verify()
+        return "\n".join(header) + "\n\n" + print_module(module).rstrip("\n") + "\n"
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,13 +26,22 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from autotune_export.frontend import SourceFile, new_context, parse_source, print_module
+from autotune_export.cuda import launch_model
 from autotune_export.interop import jax_triton as _jt
-from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import executable_sources, groups_of, isa
-from autotune_export.support import files
 
-__all__ = ["answering_for_target", "launch_to_mlir"]
+__all__ = ["KernelNotImportableError", "LaunchError", "answering_for_target", "launch_to_mlir"]
+
+
+class LaunchError(ValueError):
+    """A launch that :func:`launch_to_mlir` cannot export (one-line message: arguments that do
+    not fit the kernel, an output that is not a tensor, a metaparameter that conflicts with
+    the kernel's ``triton.autotune`` configs, a heuristic or pruner reading what is not known
+    when exporting)."""
+
+
+class KernelNotImportableError(LaunchError):
+    """The kernel has no importable ``file.py`` + attribute name (notebook cell, closure, ...):
+    pass ``kernel_source=(path, name)``."""
 
 
 @contextlib.contextmanager
@@ -62,11 +71,14 @@ def answering_for_target(target: str = "sm_90"):
 
 
 class _Spec:
-    """Shape and dtype of a tensor argument (what the module needs of it)."""
+    """Shape and dtype of a tensor argument (what the module needs of it); ``source_dtype``:
+    the tensor's own dtype when it is a ``torch.dtype`` (what heuristics and pruners then see,
+    as at the launch), else None."""
 
-    def __init__(self, shape, dtype: str):
+    def __init__(self, shape, dtype: str, source_dtype: Any = None):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
+        self.source_dtype = source_dtype
 
 
 def _spec(value: Any) -> Any:
@@ -74,11 +86,11 @@ def _spec(value: Any) -> Any:
     (``torch.float16``) named as numpy names it (``float16``)."""
     if not (hasattr(value, "shape") and hasattr(value, "dtype")) or isinstance(value, np.generic):
         return value  # numpy scalars (np.float32) are scalars
-    dtype = value.dtype
+    dtype = source = value.dtype
     text = str(dtype)
     if text.startswith("torch."):
         dtype = {"half": "float16", "float": "float32", "double": "float64", "bool": "bool"}.get(text[6:], text[6:])
-    return _Spec(value.shape, dtype)
+    return _Spec(value.shape, dtype, source if type(source).__module__ == "torch" else None)
 
 
 def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | int] = (),
@@ -110,20 +122,44 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     that folder instead; neither: absolute). ``num_warps``/``num_stages``: for a kernel without
     ``triton.autotune`` (defaults 4 and 3). ``target`` only goes into the header comment.
 
-    Raises :class:`~autotune_export.interop.jax_triton.JaxTritonError` with a one-line reason
-    (an output that is not a tensor or not a parameter, arguments that do not fit the kernel,
-    a kernel that cannot be imported), OSError when ``output`` cannot be written.
+    The launch means what it means in Triton (:mod:`autotune_export.cuda.launch_model`,
+    convention ``TRITON``): a keyword argument that a ``triton.autotune`` config also sets, or
+    ``num_warps``/``num_stages`` given to an autotuned kernel, is Triton's error (its Autotuner
+    raises); ``triton.heuristics``, ``prune_configs_by`` functions and a grid callable see
+    each tensor as a :class:`~autotune_export.cuda.launch_model.TensorArgument` (its torch
+    dtype, ``.shape``, ``.numel()``, ``.stride()``, ``.element_size()``), the pruners also the
+    constexprs given by position, and the grid callable every kernel argument by name in its
+    ``META``; what a stand-in cannot answer (``.data_ptr()``) is an error naming it.
+
+    Raises :class:`LaunchError` with a one-line reason (an output that is not a tensor or not
+    a parameter, arguments that do not fit the kernel, a metaparameter that conflicts with the
+    autotuner; :class:`KernelNotImportableError` for a kernel that cannot be imported),
+    OSError when ``output`` cannot be written.
     """
+    try:
+        return _launch_to_mlir(kernel, grid, args, outputs=outputs, inplace=inplace, name=name, output=output,
+                               relative_to=relative_to, kernel_source=kernel_source, num_warps=num_warps,
+                               num_stages=num_stages, target=target, metaparams=metaparams)
+    except _jt.KernelNotImportableError as err:
+        raise KernelNotImportableError(str(err)) from None
+    except _jt.JaxTritonError as err:
+        raise LaunchError(str(err)) from None
+
+
+def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relative_to, kernel_source, num_warps,
+                    num_stages, target, metaparams) -> str:
     k = _jt._unwrap(kernel)
     names = k.runtime_names  # the kernel's non-constexpr parameters, in order
-    args = tuple(_jit_typed(a) for a in _bind(k, args, metaparams))
+    metaparams = dict(metaparams)
+    bound, positional = _bind(k, args, metaparams)
+    args = tuple(_jit_typed(a) for a in bound)
     if len(args) != len(names):
-        raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel has "
-                                 f"{len(names)} non-constexpr parameters ({', '.join(names)})")
+        raise LaunchError(f"the launch passes {len(args)} positional argument(s); kernel has "
+                          f"{len(names)} non-constexpr parameters ({', '.join(names)})")
     for p, a in zip(names, args):
         strides = _dense_strides_differ(a)
         if strides is not None:
-            raise _jt.JaxTritonError(
+            raise LaunchError(
                 f"argument '{p}' is a non-contiguous tensor (shape {tuple(a.shape)}, strides {strides}): the module's "
                 f"argument is a dense tensor of that shape, which the launch's strides would not address as they do "
                 f"the tensor's storage; pass '{p}.contiguous()' (and its strides)")
@@ -132,38 +168,31 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     for o in list(outputs) + tied:
         if isinstance(o, int) and not isinstance(o, bool):
             if not 0 <= o < len(names):
-                raise _jt.JaxTritonError(f"outputs: position {o} is not an argument (there are {len(names)})")
+                raise LaunchError(f"outputs: position {o} is not an argument (there are {len(names)})")
             o = names[o]
         if o not in names:
-            raise _jt.JaxTritonError(f"outputs: '{o}' is not a non-constexpr parameter of the kernel ({', '.join(names)})")
+            raise LaunchError(f"outputs: '{o}' is not a non-constexpr parameter of the kernel ({', '.join(names)})")
         if o in wanted:
-            raise _jt.JaxTritonError(f"outputs/inplace: '{o}' is named twice")
+            raise LaunchError(f"outputs/inplace: '{o}' is named twice")
         if not isinstance(_spec(args[names.index(o)]), _Spec):
-            raise _jt.JaxTritonError(f"outputs: '{o}' is {type(args[names.index(o)]).__name__}, not a tensor")
+            raise LaunchError(f"outputs: '{o}' is {type(args[names.index(o)]).__name__}, not a tensor")
         wanted.append(o)
     if not wanted:
-        raise _jt.JaxTritonError("outputs names no parameter (nor does inplace): the module would compute nothing")
+        raise LaunchError("outputs names no parameter (nor does inplace): the module would compute nothing")
     wanted.sort(key=names.index)
     inputs = [_spec(a) for p, a in zip(names, args) if p not in wanted]
     outs = [_spec(args[names.index(p)]) for p in wanted]
-    if not tied:
-        return _jt.triton_call_to_mlir(*inputs, kernel=kernel, out_shape=outs, grid=grid, output_params=wanted,
-                                       name=name, output=output, relative_to=relative_to, kernel_source=kernel_source,
-                                       num_warps=num_warps, num_stages=num_stages, target=target, **metaparams)
-    # In place: the module of the launch with the in-place tensors as zero-filled operands that
-    # the results are tied to (triton_call_to_mlir's zeroed outputs), whose host function then
-    # takes those tensors instead of making zeros.
-    if output is not None:
-        relative_to = os.path.dirname(os.path.abspath(os.fspath(output)))
-    text = _jt.triton_call_to_mlir(*inputs, kernel=kernel, out_shape=outs, grid=grid, output_params=wanted,
-                                   zeroed_outputs=[j for j, p in enumerate(wanted) if p in tied], name=name,
-                                   relative_to=relative_to, kernel_source=kernel_source, num_warps=num_warps,
-                                   num_stages=num_stages, target=target, **metaparams)
-    host = [p for p, a in zip(names, args) if (p not in wanted or p in tied) and _spec(a) is not a and a is not None]
-    text = _take_in_place(text, name or "main", host, tied)
-    if output is not None:
-        files.atomic_write(os.fspath(output), text)
-    return text
+    note = f" (in place: {', '.join(p for p in wanted if p in tied)})" if tied else ""
+    # The launch's semantics are Triton's (launch_model.TRITON): a metaparameter an autotuner's
+    # config sets is an error, pruners get the keyword arguments, heuristics and the grid see
+    # stand-ins of the tensors. In-place tensors are host arguments the results are tied to.
+    return _jt._call_to_mlir(inputs, kernel=kernel, out_shape=outs, grid=grid, num_warps=num_warps,
+                             num_stages=num_stages, num_ctas=1, input_output_aliases=None, zeroed_outputs=(),
+                             name=name, target=target, kernel_source=kernel_source, relative_to=relative_to,
+                             output=output, output_params=wanted, compute_capability=None, metaparams=metaparams,
+                             convention=launch_model.TRITON, origin="autotune_export.interop.launch.launch_to_mlir",
+                             origin_note=note, host_outputs=[p for p in wanted if p in tied],
+                             positional_constexprs=positional)
 
 
 class _JitInt(int):
@@ -209,7 +238,7 @@ def _param_name(o: str | int, names: list[str], what: str) -> str:
     """Parameter ``o`` (a name, or a position among the non-constexpr parameters) by name."""
     if isinstance(o, int) and not isinstance(o, bool):
         if not 0 <= o < len(names):
-            raise _jt.JaxTritonError(f"{what}: position {o} is not an argument (there are {len(names)})")
+            raise LaunchError(f"{what}: position {o} is not an argument (there are {len(names)})")
         return names[o]
     return o
 
@@ -223,19 +252,20 @@ def _bind(k: Any, args: tuple, metaparams: dict) -> tuple:
     names = k.runtime_names
     given = [n for n in names if n in metaparams]
     if not given and len(args) == len(names):
-        return args
+        return args, {}
     if len(args) > len(k.arg_names):
-        raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s); kernel '{k.name}' has "
+        raise LaunchError(f"the launch passes {len(args)} positional argument(s); kernel '{k.name}' has "
                                  f"{len(k.arg_names)} parameters ({', '.join(k.arg_names)})")
     by_name = dict(zip(k.arg_names, args))
+    positional = {}
     for n in list(by_name):
         if n in k.constexpr_names:
             if n in metaparams:
-                raise _jt.JaxTritonError(f"constexpr '{n}' is given twice (by position and by keyword)")
-            metaparams[n] = by_name.pop(n)
+                raise LaunchError(f"constexpr '{n}' is given twice (by position and by keyword)")
+            positional[n] = by_name.pop(n)
     for n in given:
         if n in by_name:
-            raise _jt.JaxTritonError(f"parameter '{n}' is given twice (by position and by keyword)")
+            raise LaunchError(f"parameter '{n}' is given twice (by position and by keyword)")
         by_name[n] = metaparams.pop(n)
     out = []
     for n in names:
@@ -244,55 +274,7 @@ def _bind(k: Any, args: tuple, metaparams: dict) -> tuple:
         elif n in k.defaults:
             out.append(k.defaults[n])
         else:
-            raise _jt.JaxTritonError(f"the launch passes {len(args)} positional argument(s) and gives no argument for "
-                                     f"parameter '{n}'; kernel '{k.name}' has {len(names)} non-constexpr parameters "
-                                     f"({', '.join(names)})")
-    return tuple(out)
-
-
-def _take_in_place(text: str, func: str, order: list[str], tied: list[str]) -> str:
-    """``text`` (triton_call_to_mlir's module, the in-place tensors ``tied`` made with
-    ``flow.tensor.splat`` in kernel order) with ``@func`` taking those tensors as arguments
-    instead: its arguments become the tensors of ``order`` (kernel parameter names), each
-    splat's uses replaced by its argument. Rewritten with the IR bindings, printed by the
-    front end's printer (the generated header comments are kept)."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import flow, util
-
-    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("//")).replace(
-        "jax_triton.triton_call_to_mlir", "launch.launch_to_mlir (in place: " + ", ".join(tied) + ")", 1)
-    with new_context():
-        module = parse_source(SourceFile(text, "<launch_to_mlir>", "."))
-        fn = next(op for op in module.body.operations
-                  if isa(op, util.FuncOp) and ir.StringAttr(op.attributes["sym_name"]).value == func)
-        block = fn.regions[0].blocks[0]
-        splats = [op for op in block.operations if isa(op, flow.TensorSplatOp)]
-        old = list(block.arguments)
-        inputs = iter(old)
-        loc = ir.Location.unknown()
-        for p in order:
-            if p in tied:
-                splat = splats[tied.index(p)]
-                zero = splat.operands[0].owner
-                arg = block.add_argument(splat.results[0].type, loc)
-                splat.results[0].replace_all_uses_with(arg)
-                splat.operation.erase()
-                zero.erase()
-            else:
-                prev = next(inputs)
-                arg = block.add_argument(prev.type, loc)
-                prev.replace_all_uses_with(arg)
-        for _ in old:
-            block.erase_argument(0)
-        # The in-place tensors were zeroed outputs only to become operands: the group must not
-        # zero them (zero-fill-outputs would overwrite the data the kernel reads and writes).
-        for source in executable_sources(module):
-            for op in groups_of(source):
-                group = AutotuneGroup.from_op(op)
-                if group.reset_to_zero:
-                    kept = [p for p in group.reset_to_zero if p not in tied]
-                    group.reset_to_zero = kept  # [] is explicit: none (not the autotuner's)
-                    group.write_into(op)
-        results = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
-        fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], results))
-        return header + "\n" + print_module(module) + "\n"
+            raise LaunchError(f"the launch passes {len(args)} positional argument(s) and gives no argument for "
+                              f"parameter '{n}'; kernel '{k.name}' has {len(names)} non-constexpr parameters "
+                              f"({', '.join(names)})")
+    return tuple(out), positional

@@ -414,6 +414,47 @@ def _workload_scalars(source, op, group: AutotuneGroup) -> dict[str, Any]:
     return known
 
 
+def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int | None, dict[str, Any], set[str]]]:
+    """What each launch of the group passes its scalar parameters: one entry per dispatch to
+    the group (in the module's order) and per ``tune_workload`` (or one, without), as
+    ``(label, workload index or None, {parameter: value, or _UNKNOWN}, names known only from
+    the tuning workload)``. A value is :func:`_evaluate` of the dispatch's operand on the
+    workload, as the kernel receives it (:func:`_as_parameter`); a name is "from the tuning
+    workload" when it is known with the workload and not without (a dynamic shape). The label
+    names the dispatch by its host function and line (``dispatch 1 in @f (line 12)``) and the
+    workload (``tune_workload 0``) when there are several."""
+    from autotune_export.ir.walk import enclosing_function
+
+    exe = sym_name(source)
+    module = source.parent
+    scalars = [p for p in group.signature if not p.is_pointer and not p.is_none]
+    workloads = _tune_workloads(op)
+    out = []
+    dispatches = [d for d in dispatch_sites(module) if (exe, group.name) in entry_point_refs(d)]
+    for k, site in enumerate(dispatches):
+        host = enclosing_function(site)
+        segments = list(site.attributes["operandSegmentSizes"])
+        given = [a for a in list(site.operands)[segments[0]: segments[0] + segments[1]]
+                 if not isinstance(a.type, ir.RankedTensorType)]
+        if host is None or len(given) != len(scalars):
+            continue  # _check_dispatches reports a dispatch that does not fit the signature
+        entry = host.regions[0].blocks[0]
+        where = location_of(site.location, None)
+        line = f" (line {where.line})" if where is not None and getattr(where, "line", None) else ""
+        label = f"dispatch {k} in @{sym_name(host)}{line}"
+        static = {p.name: _evaluate(v, entry, None) for p, v in zip(scalars, given)}
+        for w, workload in enumerate(workloads):
+            values, from_workload = {}, set()
+            for p, v in zip(scalars, given):
+                x = _evaluate(v, entry, workload)
+                values[p.name] = _UNKNOWN if x is _UNKNOWN else _as_parameter(p.type, x)
+                if values[p.name] is not _UNKNOWN and static[p.name] is _UNKNOWN:
+                    from_workload.add(p.name)
+            tag = f", tune_workload {w}" if len(workloads) > 1 else ""
+            out.append((label + tag, w if workload is not None else None, values, from_workload))
+    return out
+
+
 def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> None:
     """Fill the group's ``reset_to_zero`` / ``restore_value`` (each one the op omits) from the
     kernel's outermost ``triton.autotune`` (``AutotuneWrapper``): the op's clause wins, as a
@@ -647,8 +688,6 @@ class MaterializeTritonVariants(ModulePass):
                 group.signature[i] = dataclasses.replace(p, hint=0)
         nones = {p.name: None for p in group.signature if p.is_none}
         group.signature = [p for p in group.signature if not p.is_none]
-        # What a triton.heuristics function sees of the run-time arguments (see tc.RuntimeArgument).
-        run_time = {**{p.name: tc.RuntimeArgument(p.name, p.type) for p in group.signature if p.is_pointer}, **nones}
         try:
             layout = abi.plan(group.signature)
         except abi.AbiError as err:
@@ -666,39 +705,19 @@ class MaterializeTritonVariants(ModulePass):
                 f"i64/u64/fp64 take two), more than the {MAX_CONSTANTS} that IREE's CUDA HAL allows per export "
                 "(it would fail when the module loads)",
             )
-        configs = group.configs
-        if configs is None:
-            if not kernel.default_configs:
-                raise DiagnosticError.at(loc, f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
-            configs = [_config_entries(cfg) for cfg in self._pruned_defaults(ctx, source, op, group, kernel, nones, tc)]
-        archs = targets_of(self.target)
-        config_specs, constexpr_sets = [], []
-        for index, cfg in enumerate(configs):
-            values = {k: v for k, v in cfg if k not in OPTION_NAMES}
-            for key in values:
-                if key not in kernel.constexpr_names:
+        if group.configs is None and not kernel.default_configs:
+            raise DiagnosticError.at(loc, f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
+        for index, cfg in enumerate(group.configs or ()):
+            for key, _ in cfg:
+                if key not in OPTION_NAMES and key not in kernel.constexpr_names:
                     raise DiagnosticError.at(
                         loc, f"config {index} sets '{key}', which is not a constexpr parameter of '{kernel_name}' (constexprs: {', '.join(kernel.constexpr_names) or 'none'})"
                     )
-            for name, fn in kernel.heuristics.items():
-                if name in values:
-                    continue
-                try:
-                    values[name] = tc.plain_value(fn({**run_time, **{k: tc.triton_value(v) for k, v in values.items()}}))
-                except KeyError as err:
-                    raise DiagnosticError.at(
-                        loc, f"triton.heuristics for '{name}' needs run-time argument {err}; give '{name}' in every config"
-                    ) from None
-            for name in kernel.constexpr_names:
-                if name in OPTION_NAMES:
-                    # A constexpr named like a launch option (``num_warps: tl.constexpr``):
-                    # Triton's launch binds the option's value to it too.
-                    values[name] = dict(cfg).get(name, OPTION_DEFAULTS[name])
-            for name, default in kernel.constexpr_defaults.items():
-                values.setdefault(name, default)  # the def's default, as Triton's binder applies it
-            missing = [c for c in kernel.constexpr_names if c not in values]
-            if missing:
-                raise DiagnosticError.at(loc, f"config {index} does not give constexpr parameter '{missing[0]}' of '{kernel_name}'")
+        configs, constexpr_values = self._launch_variants(ctx, source, op, group, kernel, nones, tc)
+        archs = targets_of(self.target)
+        config_specs, constexpr_sets = [], []
+        for index, cfg in enumerate(configs):
+            values = constexpr_values[index]
             options = {k: v for k, v in cfg if k in OPTION_NAMES}
             # Triton's JIT specialization (tt.divisibility 16): pointers marked ':16' are
             # assumed aligned in every variant (IREE bindings are; jax-triton assumes the same);
@@ -737,78 +756,138 @@ class MaterializeTritonVariants(ModulePass):
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0, archs)
 
     # ---------------------------------------------------------------------------------------
-    def _pruned_defaults(self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict, tc) -> list[dict]:
-        """The configs of the kernel's (outermost) ``triton.autotune``, after its
-        ``prune_configs_by`` (:func:`autotune_export.cuda.pruning.prune_configs`: Triton's
-        ``Autotuner.prune_configs``), in Triton's order; one remark per config pruned and one
-        saying which of them the group's configs are (none when the pruning keeps every config
-        in its order). Triton prunes only when there is more than one config to choose from
-        (``Autotuner.run``), and so does this.
+    def _launch_variants(self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict,
+                         tc) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]]]:
+        """``(configs, constexprs)``: the group's configs (entries as the op spells them) and
+        per config every constexpr's value, from Triton's launch model
+        (:func:`autotune_export.cuda.launch_model.launch_variants`, convention ``TRITON``): the
+        op's ``configs([...])``, else the kernel's (outermost) ``triton.autotune`` configs after
+        its ``prune_configs_by``; ``triton.heuristics`` in Triton's wrapper order (a value the
+        op's config gives is kept); the ``def``'s defaults.
 
-        The pruning functions see what is known when exporting, and answer for the first
-        ``--target`` (Triton's driver and torch, as while the file is imported):
-        ``named_args`` has, per runtime parameter, a
-        :class:`~autotune_export.cuda.pruning.PointerArgument` for a pointer (``.dtype``,
-        ``.element_size()`` from the signature), None for a ``none`` parameter, and for a
-        scalar its value at the group's first dispatch when :func:`_workload_scalars`
-        determines it, else an :class:`~autotune_export.cuda.pruning.UnknownScalar`; the
-        launch's keyword arguments are empty (every constexpr comes from a config). Raises
-        DiagnosticError at the group when a function reads what is not known, raises, or
-        keeps no config."""
-        defaults = kernel.default_configs
-        tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
-        prune = tuner.prune_configs_by if tuner is not None else {}
-        early, perf = prune.get("early_config_prune"), prune.get("perf_model")
-        if (early is None and perf is None) or len(defaults) <= 1 or len(tuner.triton_configs) != len(defaults):
-            return defaults
-        from autotune_export.cuda import pruning
+        What the user's functions see, answering for the first ``--target`` (Triton's driver
+        and torch, as while the file is imported): per runtime parameter a
+        :class:`~autotune_export.cuda.launch_model.TensorArgument` for a pointer (``.dtype``,
+        ``.element_size()`` from the signature), None for a ``none`` parameter, and a scalar's
+        value where the host determines it, else an
+        :class:`~autotune_export.cuda.launch_model.UnknownScalar`. Heuristics see a scalar only
+        when every dispatch of the group passes the same value without the tuning workload
+        (their values are compiled in). ``prune_configs_by`` runs once per dispatch of the
+        group and per ``tune_workload`` (:func:`_dispatch_scalars`), as Triton prunes at each
+        launch; the group keeps the configs every one of them keeps (all dispatches share one
+        choice, so a config pruned for one is never selected for it), and remarks say what the
+        pruning saw. Triton prunes only when there is more than one config (``Autotuner.run``).
+
+        Raises DiagnosticError at the group when a function reads what is not known, raises,
+        or keeps no config (for one dispatch, or for all of them together)."""
+        from autotune_export.cuda import launch_model as lm
 
         loc, kernel_name = group.location, group.triton[1]
-        known = _workload_scalars(source, op, group)
+        model = lm.KernelModel.from_loaded(kernel)
+        tuner = model.autotune
         by_name = {p.name: p for p in group.signature}
-        named: dict[str, Any] = {}
-        for name in (a for a in kernel.arg_names if a not in kernel.constexpr_names):
-            p = by_name.get(name)
-            if name in nones or p is None:
-                named[name] = None
-            elif p.is_pointer:
-                named[name] = pruning.PointerArgument(name, p.type)
-            else:
-                named[name] = known[name] if name in known else pruning.UnknownScalar(name)
+        sites = _dispatch_scalars(source, op, group)
+        scalars = [p.name for p in group.signature if not p.is_pointer]
+        # Heuristics: scalars that every dispatch passes, the same without any tuning workload.
+        static = {}
+        for name in scalars:
+            values = [v.get(name, _UNKNOWN) for *_, v, _ in sites]
+            if values and all(x is not _UNKNOWN and x == values[0] for x in values) \
+                    and all(name not in fw for *_, fw in sites):
+                static[name] = values[0]
+
+        def named(values: dict) -> dict:
+            out: dict[str, Any] = {}
+            for name in (a for a in kernel.arg_names if a not in kernel.constexpr_names):
+                p = by_name.get(name)
+                if name in nones or p is None:
+                    out[name] = None
+                elif p.is_pointer:
+                    out[name] = lm.TensorArgument(name, p.type)
+                else:
+                    value = values.get(name, _UNKNOWN)
+                    out[name] = lm.UnknownScalar(name) if value is _UNKNOWN else value
+            return out
+
+        explicit = group.configs
+        override = None
+        if explicit is not None:
+            override = [lm.Config.of({"kwargs": {k: v for k, v in cfg if k not in OPTION_NAMES},
+                                      **{k: v for k, v in cfg if k in OPTION_NAMES}}) for cfg in explicit]
+        prune = tuner is not None and explicit is None and len(tuner.triton_configs) == len(kernel.default_configs)
         try:
-            outcome = pruning.prune_configs(tuner.triton_configs, named, {}, early_config_prune=early, perf_model=perf,
-                                            top_k=prune.get("top_k", 1.0), capability=targets_of(self.target)[0][1])
-        except pruning.PruneError as err:
-            if err.unknown is None:
-                fix = "give the configs to export explicitly with configs([...])"
-            elif "." in err.unknown:
-                fix = ("of a tensor only .dtype and .element_size() are known (from the signature); give the configs to "
-                       "export explicitly with configs([...])")
-            else:
-                fix = ("a scalar is known when the group's first dispatch passes a value computed from constants, "
-                       "tune_workload(...) or static argument shapes; otherwise give the configs to export explicitly "
-                       "with configs([...])")
-            raise DiagnosticError.at(loc, f"@{group.name}: prune_configs_by of the triton.autotune of '{kernel_name}': "
-                                          f"{err}; {fix}") from None
-        for p in outcome.pruned:
-            ctx.emit_remark(Diagnostic("remark", f"@{group.name}: triton.autotune config {p.index} "
-                                                 f"{_config_text(_config_entries(defaults[p.index]))} pruned: {p.reason} "
-                                                 "(prune_configs_by)", loc))
-        kept = [tc.config_dict(c) for c in outcome.kept]
-        changed = [i for i, c in zip(outcome.kept_indices, kept) if i is not None and c != defaults[i]]
-        if outcome.kept_indices == list(range(len(defaults))) and not changed:
-            return defaults  # nothing pruned, made, changed or reordered
-        functions = ", ".join(f"{f} '{pruning.function_name(prune[f])}'" for f in ("early_config_prune", "perf_model")
-                              if prune.get(f) is not None)
-        sources = ", ".join("new" if i is None else str(i) for i in outcome.kept_indices)  # new: made by the pruner
+            plan = lm.launch_variants(model, named(static), {}, convention=lm.TRITON,
+                                      configs=override if override is not None else None,
+                                      sites=[named(values) for *_, values, _ in sites] or None,
+                                      capability=targets_of(self.target)[0][1], prune=prune)
+        except lm.LaunchModelError as err:
+            if err.stage == "prune":
+                if err.unknown is None:
+                    fix = "give the configs to export explicitly with configs([...])"
+                elif "." in err.unknown:
+                    fix = ("of a tensor only .dtype and .element_size() are known (from the signature); give the configs "
+                           "to export explicitly with configs([...])")
+                else:
+                    fix = ("a scalar is known when each dispatch of the group passes a value computed from constants, "
+                           "tune_workload(...) or static argument shapes; otherwise give the configs to export "
+                           "explicitly with configs([...])")
+                raise DiagnosticError.at(loc, f"@{group.name}: prune_configs_by of the triton.autotune of '{kernel_name}': "
+                                              f"{err}; {fix}") from None
+            if err.stage and err.stage.startswith("heuristic ") and err.unknown is not None:
+                hname = err.stage[len("heuristic "):]
+                raise DiagnosticError.at(loc, f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'; "
+                                              f"give '{hname}' in every config") from None
+            if err.stage == "constexpr":
+                raise DiagnosticError.at(loc, f"{str(err).replace(' gives no value for', ' does not give')}") from None
+            raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
+
+        constexprs = [{c: tc.plain_value(v) for c, v in variant.constexprs} for variant in plan.variants]
+        if explicit is not None:
+            return [list(cfg) for cfg in explicit], constexprs
+        defaults = kernel.default_configs
+        configs = [_config_entries(tc.config_dict(v.config)) for v in plan.variants]
+        if plan.pruning is None:
+            return configs, constexprs
+        self._pruning_remarks(ctx, group, tuner, defaults, plan.pruning, sites, tc)
+        return configs, constexprs
+
+    def _pruning_remarks(self, ctx: PassContext, group: AutotuneGroup, tuner, defaults, pruning, sites, tc) -> None:
+        """One remark per config pruned (per dispatch and workload when there are several),
+        one saying what the pruning saw, and one naming the configs the group keeps."""
+        from autotune_export.cuda import launch_model as lm
+
+        loc = group.location
+        several = len(pruning.outcomes) > 1
+        for outcome, (label, _, values, from_workload) in zip(pruning.outcomes, sites or [("", None, {}, set())]):
+            where = f" for {label}" if several else ""
+            for p in outcome.pruned:
+                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: triton.autotune config {p.index} "
+                                                     f"{_config_text(_config_entries(defaults[p.index]))} pruned{where}: "
+                                                     f"{p.reason} (prune_configs_by)", loc))
+        functions = ", ".join(f"{f} '{lm.function_name(fn)}'" for f, fn in (("early_config_prune", tuner.early_config_prune),
+                                                                          ("perf_model", tuner.perf_model)) if fn is not None)
+        if sites:
+            seen = "; ".join(
+                f"{label}: " + (", ".join(f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
+                                          for k, v in values.items() if v is not _UNKNOWN) or "no scalar value")
+                for label, _, values, fw in sites)
+            dynamic = sorted({k for *_, fw in sites for k in fw})
+            tail = (f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "
+                    "prune at that launch)") if dynamic else ""
+            ctx.emit_remark(Diagnostic("remark", f"@{group.name}: prune_configs_by ({functions}) saw {seen}{tail}", loc))
+        kept = [tc.config_dict(c) for c in pruning.kept]
+        changed = [i for i, c in zip(pruning.kept_indices, kept) if i is not None and c != defaults[i]]
+        if list(pruning.kept_indices) == list(range(len(defaults))) and not changed:
+            return
+        sources = ", ".join("new" if i is None else str(i) for i in pruning.kept_indices)  # new: made by the pruner
         edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
+        every = f" (those kept for every one of {len(pruning.outcomes)} dispatches and workloads)" if several else ""
         ctx.emit_remark(Diagnostic(
             "remark",
-            f"@{group.name}: prune_configs_by ({functions}) keeps {len(outcome.kept)} of {len(defaults)} triton.autotune "
-            f"configs: the group's configs 0..{len(outcome.kept) - 1} are its configs {sources}{edited}",
+            f"@{group.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} triton.autotune "
+            f"configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs {sources}{edited}",
             loc,
         ))
-        return kept
 
     # ---------------------------------------------------------------------------------------
     def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup, tied=frozenset()) -> None:

@@ -407,7 +407,7 @@ def test_triton_call_passes_none_and_dtypes(tmp_path):
     assert "signature(x_ptr: *fp16, w_ptr: none, bias: none, n: i32, y_ptr: *fp32 {output})" in text
     assert "configs([{BLOCK = 256, OUT = tl.bfloat16, HAS_W = false, RMS = false, num_warps = 4, num_stages = 3}])" in text
     dispatch = next(line for line in text.splitlines() if "flow.dispatch" in line)
-    assert "(%arg0, %n) : (tensor<4096xf16>, i32) -> tensor<4096xf32>" in dispatch  # None is not passed
+    assert "(%arg0, %c4096_i32) : (tensor<4096xf16>, i32) -> tensor<4096xf32>" in dispatch  # None is not passed
     # The module reads back (the CLI's input).
     assert "w_ptr: none" in print_module(parse_source(SourceFile(text, "t.mlir", str(tmp_path)), new_context()))
 

@@ -1,4 +1,4 @@
-"""prune_configs_by (autotune_export/cuda/pruning.py): Triton 3.9's Autotuner.prune_configs
+"""prune_configs_by (autotune_export/cuda/launch_model.py): Triton 3.9's Autotuner.prune_configs
 semantics, the export-time stand-ins, the jax-triton bridge's use of it, and the scalar values
 materialize-triton-variants gives a pruner (issue 12, point 8). Nothing compiles here; the CLI
 path with compiled variants is tests/lit/call_sites/prune_configs_by.mlir."""
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import triton
 
-from autotune_export.cuda import pruning
+from autotune_export.cuda import launch_model as pruning
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,7 @@ def test_early_prune_gets_copies_and_may_make_configs():
 
 
 def test_stand_ins_name_what_is_not_known():
-    x = pruning.PointerArgument("x_ptr", "*fp16")
+    x = pruning.TensorArgument("x_ptr", "*fp16")
     assert x is not None and x.element_size() == 2
     n = pruning.UnknownScalar("n")
 
@@ -220,3 +220,75 @@ def test_scalars_several_tuning_workloads_must_agree_on():
         known = _workload_scalars(source, op, AutotuneGroup.from_op(op, "<test>"))
     assert "a" not in known  # cdiv(4096, 3) != cdiv(8192, 3): not one value to prune with
     assert known["f"] == 7 and known["d"] == 6.25
+
+
+TWO_DISPATCHES = '''
+hal.executable.source private @ex {
+  hal.executable.autotuning.export @g
+      triton("tests/lit/Inputs/pruned_kernels.py", "scale_unmasked")
+      signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      workload(len)
+      grid(cdiv(len, BLOCK))
+}
+
+util.func public @FIRST(%x: tensor<65536xf32>) -> tensor<65536xf32> {
+  %len = arith.constant 65536 : index
+  %n = arith.constant 65536 : i32
+  %y = flow.dispatch @ex::@g[%len](%x, %n) : (tensor<65536xf32>, i32) -> tensor<65536xf32>
+  util.return %y : tensor<65536xf32>
+}
+
+util.func public @SECOND(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %len = arith.constant 256 : index
+  %n = arith.constant 256 : i32
+  %y = flow.dispatch @ex::@g[%len](%x, %n) : (tensor<256xf32>, i32) -> tensor<256xf32>
+  util.return %y : tensor<256xf32>
+}
+'''
+
+
+@pytest.mark.parametrize("order", ["big first", "small first"])
+def test_pruning_runs_for_every_dispatch_of_the_group(order):
+    """Issue 21.5: prune_configs_by ran on the first dispatch's values only, so configs the
+    kernel's own pruner rejects for the second dispatch (BLOCK > n of an unmasked kernel) were
+    compiled and selectable for it, and the outcome depended on the order of the functions.
+    The group keeps what every dispatch keeps; a remark says what pruning saw."""
+    from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.walk import executable_sources
+    from autotune_export.passes.base import PassContext
+    from autotune_export.passes.materialize_triton_variants import MaterializeTritonVariants
+    from autotune_export.cuda import triton_compile as tc
+
+    text = TWO_DISPATCHES
+    if order == "small first":
+        text = text.replace("@FIRST", "@TMP").replace("@SECOND", "@FIRST").replace("@TMP", "@SECOND")
+        a, b = text.index("util.func public @SECOND"), text.index("util.func public @FIRST")
+        text = text[:a] + text[b:] + "\n" + text[a:b]
+    module = parse_source(SourceFile(text, "<test>", str(ROOT)))
+    remarks = []
+    ctx = PassContext(source=SourceFile(text, "<test>", str(ROOT)), remark=remarks.append)
+    with module.context:
+        (op,) = find_groups(module)
+        (source,) = executable_sources(module)
+        group = AutotuneGroup.from_op(op, "<test>")
+        item = MaterializeTritonVariants(target="sm_90")._plan(ctx, source, op, group, tc)
+    assert [dict(c)["BLOCK"] for c in item.configs] == [128, 256]  # 512 and 1024 exceed n = 256
+    messages = [r.message for r in remarks]
+    assert any("config 2 {BLOCK = 512" in m and "pruned for dispatch" in m for m in messages), messages
+    saw = next(m for m in messages if " saw " in m)
+    assert "n = 65536" in saw and "n = 256" in saw
+    assert any("keeps 2 of 4 triton.autotune configs (those kept for every one of 2 dispatches" in m for m in messages)
+
+
+def test_no_config_kept_for_every_dispatch_is_an_error():
+    from autotune_export.cuda import launch_model
+
+    configs = _configs()
+    tuner = launch_model.Autotune(tuple(launch_model.Config.of(c) for c in configs), tuple(configs),
+                                  early_config_prune=lambda cs, a, **k: [c for c in cs if c.kwargs["BLOCK"] == a["B"]])
+    with pytest.raises(launch_model.LaunchModelError, match="no config is kept for every launch: launch 0 keeps configs 0; "
+                                                            "launch 1 keeps configs 1"):
+        launch_model.prune_per_site(configs, [{"B": 128}, {"B": 256}], autotune=tuner)
+    out = launch_model.prune_per_site(configs, [{"B": 128}, {"B": 128}], autotune=tuner)
+    assert out.kept_indices == (0,)

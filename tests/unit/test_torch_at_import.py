@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: the torch stand-ins have nothing to answer for")
 
-from autotune_export.cuda import pruning  # noqa: E402
+from autotune_export.cuda import launch_model as pruning  # noqa: E402
 from autotune_export.cuda import stub_driver  # noqa: E402
 from autotune_export.cuda import triton_compile as tc  # noqa: E402
 
@@ -78,22 +78,22 @@ def test_torch_answers_and_their_limits():
 
 
 def test_pruning_functions_see_torch_dtypes_and_the_target():
-    assert pruning.PointerArgument("x_ptr", "*fp32").dtype is torch.float32
-    assert pruning.PointerArgument("x_ptr", "*fp8e4nv").dtype is torch.float8_e4m3fn
-    assert pruning.PointerArgument("m_ptr", "*u1").element_size() == 1
+    assert pruning.TensorArgument("x_ptr", "*fp32").dtype is torch.float32
+    assert pruning.TensorArgument("x_ptr", "*fp8e4nv").dtype is torch.float8_e4m3fn
+    assert pruning.TensorArgument("m_ptr", "*u1").element_size() == 1
     import triton.language as tl
 
-    assert pruning.PointerArgument("x_ptr", "*fp8e4b15").dtype == tl.float8e4b15  # torch has none
+    assert pruning.TensorArgument("x_ptr", "*fp8e4b15").dtype == tl.float8e4b15  # torch has none
     k = tc.load_kernel(tc.KernelSource(str(KERNEL), "persistent_scale", import_arch=90))
     (tuner,) = [w for w in k.wrappers if isinstance(w, tc.AutotuneWrapper)]
-    named = {"x_ptr": pruning.PointerArgument("x_ptr", "*fp32"), "out_ptr": pruning.PointerArgument("out_ptr", "*fp32"),
+    named = {"x_ptr": pruning.TensorArgument("x_ptr", "*fp32"), "out_ptr": pruning.TensorArgument("out_ptr", "*fp32"),
              "n": pruning.UnknownScalar("n")}
     early = tuner.prune_configs_by["early_config_prune"]
     # sm_90: a quarter of 232448 bytes holds 1024 * 4 * 3 bytes, not 8192 * 4 * 3.
     out = pruning.prune_configs(tuner.triton_configs, named, early_config_prune=early, capability=90)
     assert [c.kwargs["BLOCK"] for c in out.kept] == [1024] and [p.index for p in out.pruned] == [1]
     # A float16 tensor is not pruned by this function (it compares torch dtypes).
-    named["x_ptr"] = pruning.PointerArgument("x_ptr", "*fp16")
+    named["x_ptr"] = pruning.TensorArgument("x_ptr", "*fp16")
     assert len(pruning.prune_configs(tuner.triton_configs, named, early_config_prune=early, capability=90).kept) == 2
 
 

@@ -6,7 +6,7 @@
 
 // n is an argument of the host function and no tune_workload(...) gives it.
 hal.executable.source private @ex {
-  // expected-error @+1 {{@g: prune_configs_by of the triton.autotune of 'scale_early': early_config_prune 'fill_every_sm' reads argument 'n', which is not known when exporting; a scalar is known when the group's first dispatch passes a value computed from constants, tune_workload(...) or static argument shapes; otherwise give the configs to export explicitly with configs([...])}}
+  // expected-error @+1 {{@g: prune_configs_by of the triton.autotune of 'scale_early': early_config_prune 'fill_every_sm' reads argument 'n', which is not known when exporting; a scalar is known when each dispatch of the group passes a value computed from constants, tune_workload(...) or static argument shapes; otherwise give the configs to export explicitly with configs([...])}}
   hal.executable.autotuning.export @g
       triton("../Inputs/pruned_kernels.py", "scale_early")
       signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)

@@ -19,10 +19,10 @@
 //  SUGAR-NEXT:                {BLOCK = 1024, num_warps = 8, num_stages = 4}])
 //  SUGAR-NEXT:       workload()
 //  SUGAR-NEXT:       grid((4096 + BLOCK - 1) // BLOCK)
-//       SUGAR: util.func public @scale_add(%arg0: tensor<4096xf32>, %arg1: tensor<4096xf32>) -> (tensor<4096xf32>)
-//       SUGAR:   %n = arith.constant 4096 : i32
-//       SUGAR:   %scale = arith.constant 0x3F000000 : f32
-//       SUGAR:   flow.dispatch @scale_add_kernel_ex::@scale_add_kernel(%arg0, %arg1, %n, %scale)
+//       SUGAR: util.func public @scale_add(%arg0: tensor<4096xf32>, %arg1: tensor<4096xf32>) -> tensor<4096xf32>
+//       SUGAR:   %[[N:.+]] = arith.constant 4096 : i32
+//       SUGAR:   %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+//       SUGAR:   flow.dispatch @scale_add_kernel_ex::@scale_add_kernel(%arg0, %arg1, %[[N]], %[[SCALE]])
 
 // The grid expression, evaluated per config, gives 32, 16, 8 and 4 programs.
 // IREE: hal.executable.export public @scale_add_kernel_0_128_w4_s2 ordinal(0)
@@ -36,7 +36,8 @@
 // IREE-LABEL: util.func public @scale_add(
 // IREE: flow.dispatch @scale_add_kernel_ex::@scale_add_kernel_0_128_w4_s2[%{{.*}}](%arg0, %arg1, %{{.*}}, %{{.*}}) : (tensor<4096xf32>, tensor<4096xf32>, i32, i32) -> tensor<4096xf32>
 
-// ZERO-LABEL: util.func public @main(%arg0: tensor<4096xf32>) -> (tensor<1xf32>)
-//      ZERO:   %zero0 = arith.constant 0.000000e+00 : f32
-//      ZERO:   %out0 = flow.tensor.splat %zero0 : tensor<1xf32>
-//      ZERO:   flow.dispatch @row_sum_kernel_ex::@row_sum_kernel(%arg0, %n, %out0) : (tensor<4096xf32>, i32, tensor<1xf32>) -> %out0
+// ZERO-LABEL: util.func public @main(%arg0: tensor<4096xf32>) -> tensor<1xf32>
+//      ZERO:   %[[N:.+]] = arith.constant 4096 : i32
+//      ZERO:   %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+//      ZERO:   %[[OUT:.+]] = flow.tensor.splat %[[ZERO]] : tensor<1xf32>
+//      ZERO:   flow.dispatch @row_sum_kernel_ex::@row_sum_kernel(%arg0, %[[N]], %[[OUT]]) : (tensor<4096xf32>, i32, tensor<1xf32>) -> %[[OUT]]

@@ -433,9 +433,7 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
     dispatches = [d for d in dispatch_sites(module) if (exe, group.name) in entry_point_refs(d)]
     for k, site in enumerate(dispatches):
         host = enclosing_function(site)
-        segments = list(site.attributes["operandSegmentSizes"])
-        given = [a for a in list(site.operands)[segments[0]: segments[0] + segments[1]]
-                 if not isinstance(a.type, ir.RankedTensorType)]
+        given = [a for a in site.opview.arguments if not isinstance(a.type, ir.RankedTensorType)]
         if host is None or len(given) != len(scalars):
             continue  # _check_dispatches reports a dispatch that does not fit the signature
         entry = host.regions[0].blocks[0]

@@ -27,17 +27,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = os.path.join(ROOT, "autotune_export")
 
-#: Functions (module:qualname) known to format op text. interop/jax_triton.py writes the module
-#: of a jax-triton call as text (issue 22: it is to build it with the bindings); remove an entry
-#: when its function stops.
-KNOWN_BUILDERS = {
-    "interop/jax_triton.py:_constant_line",
-    "interop/jax_triton.py:_host_text",
-}
-#: Parser calls known to read generated op text back (module:qualname of the caller).
-KNOWN_PARSED_BACK = {
-    "interop/launch.py:_take_in_place",
-}
+#: Functions (module:qualname) known to format op text (none: the jax-triton and PyTorch-launch
+#: bridges build their modules with the bindings); add none.
+KNOWN_BUILDERS: set[str] = set()
+#: Parser calls known to read generated op text back (module:qualname of the caller): none.
+KNOWN_PARSED_BACK: set[str] = set()
 
 _DIALECTS = r"(?:util|flow|hal|func|arith|tensor|stablehlo|builtin|scf|cf|linalg|memref|vm|iree_[a-z_]+)"
 #: Op syntax in a formatted string (interpolations read as ``%v``): an op name followed by a

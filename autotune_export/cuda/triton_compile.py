@@ -18,16 +18,22 @@ Conventions (Triton's own launcher, which the emitted dispatches follow):
 
 Results are cached under :func:`default_cache_dir`, one JSON file per variant, keyed by
 :meth:`VariantSpec.key` (Triton version, the kernel's source hash, every field of the spec and the
-environment variables that change Triton's output). Rerunning with unchanged inputs compiles
-nothing and starts no worker processes.
+environment variables that change Triton's output). The source hash is Triton's own key of the
+kernel (``JITFunction.cache_key``) plus the values of the globals and module attributes the kernel
+reads that Triton's key leaves out (:func:`values_read`), so editing ``ACC = tl.float16`` or a
+``cfg.FACTOR`` in another module compiles again; Triton's own cache lives under ours, one folder
+per such set of values, so it cannot hand back the old code either. Rerunning with unchanged
+inputs compiles nothing and starts no worker processes.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ast
 import dataclasses
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import pathlib
@@ -35,6 +41,7 @@ import re
 import sys
 import tempfile
 import threading
+import types
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -42,7 +49,7 @@ from typing import Callable, Sequence
 import triton
 from triton.compiler.errors import CompilationError
 from triton.runtime.autotuner import Autotuner, Heuristics
-from triton.runtime.jit import JITFunction, KernelInterface
+from triton.runtime.jit import DependenciesFinder, JITCallable, JITFunction, KernelInterface
 
 from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda import triton_compat as _compat
@@ -71,15 +78,18 @@ __all__ = [
     "VariantSpec",
     "compile_variants",
     "default_cache_dir",
+    "import_kernel_file",
     "load_kernel",
     "interpreted_kernel",
     "max_shared_memory",
+    "values_read",
 ]
 
 # Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
 # metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data;
-# 7: compile errors at the kernel file's line and column).
-CACHE_FORMAT = 7
+# 7: compile errors at the kernel file's line and column; 8: the source hash covers the values of the
+# globals and module attributes the kernel reads, LoadedKernel.values_read).
+CACHE_FORMAT = 8
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = _compat.METADATA_FIELDS
@@ -129,8 +139,13 @@ class LoadedKernel:
     dropped); None when there is no autotuner. ``heuristics`` maps a parameter name to
     ``f(named_args) -> value`` from ``triton.heuristics`` wrappers, in the order Triton applies
     them (outer wrapper first; a later entry for the same name wins). ``source_hash`` is a
-    sha256 hex digest of the JIT function's cache key, which covers the source of the kernel,
-    of the JIT functions it calls, and the constexpr globals it reads.
+    sha256 hex digest of the JIT function's cache key (Triton's ``JITFunction.cache_key``: the
+    source of the kernel and of the JIT functions it calls, and the ``tl.constexpr`` globals
+    they read) and of :attr:`values_read`. ``values_read``: what that key leaves out but the
+    compiled code depends on, the value of every other global the kernel or a JIT function it
+    calls reads (``ACC = tl.float16``) and of every attribute of a module they read
+    (``cfg.FACTOR``), as sorted ``(name, text)`` pairs (:func:`values_read`); ``values_hash``
+    their sha256 hex digest, which also names Triton's own cache folder under ours.
 
     ``wrappers`` lists every object between the module attribute and the JIT function, outermost
     first: :class:`AutotuneWrapper`, :class:`HeuristicsWrapper`, :class:`LauncherWrapper` (a
@@ -151,6 +166,8 @@ class LoadedKernel:
     constexpr_defaults: dict = dataclasses.field(default_factory=dict)
     not_specialized: frozenset = frozenset()
     not_aligned: frozenset = frozenset()
+    values_read: tuple = ()
+    values_hash: str = ""
 
 
 def _first_line(text: str) -> str:
@@ -358,6 +375,81 @@ def _wrapper_name(w) -> str:
     return w.type_name
 
 
+class _ValuesFinder(DependenciesFinder):
+    """Triton's own ``DependenciesFinder`` (the visitor behind ``JITFunction.cache_key``,
+    ``triton/runtime/jit.py``, 3.6 to 3.9), made to also write down the values its key leaves
+    out: what it hands to ``record_reference`` under a global's name (it keeps only those
+    wrapped in ``tl.constexpr`` in the key) and under an attribute read (``cfg.FACTOR``, which
+    it does not keep at all), and the same in every JIT function reached (``_update_hash``).
+    Which names count, and what a reference is, stay Triton's."""
+
+    def __init__(self, fn, found: set, seen: set):
+        super().__init__(name=getattr(fn, "_fn_name", fn.__name__), globals=fn.__globals__,
+                         nonlocals=inspect.getclosurevars(fn.fn).nonlocals, src=fn.src)
+        self._found, self._seen, self._labels = found, seen, []
+
+    def visit_Attribute(self, node):
+        self._labels.append(ast.unparse(node))
+        try:
+            return super().visit_Attribute(node)
+        finally:
+            self._labels.pop()
+
+    def record_reference(self, val, var_dict=None, name=None):
+        super().record_reference(val, var_dict, name)
+        label = name if var_dict is not None else (self._labels[-1] if self._labels else None)
+        if label is None or getattr(self, "visiting_arg_default_value", False) or not _is_data(val):
+            return
+        self._found.add((label, _value_text(val)))
+
+    def _update_hash(self, func):
+        super()._update_hash(func)
+        func = getattr(func, "__func__", func)  # a bound constexpr function
+        if id(func) not in self._seen and hasattr(func, "parse"):
+            self._seen.add(id(func))
+            _ValuesFinder(func, self._found, self._seen).visit(func.parse())
+
+
+def _is_data(value) -> bool:
+    """Whether Triton's code generator reads ``value`` as a constant (not a module, class,
+    function, JIT function or Triton builtin)."""
+    import triton.language as tl
+
+    if value is None or isinstance(value, (types.ModuleType, type, JITCallable)):
+        return False
+    if getattr(value, "__triton_builtin__", False) or getattr(value, "__triton_aggregate__", False):
+        return False
+    return isinstance(value, tl.constexpr) or not callable(value)
+
+
+def _value_text(value) -> str:
+    """A value as the same text in every process: ``tl.constexpr`` unwrapped, a Triton dtype
+    as ``tl.float16``, containers element by element, anything else as its type and repr (an
+    object whose repr holds its address then never matches another process's: a cache miss,
+    never a wrong hit)."""
+    value = plain_value(value)
+    if isinstance(value, TritonDtype):
+        return f"tl.{value.name}"
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[" + ", ".join(_value_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "dict{" + ", ".join(f"{k!r}: {_value_text(v)}" for k, v in value.items()) + "}"
+    return f"{type(value).__qualname__}:{value!r}"
+
+
+def values_read(fn: JITFunction) -> tuple[tuple[str, str], ...]:
+    """What the JIT function ``fn`` and the JIT functions it calls read that Triton's cache key
+    (``fn.cache_key``) does not cover, though the compiled code depends on it: the value of
+    each global they read that is not a ``tl.constexpr`` (``ACC = tl.float16``: Triton's key
+    holds only the constexpr ones, and its launcher checks the others in the process that
+    compiled, not across processes) and of each attribute they read from a module
+    (``cfg.FACTOR``), found by Triton's own visitor (:class:`_ValuesFinder`). Sorted
+    ``(name or attribute text, value text)`` pairs. Raises what ``fn.cache_key`` raises."""
+    found: set = set()
+    _ValuesFinder(fn, found, {id(fn)}).visit(fn.parse())
+    return tuple(sorted(found))
+
+
 def _package_module(path: pathlib.Path) -> tuple[str, pathlib.Path] | None:
     """``(dotted module name, directory to put on sys.path)`` when ``path`` lies in a regular
     package (its directory has an ``__init__.py``): the package root is found by walking up
@@ -381,8 +473,46 @@ def _same_file(a, b) -> bool:
         return False
 
 
+# Per process: resolved path of a kernel file -> (file identity, module). A file is executed
+# once per process (a file that registers something at import raises when run twice); it is
+# imported again only once it changed on disk (mtime, size or inode).
+_modules: dict[str, tuple[tuple, object]] = {}
+
+
+def _file_identity(path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def import_kernel_file(path: str | os.PathLike, import_arch: int = 80):
+    """The module of the kernel file ``path``: the one loader of kernel files in
+    autotune-export (:func:`load_kernel` and everything that loads a kernel go through it).
+    The file is executed once per process: the module is kept by its resolved path
+    (``os.path.realpath``) and served again until the file changes on disk, so a file that
+    registers a name at import time (and raises the second time) loads for every kernel and
+    group that names it (a module of a package stays the one in ``sys.modules``).
+    ``import_arch`` is the compute capability Triton's stand-in driver answers while the file
+    runs (:mod:`autotune_export.cuda.stub_driver`); a module already imported keeps the one of
+    its first import. How the file is imported (as a module of its
+    package, or on its own): :func:`load_kernel`. Raises KernelLoadError."""
+    path = pathlib.Path(os.path.abspath(path))
+    resolved = os.path.realpath(path)
+    identity = _file_identity(resolved)
+    known = _modules.get(resolved)
+    if known is not None and identity is not None and known[0] == identity:
+        return known[1]
+    module = _import_module(path, import_arch)
+    _modules[resolved] = (identity, module)
+    return module
+
+
 def _import_module(path: pathlib.Path, import_arch: int):
-    """Import the kernel file ``path`` (see :func:`load_kernel`). Raises KernelLoadError."""
+    """Execute the kernel file ``path`` (see :func:`load_kernel`; :func:`import_kernel_file`
+    calls this once per process and version of the file; a module of a package is imported
+    once per process, by its dotted name). Raises KernelLoadError."""
     package = _package_module(path)
     with _stub_driver.answering_for(import_arch):
         if package is not None:
@@ -428,7 +558,7 @@ def _kernel_attribute(src: KernelSource) -> tuple[object, str]:
     path = pathlib.Path(src.path)
     if not path.is_file():
         raise KernelLoadError(f"kernel file {path} does not exist")
-    module = _import_module(path, src.import_arch or 80)
+    module = import_kernel_file(path, src.import_arch or 80)
     if not hasattr(module, src.name):
         raise KernelLoadError(f"{path} has no attribute '{src.name}'")
     return getattr(module, src.name), f"'{src.name}' in {path}"
@@ -460,7 +590,8 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
     of the same name from another file is an error). Any other file is imported as a fresh
     module named after a hash of its path (so two files called kernel.py do not collide),
     registered in ``sys.modules``, its directory on ``sys.path`` while it is imported, so it may
-    import its neighbours.
+    import its neighbours; it too is executed once per process, and again only once it changed
+    on disk (:func:`import_kernel_file`, through which every kernel file is loaded).
 
     While the file is imported, Triton's active driver is a stand-in that answers for compute
     capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.
@@ -477,9 +608,11 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
                 heuristics[name] = fn
     try:
         cache_key = obj.cache_key
+        read = values_read(obj)
     except Exception as e:
-        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {path}: "
+        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {src.path}: "
                               f"{type(e).__name__}: {_first_line(e)}") from e
+    values_hash = hashlib.sha256(json.dumps(read).encode()).hexdigest()
     defaults = {p.name: plain_value(p.default) for p in obj.params
                 if p.is_constexpr and getattr(p, "has_default", False)}
     return LoadedKernel(
@@ -488,11 +621,13 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
         constexpr_names=[p.name for p in obj.params if p.is_constexpr],
         default_configs=default_configs,
         heuristics=heuristics,
-        source_hash=hashlib.sha256(cache_key.encode()).hexdigest(),
+        source_hash=hashlib.sha256(f"{cache_key}\n{values_hash}".encode()).hexdigest(),
         wrappers=wrappers,
         constexpr_defaults=defaults,
         not_specialized=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize", False)),
         not_aligned=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize_on_alignment", False)),
+        values_read=read,
+        values_hash=values_hash,
     )
 
 
@@ -854,6 +989,14 @@ def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant |
     return CompiledVariant(spec, payload["ptx"], payload["metadata"], cached)
 
 
+def _triton_cache_dir(cache_dir: str, kernel: LoadedKernel) -> str:
+    """Triton's own cache under ours: ``<cache_dir>/triton/<values_hash[:16]>``. Triton keys
+    its entries by ``JITFunction.cache_key``, which leaves out the values in
+    :attr:`LoadedKernel.values_read`; one folder per set of those values keeps it from serving
+    code compiled with other ones."""
+    return os.path.join(cache_dir, "triton", kernel.values_hash[:16])
+
+
 def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant | PrunedVariant:
     """Compile one variant (the unit of work sent to executors). With a ``cache_dir``, holds
     the entry's file lock, serves an entry another process wrote meanwhile, else compiles and
@@ -867,7 +1010,7 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
         payload = _read_entry(path, key)
         if payload is not None:
             return _result(spec, payload, cached=True)
-        payload = _compile_payload(spec, kernel, os.path.join(cache_dir, "triton"))
+        payload = _compile_payload(spec, kernel, _triton_cache_dir(cache_dir, kernel))
         try:
             _write_entry(path, key, payload)
         except OSError as e:

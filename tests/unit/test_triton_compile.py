@@ -540,3 +540,59 @@ def test_damaged_triton_cache_is_worked_around(kernels, tmp_path):
     [again] = compile_variants([spec], jobs=1, cache_dir=tmp_path)
     assert isinstance(again, CompiledVariant) and not again.cached
     assert again.ptx == first.ptx
+
+
+STALE_SCRIPT = textwrap.dedent('''
+    import sys
+    from autotune_export.cuda.triton_compile import KernelSource, VariantSpec, compile_variants
+    spec = VariantSpec(KernelSource(sys.argv[1], "k"), (("x_ptr", "*fp32"), ("out_ptr", "*fp32")), (("BLOCK", 64),))
+    [r] = compile_variants([spec], jobs=1, cache_dir=sys.argv[2])
+    print(r.cached)
+    print(r.ptx)
+''')
+
+
+def test_a_changed_global_or_module_attribute_is_compiled_again(tmp_path):
+    """Issue 21.3, as a user meets it: each run a new process, the kernel's module edits
+    ``ACC = tl.float16`` -> ``tl.float32`` and ``cfg.FACTOR`` 3 -> 5 in another module. Neither
+    our cache nor Triton's own (under ours: our entries are removed before the last run) may
+    serve the code compiled with the old values."""
+    import subprocess
+
+    (tmp_path / "atx_stale_cfg.py").write_text("FACTOR = 3\n")
+    kernel = tmp_path / "stale.py"
+    kernel.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+        import atx_stale_cfg as cfg
+
+        ACC = tl.float16
+
+
+        @triton.jit
+        def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs).to(ACC)
+            tl.store(out_ptr + offs, (x * cfg.FACTOR).to(tl.float32))
+    '''))
+    script = tmp_path / "compile_one.py"
+    script.write_text(STALE_SCRIPT)
+    cache = tmp_path / "cache"
+
+    def run():
+        out = subprocess.run([sys.executable, str(script), str(kernel), str(cache)], capture_output=True, text=True,
+                             check=True, cwd=tmp_path).stdout
+        cached, ptx = out.split("\n", 1)
+        return cached == "True", ptx
+
+    cached, f16 = run()
+    assert not cached and "cvt.rn.f16.f32" in f16
+    assert run()[0]  # unchanged: served from the cache
+    kernel.write_text(kernel.read_text().replace("ACC = tl.float16", "ACC = tl.float32"))
+    cached, f32 = run()
+    assert not cached and "cvt.rn.f16.f32" not in f32 and "0f40400000" in f32  # 3.0
+    (tmp_path / "atx_stale_cfg.py").write_text("FACTOR = 5\n")
+    for entry in (cache / "variants").rglob("*.json"):
+        entry.unlink()  # only Triton's cache is left to serve the old code
+    cached, five = run()
+    assert not cached and "0f40A00000" in five and "0f40400000" not in five  # 5.0

@@ -1,0 +1,149 @@
+"""The variant cache's key and the loading of kernel files (autotune_export.cuda.triton_compile),
+without compiling: what the key covers (the globals and module attributes a kernel reads, as
+Triton's own key does and beyond it), and that a kernel file is executed once per process.
+The compiling counterparts are in test_triton_compile.py (integration)."""
+import sys
+import textwrap
+
+import pytest
+
+from autotune_export.cuda import triton_compile as tc
+from autotune_export.cuda.triton_compile import KernelLoadError, KernelSource, VariantSpec, load_kernel
+
+KERNEL = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+    {imports}
+
+    ACC = tl.{acc}
+
+
+    @triton.jit
+    def _helper(x):
+        return x * SCALE
+
+
+    SCALE = {scale}
+
+
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs).to(ACC)
+        tl.store(out_ptr + offs, _helper(x * {factor}).to(tl.float32))
+''')
+
+
+def write(tmp_path, sub, acc="float16", scale="tl.constexpr(2)", factor="1", imports=""):
+    d = tmp_path / sub
+    d.mkdir()
+    path = d / "kern.py"
+    path.write_text(KERNEL.format(acc=acc, scale=scale, factor=factor, imports=imports))
+    return load_kernel(KernelSource(str(path), "k"))
+
+
+def test_a_global_dtype_the_kernel_reads_changes_the_key(tmp_path):
+    """Issue 21.3: ``ACC = tl.float16`` -> ``tl.float32`` leaves Triton's cache key as it was
+    (it keeps only tl.constexpr globals), so the old variant was served."""
+    f16, again, f32 = write(tmp_path, "a"), write(tmp_path, "b"), write(tmp_path, "c", acc="float32")
+    assert f16.fn.cache_key == f32.fn.cache_key  # Triton's own key does not see it
+    assert ("ACC", "tl.float16") in f16.values_read and ("ACC", "tl.float32") in f32.values_read
+    assert f16.source_hash == again.source_hash != f32.source_hash
+    assert f16.values_hash == again.values_hash != f32.values_hash
+    spec = lambda k: VariantSpec(KernelSource("/x.py", "k"), (("x_ptr", "*fp32"), ("out_ptr", "*fp32")),  # noqa: E731
+                                 (("BLOCK", 64),)).key(k.source_hash)
+    assert spec(f16) != spec(f32)
+
+
+def test_a_global_read_in_a_called_jit_function_changes_the_key(tmp_path):
+    two, three = write(tmp_path, "a"), write(tmp_path, "b", scale="tl.constexpr(3)")
+    assert ("SCALE", "int:2") in two.values_read and ("SCALE", "int:3") in three.values_read
+    assert two.source_hash != three.source_hash
+    plain = write(tmp_path, "c", scale="2.0")  # not a constexpr: a float read as a constant
+    assert ("SCALE", "float:2.0") in plain.values_read
+
+
+def test_a_module_attribute_the_kernel_reads_changes_the_key(tmp_path, monkeypatch):
+    """Issue 21.3: a constexpr read as ``cfg.FACTOR`` from another module is in no key of
+    Triton's; two imports of the same kernel text with FACTOR 3 and 5 must differ."""
+    hashes = []
+    for sub, value in (("a", 3), ("b", 5), ("c", 3)):
+        monkeypatch.delitem(sys.modules, "atx_test_cfg", raising=False)
+        d = tmp_path / sub
+        d.mkdir()
+        (d / "atx_test_cfg.py").write_text(f"import triton.language as tl\nFACTOR = tl.constexpr({value})\n")
+        (d / "kern.py").write_text(KERNEL.format(acc="float16", scale="2", factor="atx_test_cfg.FACTOR",
+                                                 imports="import atx_test_cfg"))
+        kernel = load_kernel(KernelSource(str(d / "kern.py"), "k"))
+        assert ("atx_test_cfg.FACTOR", f"int:{value}") in kernel.values_read
+        hashes.append(kernel.source_hash)
+    monkeypatch.delitem(sys.modules, "atx_test_cfg", raising=False)
+    assert hashes[0] == hashes[2] != hashes[1]
+
+
+def test_triton_cache_folder_follows_the_values_read(tmp_path):
+    f16, f32 = write(tmp_path, "a"), write(tmp_path, "b", acc="float32")
+    assert tc._triton_cache_dir("/c", f16) != tc._triton_cache_dir("/c", f32)
+    assert tc._triton_cache_dir("/c", f16).startswith("/c/triton/")
+
+
+REGISTERS = textwrap.dedent('''
+    import builtins
+    import triton
+    import triton.language as tl
+
+    _registry = builtins.__dict__.setdefault("_atx_test_registry", {})
+    if __file__ in _registry:
+        raise RuntimeError("kernel 'add' is already registered")
+    _registry[__file__] = True
+
+
+    @triton.jit
+    def add(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+    @triton.jit
+    def sub(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) - 1)
+''')
+
+
+def test_a_kernel_file_is_executed_once_per_process(tmp_path, monkeypatch):
+    """Issue 21: a file that registers a name when imported raised on its second import
+    (materialize loads the kernel, compile_variants loads it again, a second group names
+    another kernel of the file): one execution per process, whatever loads it."""
+    import builtins
+
+    monkeypatch.setitem(builtins.__dict__, "_atx_test_registry", {})
+    path = tmp_path / "registers.py"
+    path.write_text(REGISTERS)
+    a = load_kernel(KernelSource(str(path), "add"))
+    b = load_kernel(KernelSource(str(path), "sub", import_arch=90))
+    c = tc._load_kernel_cached(KernelSource(str(path), "add", import_arch=86))
+    link = tmp_path / "link.py"
+    link.symlink_to(path)
+    d = load_kernel(KernelSource(str(link), "sub"))  # the same file by another name
+    assert a.fn.__globals__ is b.fn.__globals__ is c.fn.__globals__ is d.fn.__globals__
+    assert builtins._atx_test_registry == {str(path): True}
+
+
+def test_a_changed_kernel_file_is_imported_again(tmp_path):
+    path = tmp_path / "changes.py"
+    path.write_text(KERNEL.format(acc="float16", scale="2", factor="1", imports=""))
+    first = load_kernel(KernelSource(str(path), "k"))
+    path.write_text(KERNEL.format(acc="float32", scale="2", factor="1", imports="") + "\n# edited\n")
+    second = load_kernel(KernelSource(str(path), "k"))
+    assert first.fn.__globals__ is not second.fn.__globals__
+    assert ("ACC", "tl.float32") in second.values_read
+
+
+def test_a_failed_import_is_not_kept(tmp_path):
+    path = tmp_path / "fails.py"
+    path.write_text("raise ValueError('not yet')\n")
+    with pytest.raises(KernelLoadError, match="not yet"):
+        load_kernel(KernelSource(str(path), "k"))
+    with pytest.raises(KernelLoadError, match="not yet"):
+        load_kernel(KernelSource(str(path), "k"))

@@ -34,6 +34,7 @@ import dataclasses
 import hashlib
 import importlib.util
 import inspect
+import io
 import json
 import os
 import pathlib
@@ -744,9 +745,13 @@ class CompiledVariant:
 
 @dataclass
 class PrunedVariant:
-    """A variant that cannot run under IREE, with a one-line ``reason``."""
+    """A variant that cannot run under IREE, with a one-line ``reason``. ``cacheable`` is
+    False for a failure of the machine rather than of the variant (a worker that died, ptxas
+    killed or crashing without a diagnostic, a file that could not be written): such a result
+    is never written to the cache, so the next run compiles it again."""
     spec: VariantSpec
     reason: str
+    cacheable: bool = True
 
 
 def _compile_env() -> dict[str, str]:
@@ -803,12 +808,83 @@ def _error_line(e: Exception, kernel_fn=None) -> str:
         place = _source_position(inner.src, node.lineno, node.col_offset, kernel_fn)
         return f"{place}: {message}" if place else f"{message} (kernel line {node.lineno}, column {node.col_offset})"
     text = str(e)
-    # ptxas' own diagnostic says more than Triton's wrapper around it.
-    ptxas = re.search(r"^\s*(ptxas (?:error|fatal)\s*:.*)$", text, re.MULTILINE)
-    if ptxas:
-        return ptxas.group(1).strip()
+    if _is_ptxas_error(e):
+        return _ptxas_message(text)[0]
     first = _first_line(text)
     return f"{type(e).__name__}: {first}" if first else type(e).__name__
+
+
+# One diagnostic of ptxas: "ptxas /tmp/x.ptx, line 32; error   : Unknown modifier '.instr'",
+# "ptxas error   : Entry function 'k' uses too much shared data (...)", "ptxas fatal   : ...".
+_PTXAS_LINE = re.compile(r"^\s*ptxas\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
+                         re.MULTILINE)
+_PTXAS_ABORTED = "Ptx assembly aborted due to errors"
+
+
+def _is_ptxas_error(e: BaseException) -> bool:
+    """Triton's ``PTXASError`` (3.6 to 3.9: ``triton.runtime.errors``; its text holds ptxas'
+    stderr after "`ptxas` stderr:")."""
+    return type(e).__name__ == "PTXASError"
+
+
+def _printed_ptx(printed: str, error: str) -> str | None:
+    """The PTX in what Triton printed for a failed ptxas run (3.6 to 3.9: a rule of ``=``,
+    the PTXASError's text, a blank line, the PTX, a rule), or None."""
+    start = printed.find(error) if error else -1
+    if start < 0:
+        return None
+    rest = printed[start + len(error):]
+    end = rest.find("\n" + "=" * 64)
+    return rest[:end].strip("\n") if end >= 0 else None
+
+
+def _ptxas_message(text: str, ptx: str | None = None) -> tuple[str, bool]:
+    """``(one line, whether it is the variant's fault)`` for the text of Triton's PTXASError.
+
+    ptxas ends every failed assembly with "ptxas fatal : Ptx assembly aborted due to errors";
+    what went wrong is in the ``error`` lines before it, which name the line of the PTX
+    (their file is a temporary one, left out): the first is given, with how many more there
+    are, and the line itself when ``ptx`` (the text ptxas was given) has it. Such errors are
+    a property of the PTX (cacheable). Without one (ptxas killed, crashed, out of memory, or a
+    fatal error of its own, ``returncode`` in Triton's first line), the failure is the
+    machine's, not cached."""
+    found = [m for m in _PTXAS_LINE.finditer(text) if m.group("message") != _PTXAS_ABORTED]
+    errors = [m for m in found if m.group("severity") == "error"]
+    if errors:
+        first = errors[0]
+        where = ""
+        if first.group("line"):
+            number = int(first.group("line"))
+            lines = ptx.splitlines() if ptx else []
+            quoted = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+            where = f" (PTX line {number}: {quoted})" if quoted else f" (PTX line {number})"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"ptxas error: {first.group('message')}{where}{more}", True
+    fatal = [m for m in found if m.group("severity") == "fatal"]
+    if fatal:
+        return f"ptxas fatal: {fatal[0].group('message')}", False
+    return f"ptxas failed: {_first_line(text)}", False
+
+
+def _failure(e: Exception, kernel_fn=None, printed: str = "") -> tuple[str, bool]:
+    """``(reason, cacheable)`` for an exception of ``triton.compile``: the kernel's fault
+    (Triton's front end, an MLIR or LLVM pass, ptxas' diagnostics of the PTX) is cacheable,
+    the machine's is not: an OSError (ptxas missing, a file that cannot be written, a full
+    disk), MemoryError, a subprocess error, ptxas failing without a diagnostic. ``printed``:
+    what Triton printed meanwhile (for a ptxas failure, its error and the PTX: the line a
+    ptxas error names is quoted from it)."""
+    import subprocess
+
+    if _is_ptxas_error(e):
+        text = getattr(e, "error_message", None) or str(e)  # PTXASError's str() adds a prefix
+        message, cacheable = _ptxas_message(text, _printed_ptx(printed, text))
+    else:
+        message = _error_line(e, kernel_fn)
+        cacheable = not isinstance(e, (OSError, MemoryError, subprocess.SubprocessError))
+    reason = f"compile error: {_compat.explain_compile_error(message)}"
+    if not cacheable:
+        reason += " (a failure of this machine, not of the kernel: not cached)"
+    return reason, cacheable
 
 
 def _source_position(src: str | None, lineno: int, col: int, kernel_fn) -> str | None:
@@ -885,11 +961,15 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
         raise CompilationForbidden(f"{NO_COMPILE_ENV} is set: this process may not compile Triton kernels "
                                    f"(kernel '{spec.kernel.name}'; the fast test suite compiles none)")
     try:
-        with _triton_settings(triton_cache_dir):
+        # Triton prints a failed ptxas run's PTX and log to stdout, where our output may go
+        # (-o -): kept out of it (the reason says what ptxas said).
+        printed = io.StringIO()
+        with _triton_settings(triton_cache_dir), contextlib.redirect_stdout(printed):
             compiled = _compat.compile_ast(kernel.fn, signature, {n: triton_value(v) for n, v in spec.constexprs},
                                            _divisible_args(spec, kernel), spec.arch, options)
     except Exception as e:
-        return {"kind": "pruned", "reason": f"compile error: {_compat.explain_compile_error(_error_line(e, kernel.fn))}"}
+        reason, cacheable = _failure(e, kernel.fn, printed.getvalue())
+        return {"kind": "pruned", "reason": reason, **({} if cacheable else {"cacheable": False})}
     md = compiled.metadata
     limit = max_shared_memory(spec.arch)
     if md.shared > limit:
@@ -985,7 +1065,7 @@ def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material
 
 def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant | PrunedVariant:
     if payload["kind"] == "pruned":
-        return PrunedVariant(spec, payload["reason"])
+        return PrunedVariant(spec, payload["reason"], payload.get("cacheable", True))
     return CompiledVariant(spec, payload["ptx"], payload["metadata"], cached)
 
 
@@ -1011,10 +1091,11 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
         if payload is not None:
             return _result(spec, payload, cached=True)
         payload = _compile_payload(spec, kernel, _triton_cache_dir(cache_dir, kernel))
-        try:
-            _write_entry(path, key, payload)
-        except OSError as e:
-            warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
+        if payload.get("cacheable", True):
+            try:
+                _write_entry(path, key, payload)
+            except OSError as e:
+                warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
     return _result(spec, payload, cached=False)
 
 
@@ -1029,9 +1110,13 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     Pruned (PrunedVariant, with the reason) rather than compiled: ``num_ctas > 1`` (IREE
     launches no thread-block clusters; decided before compiling), a variant whose dynamic
     shared memory exceeds :func:`max_shared_memory` for its arch, and any exception raised by
-    ``triton.compile`` ("compile error: ..."). Results, pruned ones included, are cached in
-    ``cache_dir`` (default :func:`default_cache_dir`) unless ``use_cache`` is False; cache hits
-    are served in this process without starting workers, and specs with equal keys compile once.
+    ``triton.compile`` ("compile error: ...": Triton's message at the kernel's line, ptxas' own
+    error with the PTX line it names). Results, pruned ones included, are cached in
+    ``cache_dir`` (default :func:`default_cache_dir`) unless ``use_cache`` is False, except
+    failures of the machine rather than of the variant (``PrunedVariant.cacheable`` False: ptxas
+    killed or failing without a diagnostic, an OSError); cache hits are served in this process
+    without starting workers, and specs with equal keys compile once. What Triton prints while
+    compiling (its dump of a PTX that ptxas rejects) is kept off stdout.
 
     Misses compile in ``executor`` when given (a ProcessPoolExecutor is best: Triton's settings
     are process-wide, so a thread pool compiles one variant at a time), else in-process when
@@ -1080,7 +1165,7 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
 def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
     """Write a result computed by a foreign executor's worker (e.g. a Dask worker on another
     machine, whose cache this process cannot see) into this process's cache, if missing."""
-    if isinstance(outcome, PrunedVariant) and outcome.reason.startswith("compile worker failed"):
+    if isinstance(outcome, PrunedVariant) and not outcome.cacheable:
         return
     kernel = _load_kernel_cached(outcome.spec.kernel)
     key = outcome.spec.key(kernel.source_hash)
@@ -1129,7 +1214,7 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
 
     def failed(spec: VariantSpec, e: Exception) -> PrunedVariant:
         # The worker died or could not run (compile errors never get here).
-        return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}")
+        return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}", cacheable=False)
 
     def here(k: int) -> CompiledVariant | PrunedVariant:
         try:

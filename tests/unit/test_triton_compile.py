@@ -329,12 +329,28 @@ def test_what_a_worker_cannot_import_is_compiled_here(tmp_path, monkeypatch):
     assert [type(r) for r in results] == [CompiledVariant] * 4
 
 
-def test_ptxas_error_reason_names_the_ptxas_diagnostic():
-    from triton.runtime.errors import PTXASError
-    e = PTXASError("Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas error   : Entry function 'k' "
-                   "uses too much shared data (0x40000 bytes, 0xc000 max)\n\nRepro command: ptxas x.ptx\n")
-    assert tc._error_line(e) == "ptxas error   : Entry function 'k' uses too much shared data (0x40000 bytes, 0xc000 max)"
-    assert tc._error_line(KeyError("fp99")) == "KeyError: 'fp99'"
+def test_ptxas_error_reason_quotes_ptxas(tmp_path, capfd):
+    """Issue 21: a PTX that ptxas rejects was pruned as "Ptx assembly aborted due to errors",
+    and Triton's dump of the PTX went to stdout (our output with -o -)."""
+    path = tmp_path / "bad_asm.py"
+    path.write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def asm(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            y = tl.inline_asm_elementwise("bogus.instr.f32 $0, $1;", "=r,r", [tl.load(x_ptr + offs)],
+                                          dtype=tl.float32, is_pure=True, pack=1)
+            tl.store(x_ptr + offs, y)
+    '''))
+    spec = VariantSpec(KernelSource(str(path), "asm"), (("x_ptr", "*fp32"),), (("BLOCK", 64),))
+    [pruned] = compile_variants([spec], jobs=1, cache_dir=tmp_path / "cache")
+    assert isinstance(pruned, PrunedVariant) and pruned.cacheable
+    assert re.fullmatch(r"compile error: ptxas error: Unknown modifier '\.instr' \(PTX line \d+: "
+                        r"bogus\.instr\.f32 %r\d+, %r\d+;\) \(and 1 more\)", pruned.reason), pruned.reason
+    assert capfd.readouterr().out == ""
 
 
 def test_divisibility_is_indexed_into_the_runtime_signature(kernels):

@@ -147,3 +147,75 @@ def test_a_failed_import_is_not_kept(tmp_path):
         load_kernel(KernelSource(str(path), "k"))
     with pytest.raises(KernelLoadError, match="not yet"):
         load_kernel(KernelSource(str(path), "k"))
+
+
+# --------------------------------------------------------------------------------------------
+# Failures: what ptxas said, and what is not cached
+
+PTXAS_LOG = ("Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+             "ptxas /tmp/tmplqu1ezuw.ptx, line 3; error   : Unknown modifier '.instr'\n"
+             "ptxas /tmp/tmplqu1ezuw.ptx, line 3; error   : Not a name of any known instruction: 'bogus'\n"
+             "ptxas fatal   : Ptx assembly aborted due to errors\n\n"
+             "Repro command: ptxas --gpu-name=sm_80 /tmp/tmplqu1ezuw.ptx -o /tmp/tmplqu1ezuw.ptx.o\n")
+PTX = ".version 8.6\n.target sm_80\n\tbogus.instr.f32 %r2, %r1;\n"
+# What Triton 3.6 to 3.9 print (to stdout) when ptxas fails: the error, then the PTX.
+PRINTED = f"\n\n{'=' * 64}\n{PTXAS_LOG}\n\n{PTX}\n{'=' * 64}\nplease share the reproducer above with Triton project.\n"
+
+
+def test_ptxas_own_message_is_the_reason():
+    """Issue 21: the reason was "ptxas fatal : Ptx assembly aborted due to errors", the line
+    ptxas ends every failure with; what it found is in the error lines before it."""
+    from triton.runtime.errors import PTXASError
+
+    reason, cacheable = tc._failure(PTXASError(PTXAS_LOG), None, PRINTED)
+    assert reason == ("compile error: ptxas error: Unknown modifier '.instr' "
+                      "(PTX line 3: bogus.instr.f32 %r2, %r1;) (and 1 more)")
+    assert cacheable
+    # Without what Triton printed: the line number only; a diagnostic that names no line as it is.
+    assert tc._failure(PTXASError(PTXAS_LOG))[0] == "compile error: ptxas error: Unknown modifier '.instr' (PTX line 3) (and 1 more)"
+    shared = PTXASError("Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas error   : Entry function 'k' uses too "
+                        "much shared data (0x40000 bytes, 0xc000 max)\n\nRepro command: ptxas x.ptx\n")
+    assert tc._error_line(shared) == "ptxas error: Entry function 'k' uses too much shared data (0x40000 bytes, 0xc000 max)"
+    assert tc._error_line(KeyError("fp99")) == "KeyError: 'fp99'"
+
+
+@pytest.mark.parametrize("error,shown", [
+    ("ptxas_killed", "ptxas failed: `ptxas` failed with error code -9"),
+    ("ptxas_fatal", "ptxas fatal: Memory allocation failure"),
+    ("os", "FileNotFoundError: [Errno 2] No such file or directory: 'ptxas'"),
+])
+def test_a_failure_of_the_machine_is_shown_and_not_cached(tmp_path, monkeypatch, error, shown):
+    """Issue 21: a failure that is the machine's (ptxas killed or out of memory, a missing
+    tool) was cached as a pruned config: every later build dropped the config."""
+    from triton.runtime.errors import PTXASError
+
+    exceptions = {
+        "ptxas_killed": PTXASError("`ptxas` failed with error code -9\n`ptxas` stderr:\n\nRepro command: ptxas x.ptx\n"),
+        "ptxas_fatal": PTXASError("`ptxas` failed with error code 1\n`ptxas` stderr:\nptxas fatal   : Memory allocation "
+                                  "failure\n\nRepro command: ptxas x.ptx\n"),
+        "os": FileNotFoundError(2, "No such file or directory", "ptxas"),
+    }
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.format(acc="float16", scale="2", factor="1", imports=""))
+    spec = VariantSpec(KernelSource(str(path), "k"), (("x_ptr", "*fp32"), ("out_ptr", "*fp32")), (("BLOCK", 64),))
+    calls = []
+
+    def compile_ast(*args, **kw):
+        calls.append(1)
+        raise exceptions[error]
+
+    monkeypatch.delenv(tc.NO_COMPILE_ENV, raising=False)  # nothing compiles: compile_ast raises
+    monkeypatch.setattr(tc._compat, "compile_ast", compile_ast)
+    cache = tmp_path / "cache"
+    [first] = tc.compile_variants([spec], jobs=1, cache_dir=cache)
+    assert isinstance(first, tc.PrunedVariant) and not first.cacheable
+    assert first.reason == f"compile error: {shown} (a failure of this machine, not of the kernel: not cached)"
+    assert not list(cache.rglob("*.json"))
+    [second] = tc.compile_variants([spec], jobs=1, cache_dir=cache)
+    assert len(calls) == 2 and second.reason == first.reason
+    # The variant's own fault is cached: compiled once.
+    exceptions[error] = PTXASError(PTXAS_LOG)
+    [third] = tc.compile_variants([spec], jobs=1, cache_dir=cache)
+    [fourth] = tc.compile_variants([spec], jobs=1, cache_dir=cache)
+    assert third.cacheable and fourth.reason == third.reason and len(calls) == 3
+    assert len(list(cache.rglob("*.json"))) == 1

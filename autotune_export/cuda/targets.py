@@ -23,6 +23,8 @@ __all__ = [
     "MAX_CONSTANTS",
     "IREE_CODEGEN_CAPABILITIES",
     "iree_codegen_target",
+    "MIN_PTX_VERSION",
+    "check_ptx_version",
 ]
 
 #: Opt-in maximum of dynamic shared memory per thread block, in bytes (KB = 1024 bytes):
@@ -36,6 +38,14 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_BINDINGS = 16
 #: IREE 3.13 CUDA HAL: 32-bit constants per export ("constant_count N exceeds maximum of 64").
 MAX_CONSTANTS = 64
+
+#: The oldest PTX ISA (major * 10 + minor: 80 is 8.0) whose ``.target`` may name each architecture
+#: as Triton compiles for it (``sm_arch_from_capability`` in Triton's NVIDIA backend, 3.6 to 3.9:
+#: sm_90 and later get the "a" suffix, sm_90a / sm_100a): NVIDIA's PTX ISA manual, "PTX ISA Version"
+#: notes per target (sm_80 7.0, sm_86 7.1, sm_89 7.8, sm_90a 8.0, sm_100a 8.6), the same figures as
+#: LLVM's NVPTX back end, which aborts the process ("LLVM ERROR: PTX version 7.0 does not support
+#: target 'sm_90a'") when given less.
+MIN_PTX_VERSION = {80: 70, 86: 71, 89: 78, 90: 80, 100: 86}
 
 _SPELLING = re.compile(r"(?:sm_)?(\d+)([af]?)")
 
@@ -106,6 +116,21 @@ def max_shared_memory(capability: int) -> int:
     except KeyError:
         supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
         raise TargetError(f"unsupported CUDA target sm_{capability}: supported are {supported}") from None
+
+
+def check_ptx_version(ptx_version: int | None, capability: int) -> None:
+    """Raise TargetError (one line, naming the minimum) when the PTX ISA ``ptx_version``
+    (86 = 8.6; None: Triton's default, the newest its ptxas takes) is older than
+    :data:`MIN_PTX_VERSION` allows for compute capability ``capability`` (90 = sm_90):
+    compiling it would end the process inside LLVM. Raises TargetError for an unsupported
+    ``capability`` too (:func:`max_shared_memory`)."""
+    max_shared_memory(capability)
+    minimum = MIN_PTX_VERSION[capability]
+    if ptx_version is not None and ptx_version < minimum:
+        name = f"sm_{capability}a" if capability >= 90 else f"sm_{capability}"
+        raise TargetError(f"PTX ISA {ptx_version // 10}.{ptx_version % 10} cannot target sm_{capability} (Triton "
+                          f"compiles it as {name}): the minimum is {minimum // 10}.{minimum % 10} "
+                          f"(--ptx-version {minimum // 10}.{minimum % 10} or later)")
 
 
 #: CUDA architectures IREE 3.13's own code generator has a target description for (checked by

@@ -56,6 +56,7 @@ from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda import triton_compat as _compat
 from autotune_export.cuda import ttir as _ttir
 from autotune_export.cuda import workers as _workers
+from autotune_export.cuda.targets import check_ptx_version
 from autotune_export.cuda.targets import max_shared_memory  # noqa: F401  (part of this module's API)
 from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
@@ -64,6 +65,7 @@ from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.ir.group import TritonDtype
 
 __all__ = [
+    "CacheDirError",
     "CompiledVariant",
     "KernelLoadError",
     "KernelSource",
@@ -104,6 +106,12 @@ NO_COMPILE_ENV = "AUTOTUNE_EXPORT_NO_TRITON_COMPILE"
 class CompilationForbidden(BaseException):
     """A variant was to be compiled while :data:`NO_COMPILE_ENV` is set. A BaseException so that
     no handler turns it into a pruned config: it reaches the caller (and fails a test)."""
+
+
+class CacheDirError(Exception):
+    """The variant cache's folder cannot be written (it is a file, read-only, on a full disk):
+    raised by :func:`compile_variants` before it compiles anything, naming the folder. The
+    message is one line."""
 
 
 class KernelLoadError(Exception):
@@ -677,7 +685,8 @@ class VariantSpec:
     ``num_ctas``, ``maxnreg`` are Triton's compile options.
 
     Raises ValueError on malformed fields (:class:`~autotune_export.cuda.targets.TargetError`, a
-    ValueError, for an unsupported ``arch``). Lists are accepted and stored as tuples;
+    ValueError, for an unsupported ``arch`` and for a ``ptx_version`` older than the ``arch``
+    needs: :func:`~autotune_export.cuda.targets.check_ptx_version`). Lists are accepted and stored as tuples;
     divisibility is sorted."""
     kernel: KernelSource
     signature: tuple[tuple[str, str], ...]
@@ -702,6 +711,7 @@ class VariantSpec:
             if value is not None and not isinstance(value, (int, float, bool, str, TritonDtype)):
                 raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool, str, None or a Triton dtype")
         max_shared_memory(self.arch)  # validates arch
+        check_ptx_version(self.ptx_version, self.arch)  # LLVM would abort the process
         for field in ("num_warps", "num_stages", "num_ctas"):
             if not isinstance(getattr(self, field), int) or getattr(self, field) < 1:
                 raise ValueError(f"{field} = {getattr(self, field)!r}: expected a positive int")
@@ -815,8 +825,9 @@ def _error_line(e: Exception, kernel_fn=None) -> str:
 
 
 # One diagnostic of ptxas: "ptxas /tmp/x.ptx, line 32; error   : Unknown modifier '.instr'",
-# "ptxas error   : Entry function 'k' uses too much shared data (...)", "ptxas fatal   : ...".
-_PTXAS_LINE = re.compile(r"^\s*ptxas\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
+# "ptxas error   : Entry function 'k' uses too much shared data (...)", "ptxas fatal   : ..."; Triton 3.9
+# runs "ptxas-blackwell" for sm_90a and later, which says so in its diagnostics.
+_PTXAS_LINE = re.compile(r"^\s*ptxas[\w-]*\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
                          re.MULTILINE)
 _PTXAS_ABORTED = "Ptx assembly aborted due to errors"
 
@@ -842,14 +853,14 @@ def _ptxas_message(text: str, ptx: str | None = None) -> tuple[str, bool]:
     """``(one line, whether it is the variant's fault)`` for the text of Triton's PTXASError.
 
     ptxas ends every failed assembly with "ptxas fatal : Ptx assembly aborted due to errors";
-    what went wrong is in the ``error`` lines before it, which name the line of the PTX
-    (their file is a temporary one, left out): the first is given, with how many more there
-    are, and the line itself when ``ptx`` (the text ptxas was given) has it. Such errors are
-    a property of the PTX (cacheable). Without one (ptxas killed, crashed, out of memory, or a
-    fatal error of its own, ``returncode`` in Triton's first line), the failure is the
-    machine's, not cached."""
+    what went wrong is in the ``error`` lines before it (and ``fatal`` ones that name a line of
+    the PTX: "Unsupported .version 7.9"), which name the line of the PTX (their file is a
+    temporary one, left out): the first is given, with how many more there are, and the line
+    itself when ``ptx`` (the text ptxas was given) has it. Such errors are a property of the
+    PTX (cacheable). Without one (ptxas killed, crashed, out of memory, or a fatal error of its
+    own, ``returncode`` in Triton's first line), the failure is the machine's, not cached."""
     found = [m for m in _PTXAS_LINE.finditer(text) if m.group("message") != _PTXAS_ABORTED]
-    errors = [m for m in found if m.group("severity") == "error"]
+    errors = [m for m in found if m.group("severity") == "error" or (m.group("severity") == "fatal" and m.group("line"))]
     if errors:
         first = errors[0]
         where = ""
@@ -859,7 +870,7 @@ def _ptxas_message(text: str, ptx: str | None = None) -> tuple[str, bool]:
             quoted = lines[number - 1].strip() if 0 < number <= len(lines) else ""
             where = f" (PTX line {number}: {quoted})" if quoted else f" (PTX line {number})"
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return f"ptxas error: {first.group('message')}{where}{more}", True
+        return f"ptxas {first.group('severity')}: {first.group('message')}{where}{more}", True
     fatal = [m for m in found if m.group("severity") == "fatal"]
     if fatal:
         return f"ptxas fatal: {fatal[0].group('message')}", False
@@ -1086,7 +1097,13 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
         return _result(spec, _compile_payload(spec, kernel, None), cached=False)
     key = spec.key(kernel.source_hash)
     path = _entry_path(cache_dir, key)
-    with _files.locked(path):
+    with contextlib.ExitStack() as lock:
+        try:
+            lock.enter_context(_files.locked(path))
+        except OSError as e:  # the folder stopped being writable since compile_variants checked it
+            warnings.warn(f"autotune-export: cannot lock cache entry {path}: {e}; compiling without the cache",
+                          RuntimeWarning)
+            return _result(spec, _compile_payload(spec, kernel, None), cached=False)
         payload = _read_entry(path, key)
         if payload is not None:
             return _result(spec, payload, cached=True)
@@ -1133,10 +1150,10 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     (see :mod:`autotune_export.support.progress`). ``progress``, if given, is called in this process
     as ``progress(done, total, result)`` after each compiled miss, in completion order.
 
-    Raises KernelLoadError when a kernel cannot be loaded and ValueError when a spec does not
-    match its kernel's parameters (before anything is compiled)."""
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"jobs = {jobs}: expected a positive int")
+    Raises KernelLoadError when a kernel cannot be loaded, ValueError when a spec does not
+    match its kernel's parameters or ``jobs`` is not a positive int, and CacheDirError when
+    there are misses and the cache folder cannot be written (before anything is compiled)."""
+    _workers.check_jobs(jobs)
     specs = list(specs)
     root = os.path.abspath(cache_dir if cache_dir is not None else default_cache_dir()) if use_cache else None
     results: list[CompiledVariant | PrunedVariant | None] = [None] * len(specs)
@@ -1156,10 +1173,26 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
             misses.setdefault(key, []).append(i)
 
     todo = [specs[indices[0]] for indices in misses.values()]
+    if todo and root is not None:
+        _check_writable(root)
     for indices, outcome in zip(misses.values(), _run_workers(todo, root, jobs, executor, progress)):
         for i in indices:
             results[i] = dataclasses.replace(outcome, spec=specs[i])
     return results
+
+
+def _check_writable(root: str) -> None:
+    """Raise CacheDirError unless a file can be made in ``<root>/variants`` (made if missing):
+    a cache that cannot take the results would otherwise fail every variant's compilation."""
+    folder = pathlib.Path(root) / "variants"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".writable-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise CacheDirError(f"the variant cache folder {root} cannot be written ({e.strerror or e}): give a writable "
+                            "one (--cache-dir, AUTOTUNE_EXPORT_CACHE_DIR) or build without the cache (--no-cache)") from None
 
 
 def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:

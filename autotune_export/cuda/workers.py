@@ -24,7 +24,8 @@ import threading
 import types
 from typing import Iterator
 
-__all__ = ["start", "stop", "standby", "without_main", "count", "new_pool", "warm_up", "NO_COMPILE_ENV"]
+__all__ = ["start", "stop", "standby", "without_main", "count", "check_jobs", "jobs_argument", "new_pool", "warm_up",
+           "NO_COMPILE_ENV"]
 
 #: :data:`autotune_export.cuda.triton_compile.NO_COMPILE_ENV` (named here too, so that this
 #: module needs no Triton): while it is set, no compilation happens, and :func:`start` starts
@@ -37,9 +38,40 @@ _standby: tuple[int, concurrent.futures.ProcessPoolExecutor] | None = None
 _warming: threading.Thread | None = None
 
 
+def check_jobs(jobs: int | None) -> None:
+    """The one rule for a number of compiling processes (``-j``/``--jobs``, the ``jobs`` of
+    ``compile_variants`` and of the materialize pass): a positive int, or None for one per
+    core. Raises ValueError (one line) otherwise: 0 is not "one per core" (leave it out)."""
+    if jobs is None:
+        return
+    if isinstance(jobs, bool) or not isinstance(jobs, int):
+        raise ValueError(f"jobs = {jobs!r}: expected a whole number of processes, at least 1")
+    if jobs < 1:
+        raise ValueError(f"jobs = {jobs}: at least 1 process compiles (leave it out for one per core, "
+                         f"{os.cpu_count() or 1} here)")
+
+
+def jobs_argument(text: str) -> int:
+    """``-j``/``--jobs`` as an argparse ``type``: :func:`check_jobs` of the int ``text``;
+    argparse.ArgumentTypeError with its message otherwise."""
+    import argparse
+
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, at least 1; got {text!r}") from None
+    try:
+        check_jobs(jobs)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err).replace(f"jobs = {jobs}: ", f"{jobs}: ")) from None
+    return jobs
+
+
 def count(jobs: int | None) -> int:
     """How many workers ``jobs`` compiling processes use: ``jobs - 1`` (this process is one of
-    them); ``jobs`` None means one per core (os.cpu_count())."""
+    them); ``jobs`` None means one per core (os.cpu_count()). Raises ValueError for anything
+    :func:`check_jobs` refuses."""
+    check_jobs(jobs)
     return max(0, (jobs or os.cpu_count() or 1) - 1)
 
 
@@ -62,8 +94,45 @@ def without_main() -> Iterator[None]:
 def new_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     """A pool of ``workers`` processes, started with the "spawn" method (Triton's settings are
     process-wide and a forked MLIR context is not safe). Processes start when work is
-    submitted: submit inside :func:`without_main`."""
-    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    submitted: submit inside :func:`without_main`. Each worker ends with this process, however
+    it ends (SIGTERM, SIGKILL, a crash): :func:`_end_with_parent`."""
+    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                                  initializer=_end_with_parent, initargs=(os.getpid(),))
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _end_with_parent(parent: int) -> None:
+    """The first thing a worker runs: it ends when ``parent`` (the process that started it)
+    does. Left alone it would not: it waits for work on a queue whose writing end it holds
+    itself, so a parent killed by a signal (no ``atexit``, no pool shutdown) leaves it waiting
+    for ever. On Linux the kernel sends it SIGKILL when the parent ends (``prctl``
+    ``PR_SET_PDEATHSIG``; the parent's thread that started it, the one submitting work, lives
+    as long as the pool does); elsewhere a daemon thread checks the parent every second. A
+    worker whose parent is gone already ends at once."""
+    import signal
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            armed = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # ended before the signal was armed
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), name="autotune-export-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def warm_up() -> None:

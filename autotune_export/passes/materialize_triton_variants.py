@@ -53,7 +53,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune_export.cuda import abi
-from autotune_export.cuda.targets import MAX_BINDINGS, MAX_CONSTANTS, MAX_THREADS_PER_BLOCK, TargetError, parse_targets
+from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, MAX_THREADS_PER_BLOCK, TargetError, check_ptx_version,
+                                          parse_targets)
 from autotune_export.ir import builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
@@ -586,7 +587,12 @@ class MaterializeTritonVariants(ModulePass):
 
     def apply(self, ctx: PassContext, module) -> None:
         from autotune_export.cuda import triton_compile as tc
+        from autotune_export.cuda import workers
 
+        try:
+            workers.check_jobs(self.jobs)
+        except ValueError as err:
+            raise DiagnosticError.at(None, f"{self.name}: {err}") from None
         planned: list[_Planned] = []
         all_specs: list[Any] = []
         for source in executable_sources(module):
@@ -602,9 +608,12 @@ class MaterializeTritonVariants(ModulePass):
         # Configs that cannot launch are pruned without compiling them.
         refused = {i: threads_refusal(sp.num_warps) for i, sp in enumerate(all_specs)}
         todo = [i for i, reason in refused.items() if reason is None]
-        compiled_list = tc.compile_variants(
-            [all_specs[i] for i in todo], jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
-        ) if todo else []
+        try:
+            compiled_list = tc.compile_variants(
+                [all_specs[i] for i in todo], jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
+            ) if todo else []
+        except tc.CacheDirError as err:
+            raise DiagnosticError.at(None, str(err)) from None
         results: list[Any] = [None] * len(all_specs)
         for i, r in zip(todo, compiled_list):
             results[i] = r
@@ -632,6 +641,7 @@ class MaterializeTritonVariants(ModulePass):
         group = AutotuneGroup.from_op(op, ctx.source.name)
         if not group.is_triton:
             return None
+        self._check_ptx_version()
         item = self._plan(ctx, source, op, group, tc)
         item.dispatches = [d for d in dispatch_sites(module) if (sym_name(source), group.name) in entry_point_refs(d)]
         item.tied = _tied_outputs(ctx, group, item.dispatches)
@@ -642,6 +652,15 @@ class MaterializeTritonVariants(ModulePass):
             item.tied = _tied_outputs(ctx, group, item.dispatches)
         self._check_dispatches(ctx, module, source, group, item.tied)
         return item
+
+    def _check_ptx_version(self) -> None:
+        """A DiagnosticError when ``ptx_version`` is older than a target needs (LLVM would end
+        the process): :func:`autotune_export.cuda.targets.check_ptx_version`."""
+        for _, capability in targets_of(self.target):
+            try:
+                check_ptx_version(self.ptx_version, capability)
+            except TargetError as err:
+                raise DiagnosticError.at(None, str(err)) from None
 
     # ---------------------------------------------------------------------------------------
     def _plan(self, ctx: PassContext, source, op, group: AutotuneGroup, tc) -> _Planned:
@@ -1012,6 +1031,7 @@ class MaterializeTritonVariants(ModulePass):
         by_target = [results[t * per_target : (t + 1) * per_target] for t in range(len(archs))]
         survivors = []
         pruned_notes = []
+        pruned_remarks = []  # emitted when some config survives; else the error's notes say it, once
         for index, cfg in enumerate(item.configs):
             text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
             mine_by_target = [rs[index * per_config : (index + 1) * per_config] for rs in by_target]
@@ -1027,12 +1047,14 @@ class MaterializeTritonVariants(ModulePass):
                 # target's object has the same exports).
                 which = " (specialized variant)" if per_config == 2 and pruned is mine[1] else ""
                 where = f" on {tname}" if multi else ""
-                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {pruned.reason}", loc))
+                pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {pruned.reason}", loc))
                 pruned_notes.append(Diagnostic("note", f"config {index} {text}{where}: {pruned.reason}", loc))
             else:
                 survivors.append((index, cfg, item.constexprs[index], mine_by_target))
         if not survivors:
             raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {self.target}", pruned_notes)
+        for remark in pruned_remarks:
+            ctx.emit_remark(remark)
         every = [r for *_, by in survivors for rs in by for r in rs]
         compiled = sum(1 for r in every if not r.cached)
         specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""

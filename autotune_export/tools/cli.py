@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 
 from autotune_export import __version__
 from autotune_export.cuda.ptx import parse_ptx_version
+from autotune_export.cuda.workers import jobs_argument
 from autotune_export.cuda.targets import CudaTarget, TargetError, iree_codegen_target, parse_targets
 from autotune_export.support import files, progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, location_of
@@ -68,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
                    help="passes to run instead of the --emit pipeline: name{option=value ...},name ('' for none)")
     p.add_argument("--target", default="sm_80", help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="processes compiling variants (default: one per core)")
+    p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help="processes compiling variants (at least 1; default: one per core)")
     p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help="object embedded in the executable (default: ptx)")
     p.add_argument("--ptx-version", type=parse_ptx_version, default=86, metavar="VERSION",
                    help="PTX ISA version pinned in the variants: 86 or 8.6 (default: 86)")

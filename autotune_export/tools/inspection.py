@@ -51,6 +51,7 @@ from typing import Any, Sequence
 from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY
 from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.cuda.workers import jobs_argument
 from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.ir import hal_attrs
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
@@ -889,7 +890,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="sm_80", help=".mlir: CUDA architecture of the variants (default: sm_80)")
     p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help=".mlir: object to build (default: ptx)")
     p.add_argument("--ptx-version", type=int, default=86, help=".mlir: PTX ISA pinned in the variants (default: 86)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help=".mlir: processes compiling variants (default: one per core)")
+    p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help=".mlir: processes compiling variants (at least 1; default: one per core)")
     p.add_argument("--tuning-results", default=None, help=".mlir: freeze these choices first (runs pin-variants)")
     p.add_argument("--cache-dir", default=None, help="variant and cubin cache (default: $AUTOTUNE_EXPORT_CACHE_DIR or ~/.cache/autotune-export)")
     p.add_argument("--no-cache", action="store_true", help="compile and assemble without the cache")

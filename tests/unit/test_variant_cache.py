@@ -2,6 +2,7 @@
 without compiling: what the key covers (the globals and module attributes a kernel reads, as
 Triton's own key does and beyond it), and that a kernel file is executed once per process.
 The compiling counterparts are in test_triton_compile.py (integration)."""
+import re
 import sys
 import textwrap
 
@@ -219,3 +220,53 @@ def test_a_failure_of_the_machine_is_shown_and_not_cached(tmp_path, monkeypatch,
     [fourth] = tc.compile_variants([spec], jobs=1, cache_dir=cache)
     assert third.cacheable and fourth.reason == third.reason and len(calls) == 3
     assert len(list(cache.rglob("*.json"))) == 1
+
+
+def test_a_ptxas_fatal_error_at_a_ptx_line_is_the_variants():
+    """Triton 3.9 runs ptxas-blackwell for sm_90a; a fatal error naming a PTX line is about
+    the PTX (cacheable), one naming none is ptxas' own trouble."""
+    from triton.runtime.errors import PTXASError
+
+    log = ("Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas-blackwell /tmp/t.ptx, line 1; fatal   : Unsupported "
+           ".version 7.9; current version is '9.4'\nptxas-blackwell fatal   : Ptx assembly aborted due to errors\n")
+    assert tc._failure(PTXASError(log)) == ("compile error: ptxas fatal: Unsupported .version 7.9; current version is "
+                                            "'9.4' (PTX line 1)", True)
+
+
+# --------------------------------------------------------------------------------------------
+# Options refused before compiling
+
+
+@pytest.mark.parametrize("arch,too_old,minimum", [(80, 63, "7.0"), (86, 70, "7.1"), (89, 77, "7.8"), (90, 79, "8.0"),
+                                                  (100, 85, "8.6")])
+def test_a_ptx_version_too_old_for_the_target_is_refused(arch, too_old, minimum):
+    """Issue 21: --ptx-version 7.0 with sm_90 ended the process with an LLVM ERROR (LLVM's
+    minimum for sm_90a is 8.0); the minimum is checked before compiling."""
+    from autotune_export.cuda.targets import MIN_PTX_VERSION, TargetError, check_ptx_version
+
+    ks = KernelSource("/x.py", "k")
+    with pytest.raises(TargetError, match=rf"PTX ISA {too_old // 10}\.{too_old % 10} cannot target sm_{arch}\b.*"
+                                          rf"the minimum is {re.escape(minimum)} "):
+        VariantSpec(ks, (("x", "*fp32"),), (), arch=arch, ptx_version=too_old)
+    VariantSpec(ks, (("x", "*fp32"),), (), arch=arch, ptx_version=MIN_PTX_VERSION[arch])
+    VariantSpec(ks, (("x", "*fp32"),), (), arch=arch, ptx_version=None)  # Triton's default: its newest
+    check_ptx_version(MIN_PTX_VERSION[arch], arch)
+
+
+def test_an_unwritable_cache_folder_is_named(tmp_path, monkeypatch):
+    """Issue 21: a cache folder that cannot be written failed every variant ("compile worker
+    failed: NotADirectoryError"), shown as "every config was pruned"."""
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.format(acc="float16", scale="2", factor="1", imports=""))
+    spec = VariantSpec(KernelSource(str(path), "k"), (("x_ptr", "*fp32"), ("out_ptr", "*fp32")), (("BLOCK", 64),))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setattr(tc._compat, "compile_ast", lambda *a, **k: pytest.fail("compiled"))
+    with pytest.raises(tc.CacheDirError, match=rf"^the variant cache folder {re.escape(str(blocked))} cannot be written "
+                                               r"\(Not a directory\)"):
+        tc.compile_variants([spec], jobs=1, cache_dir=blocked)
+
+
+def test_jobs_zero_is_refused_before_anything():
+    with pytest.raises(ValueError, match="jobs = 0: at least 1 process compiles"):
+        tc.compile_variants([], jobs=0)

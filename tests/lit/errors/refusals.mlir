@@ -163,10 +163,8 @@ hal.executable.source private @ex {
 // -----
 
 // num_warps = 64 is 2048 threads: more than a block may have. With every config pruned the
-// error's notes say why for each (nothing was compiled).
+// error's notes say why for each, once (no remark per config besides; nothing was compiled).
 hal.executable.source private @ex {
-  // expected-remark @+5 {{@g: config 0 {BLOCK = 128, num_warps = 64} pruned: num_warps = 64 is 2048 threads per block}}
-  // expected-remark @+4 {{@g: config 1 {BLOCK = 256, num_warps = 128} pruned: num_warps = 128 is 4096 threads per block}}
   // expected-error @+3 {{every config of @g was pruned for sm_80}}
   // expected-note @+2 {{config 0 {BLOCK = 128, num_warps = 64}: num_warps = 64 is 2048 threads per block; CUDA allows at most 1024 (num_warps <= 32)}}
   // expected-note @+1 {{config 1 {BLOCK = 256, num_warps = 128}: num_warps = 128 is 4096 threads per block; CUDA allows at most 1024}}

@@ -251,7 +251,7 @@ def test_workers_take_the_longest_and_this_process_the_shortest(monkeypatch):
             gate.wait(5)  # the worker stays on its first variant while this process works
         return tc.PrunedVariant(spec, f"fake {block}")
 
-    def pool(max_workers, mp_context=None):
+    def pool(max_workers, mp_context=None, **kw):
         pools.append(_ThreadPool(max_workers))
         return pools[-1]
 

@@ -2,7 +2,7 @@
 the pass that consumes it, so none reaches iree-compile; except :data:`ZEROED_ATTR`, which
 marks host ops and stays, harmlessly: a module may be compiled again)."""
 
-__all__ = ["FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
+__all__ = ["FAKE_ZEROS_ATTR", "FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
 
 #: On a ``flow.dispatch`` whose variant is fixed (``autotune.choice = K : i32``): set by
 #: emit-autotune-initializer on the benchmark entries' copies of the host function, read by
@@ -26,3 +26,12 @@ TARGETS_ATTR = "autotune.targets"
 #: emit-autotune-initializer, which refill that operand with zeros before every timed run.
 #: IREE ignores it (a discardable attribute of an unregistered namespace).
 ZEROED_ATTR = "autotune.zeroed"
+
+#: On a host ``flow.dispatch`` of a group: ``array<i64: j, ...>``, the arguments (indices in its
+#: argument list) that the benchmark and check entries fill with zeros instead of seeded fake
+#: data: in-place operands of ``reset_to_zero`` outputs (set by zero-fill-outputs /
+#: materialize-triton-variants; zeroed only there, as Triton zeroes them only while tuning) and
+#: operands the kernel updates atomically (set by materialize-triton-variants from the TTIR: a
+#: lock or counter that holds other values may never be released). Read by
+#: emit-autotune-initializer; stays, harmlessly (IREE ignores it), so a module may be compiled again.
+FAKE_ZEROS_ATTR = "autotune.fake_zeros"

@@ -7,15 +7,20 @@ values of the tuning workload (``tensor.empty`` of the static type, cast to the 
 only their sizes are read; scalars from ``tune_workload``). So tuning never stores into the
 user's globals, calls user functions or runs other kernels.
 
-The group's dispatch gets one fake buffer per tensor operand (``flow.tensor.splat`` of 1 for
-integers, 0.5 for floats, each value behind its own optimization barrier so that no two
-buffers are merged: they never alias). Operands the dispatch writes in place (tied to a
-result) get a fresh buffer before every run, as Triton's ``restore_value`` restores them, so
-the data never drifts (an in-place kernel doubling its input would reach inf after a few
-dozen runs); the others are filled once per call and fenced per loop iteration (so the
-dispatches cannot be hoisted out of the loop or merged). A one-element slice of every result
-of the last iteration is returned, keeping the work alive without making the host wait inside
-the loop.
+The group's dispatch gets one fake buffer per tensor operand: seeded, position-dependent
+values (:func:`fake_fill`: a hash of the argument's seed and the element's indices, so a
+variant that reads an element from the wrong place sees another value and fails the
+cross-check), the seed of argument ``j`` fixed (:func:`argument_seed`), so every variant and
+every run sees identical inputs and no two arguments the same data. Arguments whose fake data
+is zeros instead (:func:`fake_zero_arguments`): ``reset_to_zero`` outputs, and operands the
+kernel updates atomically (a lock that holds ones is never released). Each seed or zero is
+behind its own optimization barrier, so no two buffers are merged: they never alias. Operands
+the dispatch writes in place (tied to a result) get a fresh buffer before every run, as
+Triton's ``restore_value`` restores them, so the data never drifts (an in-place kernel
+doubling its input would reach inf after a few dozen runs); the others are filled once per
+call and fenced per loop iteration (so the dispatches cannot be hoisted out of the loop or
+merged). A one-element slice of every result of the last iteration is returned, keeping the
+work alive without making the host wait inside the loop.
 """
 
 from __future__ import annotations
@@ -23,14 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import flow, tensor
+from iree.compiler.dialects import arith, flow, linalg, tensor
 
 from autotune_export.contract import BENCH_UNROLL
 from autotune_export.ir import functions as fn
-from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
+from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.slicing import SliceError, clone_slice
 
-__all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "splat_attr", "fake_element_error", "one_element"]
+__all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "fake_element_error", "fake_fill", "fake_zeros",
+           "fake_zero_arguments", "mark_fake_zeros", "argument_seed", "FAKE_DATA_SEED", "one_element"]
 
 
 @dataclass
@@ -57,39 +63,171 @@ class DispatchOperands:
         return [a for a in self.arguments if not isinstance(a.type, ir.ShapedType)]
 
 
-def splat_attr(elem):
-    """The fill value of fake tensors of element type ``elem``: 1 for integers, 0.5 for
-    floats. Raises ValueError for other element types."""
-    if isinstance(elem, ir.IntegerType):
-        return ir.IntegerAttr.get(elem, 1)
-    if isinstance(elem, ir.FloatType):
-        return ir.FloatAttr.get(elem, 0.5)
-    raise ValueError(f"no fake data of element type {elem}")
+#: The seed of the fake data (:func:`fake_fill`); argument ``j`` of a dispatch hashes from
+#: ``FAKE_DATA_SEED + j``, so no two arguments get the same data.
+FAKE_DATA_SEED = 0x5EED1D5
 
 
-#: Bits of 0.5 per float format: sign 0, exponent ``bias - 1``, mantissa 0, as
-#: ``(exponent bias, mantissa bits)`` (IEEE formats: bias 2^(e-1) - 1; the FNUZ fp8 formats: 2^(e-1)).
+#: Per float format ``(exponent bias, mantissa bits)`` (IEEE formats: bias 2^(e-1) - 1; the
+#: FNUZ fp8 formats: 2^(e-1)): the fake values are built as bit patterns from these.
 _FLOAT_FORMATS = {
     "f16": (15, 10), "bf16": (127, 7), "f32": (127, 23), "f64": (1023, 52),
     "f8E4M3FN": (7, 3), "f8E5M2": (15, 2), "f8E4M3FNUZ": (8, 3), "f8E5M2FNUZ": (16, 2), "f8E4M3B11FNUZ": (11, 3),
 }
 
+_MASK32 = 0xFFFFFFFF
 
-def _fill_bits(elem) -> tuple[ir.Type, int] | None:
-    """``(integer type of the same width, bit pattern)`` of 0.5 in float type ``elem``, or
-    None for a format this table does not know."""
-    fmt = _FLOAT_FORMATS.get(str(elem))
-    if fmt is None:
-        return None
-    bias, mantissa = fmt
-    return ir.IntegerType.get_signless(elem.width), (bias - 1) << mantissa
+
+def _fmix32(h: int) -> int:
+    """MurmurHash3's 32-bit finalizer (Austin Appleby, public domain), on a Python int; the IR
+    of :func:`fake_fill` computes the same steps on ``i32``."""
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _MASK32
+    return h ^ (h >> 16)
+
+
+def argument_seed(j: int) -> int:
+    """The 32-bit seed of argument ``j``'s fake data (as a signed i32 value)."""
+    h = _fmix32((FAKE_DATA_SEED + j) & _MASK32)
+    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def fake_element_error(t) -> str | None:
-    """Why a fake buffer of tensor type ``t`` cannot be made, or None."""
-    if isinstance(t.element_type, (ir.IntegerType, ir.FloatType)):
+    """Why a fake buffer of tensor type ``t`` cannot be made (an element type that is neither
+    an integer nor a float format of :data:`_FLOAT_FORMATS`), or None."""
+    elem = t.element_type
+    if isinstance(elem, ir.IntegerType) or isinstance(elem, ir.FloatType) and str(elem) in _FLOAT_FORMATS:
         return None
-    return f"no fake data of element type {t.element_type}"
+    return f"no fake data of element type {elem}"
+
+
+def fake_fill(t, dims: list, seed) -> ir.Value:
+    """A tensor of type ``t`` (dynamic sizes ``dims``) of seeded, position-dependent fake
+    values, at the current insertion point: a ``linalg.generic`` over ``linalg.index`` (IREE
+    makes it a dispatch of its own, on every backend) that hashes ``seed`` (an ``i32`` value)
+    with the element's indices (per dimension ``h = (h ^ i) * 0x9E3779B1``, then MurmurHash3's
+    finalizer, all on ``i32``) and makes the element from the hash's top bits:
+
+    * integers: 0 or 1, as XLA's autotuner fills integer buffers ("less overflows especially
+      for int8"; ``xla/service/gpu/stream_executor_util.cc``, ``InitializeTypedBuffer``):
+      small, non-negative and in range as an index or a mask;
+    * floats: ``±(1 + f/8) * 2^(e-1)`` with 3 random mantissa bits ``f`` (2 for ``f8E5M2``),
+      ``e`` in {0, 1} and a random sign: magnitudes in [0.5, 2), made as the format's bit
+      pattern (exponent bias and mantissa width from :data:`_FLOAT_FORMATS`) and bit-cast, so
+      every format, fp8 included, needs only integer ops. Every value is exact in every format
+      of the table, and a product of two is a multiple of 2^-8 with at most 8 significant
+      bits, so an f32 accumulation of such products is exact whatever its order (below
+      2^16): variants that only reorder a reduction (tiles, split-K) agree bit for bit, while
+      one that reads an element from the wrong place (reversed, transposed, a wrong stride)
+      sees other values.
+
+    XLA's autotuner uses seeded random data for the same reason (a constant fill makes
+    variants that read the wrong elements agree). Raises ValueError for an element type
+    without fake data (:func:`fake_element_error`)."""
+    problem = fake_element_error(t)
+    if problem is not None:
+        raise ValueError(problem)
+    elem = t.element_type
+    width = elem.width
+    bits_t = elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(width)
+    i32 = ir.IntegerType.get_signless(32)
+    sizes, k = [], 0
+    for d in t.shape:
+        if d == ir.ShapedType.get_dynamic_size():
+            sizes.append(dims[k])
+            k += 1
+        else:
+            sizes.append(d)
+    empty = tensor.EmptyOp(sizes, bits_t).result
+    rank = t.rank
+    identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    generic = linalg.GenericOp([empty.type], [], [empty], ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)]),
+                               ir.ArrayAttr.get([parallel] * rank))
+    block = generic.regions[0].blocks.append(bits_t)
+    with ir.InsertionPoint(block):
+        made: dict = {}
+
+        def c(value: int, ty=i32):
+            """An integer constant of type ``ty`` (the low bits of ``value``, made once)."""
+            w = ty.width
+            value &= (1 << w) - 1
+            key = (value, w)
+            if key not in made:
+                made[key] = fn.constant(ir.IntegerAttr.get(ty, value - (1 << w) if value >= 1 << (w - 1) else value))
+            return made[key]
+
+        h = seed
+        for d in range(rank):
+            i = arith.IndexCastOp(i32, linalg.IndexOp(d).result).result
+            h = arith.MulIOp(arith.XOrIOp(h, i).result, c(0x9E3779B1)).result
+        for shift, mul in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None)):
+            h = arith.XOrIOp(h, arith.ShRUIOp(h, c(shift)).result).result
+            if mul is not None:
+                h = arith.MulIOp(h, c(mul)).result
+
+        def top(bits: int, below: int):
+            """Bits ``[32 - below - bits, 32 - below)`` of the hash, as ``bits_t``."""
+            v = arith.AndIOp(arith.ShRUIOp(h, c(32 - below - bits)).result, c((1 << bits) - 1)).result
+            if width < 32:
+                return arith.TruncIOp(bits_t, v).result
+            return arith.ExtUIOp(bits_t, v).result if width > 32 else v
+
+        if isinstance(elem, ir.IntegerType):
+            value = top(1, 0)
+        else:
+            bias, mantissa = _FLOAT_FORMATS[str(elem)]
+            used = min(3, mantissa)
+            sign = arith.ShLIOp(top(1, 0), c(width - 1, bits_t)).result
+            exponent = arith.ShLIOp(arith.AddIOp(top(1, 1), c(bias - 1, bits_t)).result, c(mantissa, bits_t)).result
+            fraction = arith.ShLIOp(top(used, 2), c(mantissa - used, bits_t)).result
+            value = arith.OrIOp(arith.OrIOp(sign, exponent).result, fraction).result
+        linalg.YieldOp([value])
+    out = generic.results[0]
+    if bits_t == elem:
+        return out
+    return flow.TensorBitCastOp(t, out, dims, dims).result
+
+
+def fake_zeros(t, dims: list, opaque_zero_of) -> ir.Value:
+    """A zero-filled tensor of type ``t`` (dynamic sizes ``dims``): a ``flow.tensor.splat`` of
+    ``opaque_zero_of(integer type)`` (a zero of the element's width behind a barrier, so no two
+    fills are merged), bit-cast for floats (every bit zero is +0.0)."""
+    elem = t.element_type
+    bits_t = elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(elem.width)
+    splat = flow.TensorSplatOp(ir.RankedTensorType.get(t.shape, bits_t), opaque_zero_of(bits_t), dims).result
+    return splat if bits_t == elem else flow.TensorBitCastOp(t, splat, dims, dims).result
+
+
+def fake_zero_arguments(dispatch) -> set[int]:
+    """Indices (in the dispatch's argument list) of the arguments whose fake data is zeros: a
+    zero fill the host makes for a ``reset_to_zero`` output (its defining op carries
+    :data:`~autotune_export.ir.markers.ZEROED_ATTR`), and those the dispatch lists in
+    :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (in-place ``reset_to_zero`` operands,
+    operands the kernel updates atomically: :func:`mark_fake_zeros`)."""
+    parts = DispatchOperands.of(dispatch)
+    out = set()
+    for j, a in enumerate(parts.arguments):
+        owner = a.owner
+        owner = owner.operation if isinstance(owner, ir.OpView) else owner
+        if isinstance(owner, ir.Operation) and ZEROED_ATTR in owner.attributes:
+            out.add(j)
+    if FAKE_ZEROS_ATTR in dispatch.attributes:
+        out |= {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
+    return {j for j in out if 0 <= j < len(parts.arguments)}
+
+
+def mark_fake_zeros(dispatch, arguments) -> None:
+    """Add ``arguments`` (indices in the dispatch's argument list) to the dispatch's
+    :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (kept sorted, without repeats)."""
+    have = set()
+    if FAKE_ZEROS_ATTR in dispatch.attributes:
+        have = {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
+    merged = sorted(have | {int(j) for j in arguments})
+    if merged:
+        dispatch.attributes[FAKE_ZEROS_ATTR] = ir.DenseI64ArrayAttr.get(merged)
 
 
 def one_element(value):
@@ -143,31 +281,21 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
         mapping = clone_slice(needed, _fake_mapping(host, host_fakes), ir.InsertionPoint.current)
         dims = _dims_of(parts.arguments, [mapping[d] for d in parts.argument_dims])
 
+        zero_args = fake_zero_arguments(dispatch)
+
         def fresh(j: int, tie=None):
-            """A new fake buffer for argument ``j``: a splat of an opaque fill value (behind a
-            barrier, with ``tie``, the loop variable, so it cannot be hoisted out of the loop or
-            merged with another buffer's). Float buffers are splat as integers of the same width
-            and bit-cast (host code has no f16/bf16/fp8 scalars). The fill is zero for an
-            operand the host zero-fills (a ``reset_to_zero`` output: a fill marked
-            ``autotune.zeroed`` by zero-fill-outputs), as Triton's autotuner zeroes it before
-            every timed run; 1 or 0.5 otherwise."""
+            """A new fake buffer for argument ``j`` (:func:`fake_fill`, seeded with
+            :func:`argument_seed`), or zeros (:func:`fake_zeros`) for an argument of
+            :func:`fake_zero_arguments`. The seed (or zero) goes through a barrier with ``tie``,
+            the loop variable, so the fill is made at run time, in every iteration (never
+            hoisted out of the loop or merged with another buffer's)."""
             t = parts.arguments[j].type
-            elem = t.element_type
-            bits = _fill_bits(elem) if isinstance(elem, ir.FloatType) else None
-            owner = parts.arguments[j].owner
-            owner = owner.operation if isinstance(owner, ir.OpView) else owner
-            if isinstance(owner, ir.Operation) and ZEROED_ATTR in owner.attributes:
-                attr = ir.IntegerAttr.get(bits[0], 0) if bits else (
-                    ir.FloatAttr.get(elem, 0.0) if isinstance(elem, ir.FloatType) else ir.IntegerAttr.get(elem, 0))
-            else:
-                attr = ir.IntegerAttr.get(bits[0], bits[1]) if bits else splat_attr(elem)
-            fill = fn.constant(attr)
-            value = fn.barrier([fill] + ([tie] if tie is not None else []))[0]
-            if bits is None:
-                return flow.TensorSplatOp(t, value, dims[j]).result
-            as_int = ir.RankedTensorType.get(t.shape, bits[0])
-            splat = flow.TensorSplatOp(as_int, value, dims[j]).result
-            return flow.TensorBitCastOp(t, splat, dims[j], dims[j]).result
+            extra = [tie] if tie is not None else []
+            if j in zero_args:
+                return fake_zeros(t, dims[j], lambda ty: fn.barrier([fn.constant(ir.IntegerAttr.get(ty, 0))] + extra)[0])
+            i32 = ir.IntegerType.get_signless(32)
+            seed = fn.barrier([fn.constant(ir.IntegerAttr.get(i32, argument_seed(j)))] + extra)[0]
+            return fake_fill(t, dims[j], seed)
 
         # Inputs the dispatch only reads: one buffer each per call.
         filled = {j: fresh(j) for j, a in enumerate(parts.arguments)

@@ -18,12 +18,16 @@ a non-empty ``reset_to_zero``:
   the untied results (notes/iree-hal-facts.md), so a zeroed result made an operand alone
   would move ahead of the untied results before it;
 * a zeroed output that the dispatch already passes in place (an operand with the result tied
-  to it) gets a zero splat as its operand instead: the dispatch zero-fills it on every call too
-  (Triton zeroes such an argument only while tuning, which would leave the first call's result
-  depending on whether that call tuned; to accumulate into the operand's contents, do not
-  declare it ``reset_to_zero``: ``restore_value`` keeps tuning from changing it). A zero
-  splat the host already passes (jax-triton's ``zeroed_outputs``) is replaced too, and
-  erased, for the merging above;
+  to it) keeps its operand: as in Triton, whose autotuner zeroes ``reset_to_zero`` arguments
+  only in its benchmark pre-hook (``triton/runtime/autotuner.py``: the default ``pre_hook``
+  runs in ``_bench``, and once after tuning, never on a cached call), the kernel accumulates
+  into the caller's contents on every real call. The dispatch lists that operand in
+  :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR`, so the benchmark and check entries
+  give it zeros, and a remark says so. (Triton's one zeroing after tuning, which makes the
+  tuning call's result differ from the others', has no counterpart: tuning here runs on fake
+  buffers and never touches the caller's.) A zero splat the host passes in place itself
+  (jax-triton's ``zeroed_outputs``, which zeroes before every launch) is the caller's own
+  zeroing: it is replaced by a marked zero fill of its own and erased, for the merging above;
 * the zero fills (the op defining the operand: the splat, or for floats its bit-cast) carry
   :data:`~autotune_export.ir.markers.ZEROED_ATTR`, so the benchmark
   entries (:mod:`.bench_entries`) give that operand zeros, not their usual fill, before every
@@ -58,10 +62,10 @@ from iree.compiler.dialects import arith, flow
 
 from autotune_export.ir import functions as fn
 from autotune_export.ir.group import AutotuneGroup, Param
-from autotune_export.ir.markers import FIXED_CHOICE_ATTR, ZEROED_ATTR
+from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import DispatchOperands
+from autotune_export.passes.bench_entries import DispatchOperands, mark_fake_zeros
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 
 __all__ = ["ZeroFillOutputs", "zero_fill_triton", "is_zeroed", "retie"]
@@ -131,26 +135,63 @@ def _split_dims(values, dims) -> list[list]:
     return out
 
 
+def _is_zero_splat(value) -> bool:
+    """Whether ``value`` is a ``flow.tensor.splat`` of an ``arith.constant`` zero (integer 0 or
+    float +-0.0): a zero fill the host makes itself (jax-triton's ``zeroed_outputs``)."""
+    op = defining_op(value)
+    if op is None or not isa(op, flow.TensorSplatOp):
+        return False
+    src = defining_op(op.operands[0])
+    if src is None or not isa(src, arith.ConstantOp):
+        return False
+    attr = src.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value == 0
+    if isinstance(attr, ir.FloatAttr):
+        return ir.FloatAttr(attr).value == 0.0
+    return False
+
+
+def in_place_zeroed(dispatch, zeroed: Iterable[int]) -> dict[int, int]:
+    """Result ``j`` -> the operand index it is tied to, for the results ``zeroed`` of
+    ``flow.dispatch`` ``dispatch`` that are written in place into an operand that is not a
+    zero fill (neither one of this pass's nor a zero splat of the host's): the operands that
+    are zeroed only in the benchmark and check entries, never on real calls."""
+    parts = DispatchOperands.of(dispatch)
+    args = list(parts.arguments)
+    return {j: parts.tied[j] for j in sorted(set(zeroed))
+            if 0 <= j < len(parts.tied) and parts.tied[j] >= 0
+            and not is_zeroed(args[parts.tied[j]]) and not _is_zero_splat(args[parts.tied[j]])}
+
+
 def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
     """Tie every untied result of ``flow.dispatch`` ``dispatch`` to a new operand and zero-fill
-    the results ``zeroed`` (indices); the dispatch is replaced by a new one (same attributes)
-    when anything changes. The new operands are zero fills (:func:`_zeros`) for zeroed results,
-    ``flow.tensor.alloca`` (undefined contents, as an untied result's, and never merged with
-    another) for the others. ``insert_at`` maps each untied result to the index, in the original
-    argument list, before which its new operand goes (the end: ``len(arguments)``; several at
-    one place go in result order). A zeroed result tied to an operand gets a new zero fill as
-    that operand, unless the operand is one already (:func:`is_zeroed`); a splat or empty tensor
-    left unused is erased. Returns whether the dispatch was replaced. Raises ValueError for a
-    result whose element type has no zero."""
+    the untied results ``zeroed`` (indices); the dispatch is replaced by a new one (same
+    attributes) when anything changes. The new operands are zero fills (:func:`_zeros`) for
+    zeroed results, ``flow.tensor.alloca`` (undefined contents, as an untied result's, and never
+    merged with another) for the others. ``insert_at`` maps each untied result to the index, in
+    the original argument list, before which its new operand goes (the end: ``len(arguments)``;
+    several at one place go in result order). A zeroed result tied to a zero splat the host made
+    gets a zero fill of its own instead (the splat is erased when unused); one tied to any other
+    operand keeps it, and the operand is added to the dispatch's
+    :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (zeroed only in the benchmark and check
+    entries, :func:`in_place_zeroed`). Returns whether the dispatch was replaced. Raises
+    ValueError for a result whose element type has no zero."""
     parts = DispatchOperands.of(dispatch)
     zeroed = set(zeroed)
     args = list(parts.arguments)
     arg_dims = _split_dims(args, parts.argument_dims)
     res_dims = _split_dims(list(dispatch.results), parts.result_dims)
     untied = [j for j, t in enumerate(parts.tied) if t < 0]
-    replace = {parts.tied[j] for j in zeroed if parts.tied[j] >= 0 and not is_zeroed(args[parts.tied[j]])}
+    keep = set(in_place_zeroed(dispatch, zeroed).values())
+    replace = {parts.tied[j] for j in zeroed if parts.tied[j] >= 0 and _is_zero_splat(args[parts.tied[j]])
+               and not is_zeroed(args[parts.tied[j]])}
     if not untied and not replace:
+        mark_fake_zeros(dispatch, keep)
         return False
+    marked = set()
+    if FAKE_ZEROS_ATTR in dispatch.attributes:
+        marked = {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
     with dispatch.location, ir.InsertionPoint(dispatch):
         new_args, new_dims, position, made = [], [], {}, {}
 
@@ -176,8 +217,9 @@ def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
                               tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied]))
     for k in range(len(dispatch.attributes)):
         named = dispatch.attributes[k]
-        if named.name not in ("operandSegmentSizes", "tied_operands", "entry_points"):
+        if named.name not in ("operandSegmentSizes", "tied_operands", "entry_points", FAKE_ZEROS_ATTR):
             new.operation.attributes[named.name] = named.attr
+    mark_fake_zeros(new.operation, {position[i] for i in (marked | keep) if i in position})
     for old, repl in zip(dispatch.results, new.operation.results):
         old.replace_all_uses_with(repl)
     dispatch.erase()
@@ -191,6 +233,13 @@ def _group_dispatches(module, exe: str, group: str) -> list:
     copies, which carry a fixed choice)."""
     return [d for d in dispatch_sites(module)
             if (exe, group) in entry_point_refs(d) and FIXED_CHOICE_ATTR not in d.attributes]
+
+
+def _in_place_remark(what: str, output: str, operand: int) -> str:
+    """The remark for a ``reset_to_zero`` output written in place (:func:`in_place_zeroed`)."""
+    return (f"{what}, which this dispatch writes in place (operand {operand}): as in Triton, whose autotuner zeroes "
+            f"reset_to_zero arguments only while benchmarking, {output} is zeroed only in the benchmark and check "
+            "entries; on real calls the kernel reads the operand's contents")
 
 
 def _at(ctx: PassContext, op):
@@ -270,6 +319,10 @@ def zero_fill_triton(ctx: PassContext, module, exe: str, group: AutotuneGroup, t
                 cursor = site.tensor_positions[site.operands.index(p)] + 1
             elif by_output.get(p.name) in untied:
                 insert_at[by_output[p.name]] = cursor
+        for j, i in in_place_zeroed(d, results).items():
+            name = site.results[j].name
+            ctx.emit_remark(Diagnostic("remark", _in_place_remark(f"reset_to_zero names '{name}' of @{group.name}", f"'{name}'", i),
+                                       _at(ctx, d)))
         try:
             changed |= retie(d, results, insert_at)
         except ValueError as err:
@@ -303,6 +356,9 @@ def _zero_fill_rfc(ctx: PassContext, module, exe: str, group: AutotuneGroup) -> 
             continue
         tensors = [i for i, a in enumerate(parts.arguments) if isinstance(a.type, ir.RankedTensorType)]
         end = tensors[-1] + 1 if tensors else len(parts.arguments)
+        for j, i in in_place_zeroed(d, zeroed).items():
+            ctx.emit_remark(Diagnostic("remark", _in_place_remark(f"reset_to_zero({j}) of @{exe}::@{group.name}", f"result {j}", i),
+                                       _at(ctx, d)))
         try:
             retie(d, zeroed, {j: end for j, t in enumerate(parts.tied) if t < 0})
         except ValueError as err:

@@ -1,10 +1,13 @@
 """reset_to_zero on the CPU path (real IREE execution on local-task): tests/unit/data/cpu_reset_to_zero.mlir's
 group accumulates into results 0 and 2 (``out[i] += x[i]``, a read-modify-write as an atomic
-add is) and declares them ``reset_to_zero(0, 2)``. Every call returns x, 3x, 2x, not x, 2x, 3x
-..., before and after tuning by the runtime and by the module's own @__autotune, and the
-benchmark entries zero those outputs before every timed run. A copy of the group without the
-clause, built into the same module, shows the accumulation where it is deterministic (an
-output written in place into a global)."""
+add is) and declares them ``reset_to_zero(0, 2)``. A call of @acc (every result a fresh,
+untied buffer) returns x, 3x, 2x every time, not x, 2x, 3x ..., before and after tuning by the
+runtime and by the module's own @__autotune, and the benchmark entries zero those outputs
+before every timed run. @acc_state passes result 0 in place (a global): as in Triton, which
+zeroes reset_to_zero arguments only while benchmarking, it accumulates from call to call
+(x, 2x, 3x), with the clause as without it (a copy of the group without the clause, built into
+the same module). tests/unit/data/cpu_inplace_reset.mlir: the same for an accumulator the
+caller passes in place, and the benchmark and check entries that start it from zeros."""
 
 from __future__ import annotations
 
@@ -48,13 +51,22 @@ def _load(path, **kw) -> AutotunedModule:
     return AutotunedModule(path, driver=DRIVER, warmup_ms=1, rep_ms=3, **kw)
 
 
+#: id(module) -> what @acc_state's global held after its last call (it accumulates).
+_STATE: dict[int, np.ndarray] = {}
+
+
 def _calls_right(m, times: int = 3) -> None:
     for _ in range(times):
-        for host in ("acc", "acc_state"):
-            r0, r1, r2 = m(host, X)
-            np.testing.assert_array_equal(r0, X)        # zero-filled, then += x
-            np.testing.assert_array_equal(r1, 3 * X)    # a plain store
-            np.testing.assert_array_equal(r2, 2 * X)    # zero-filled, then += 2x
+        r0, r1, r2 = m("acc", X)
+        np.testing.assert_array_equal(r0, X)        # zero-filled, then += x
+        np.testing.assert_array_equal(r1, 3 * X)    # a plain store
+        np.testing.assert_array_equal(r2, 2 * X)    # zero-filled, then += 2x
+        before = _STATE.get(id(m), np.zeros_like(X))
+        r0, r1, r2 = m("acc_state", X)
+        np.testing.assert_array_equal(r0, before + X)  # in place: never zeroed on a real call
+        np.testing.assert_array_equal(r1, 3 * X)
+        np.testing.assert_array_equal(r2, 2 * X)
+        _STATE[id(m)] = r0
 
 
 def test_every_call_starts_from_zero(vmfb):
@@ -74,24 +86,59 @@ def test_every_call_starts_from_zero(vmfb):
 
 
 def test_benchmark_entries_zero_before_every_run(vmfb):
-    """200 runs on the benchmark's fake data (x = 0.5): the zeroed outputs are refilled with
-    zeros before each run, so the last runs' results are 0 + 0.5, 3 * 0.5, 0 + 2 * 0.5 (an
-    accumulation over the runs would give about 100 and 200)."""
+    """200 runs on the benchmark's fake data: the zeroed outputs are refilled with zeros before
+    each run, so every run's results are those of the check entry (one run on fresh fake data):
+    0 + x, 3x, 0 + 2x at element 0 (an accumulation over the runs would give 100x and 200x)."""
     m = _load(vmfb)
     info = m.group("acc_ex::acc")
-    for bench in info.bench:
+    for bench, check in zip(info.bench, info.check):
+        once = [np.asarray(r.to_host()) for r in m.functions[check]()]
+        x0 = float(once[0][0])
+        assert x0 != 0 and [float(r[0]) for r in once] == [x0, 3 * x0, 2 * x0]
         results = m.functions[bench](25)  # 25 * 8 runs
         values = np.array([float(np.asarray(r.to_host()).ravel()[0]) for r in results]).reshape(-1, 3)
-        np.testing.assert_array_equal(values, np.tile([0.5, 1.5, 1.0], (len(values), 1)))
+        np.testing.assert_array_equal(values, np.tile([x0, 3 * x0, 2 * x0], (len(values), 1)))
 
 
-def test_without_the_clause_in_place_accumulates(vmfb):
-    """Without reset_to_zero (the copy @plain_acc_state), result 0, written in place into a
-    global, accumulates from call to call: x, 2x, 3x. (Result 2, untied, starts from whatever
-    a fresh buffer holds: undefined, so not asserted.)"""
+def test_in_place_accumulates_with_the_clause_as_without(vmfb):
+    """Result 0 of @acc_state, written in place into a global, accumulates from call to call
+    (x, 2x, 3x) with reset_to_zero(0, 2) as without it (the copy @plain_acc_state): Triton
+    zeroes it only while benchmarking. (Result 2, untied, starts from whatever a fresh buffer
+    holds without the clause: undefined, so not asserted.)"""
     m = _load(vmfb)
     for k in range(1, 4):
-        r0, r1, _ = m("plain_acc_state", X)
-        np.testing.assert_array_equal(r0, k * X)
-        np.testing.assert_array_equal(r1, 3 * X)
-    _calls_right(m, times=1)  # the zeroed group next to it is unaffected
+        for host in ("plain_acc_state", "acc_state"):
+            r0, r1, _ = m(host, X)
+            np.testing.assert_array_equal(r0, k * X)
+            np.testing.assert_array_equal(r1, 3 * X)
+
+
+@pytest.fixture(scope="module")
+def in_place_vmfb(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("ipzero") / "cpu_inplace_reset.vmfb"
+    assert cli.main([str(DATA / "cpu_inplace_reset.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+    return out
+
+
+def test_in_place_accumulator_is_zeroed_only_while_tuning(in_place_vmfb):
+    """The caller's accumulator (reset_to_zero, passed in place): every real call, in every
+    variant, before and after tuning, returns acc + x; the check entries start from zeros (their
+    result is the fake x itself, the same for both variants) and every benchmark run too (no
+    drift over 200 runs)."""
+    m = _load(in_place_vmfb)
+    acc = np.arange(1024, dtype=np.float32)
+    x = np.linspace(-4, 4, 1024, dtype=np.float32)
+    for k in range(2):
+        m.select("acc", k)
+        np.testing.assert_array_equal(m("step", x, acc), acc + x)
+    m.autotune()
+    np.testing.assert_array_equal(m("step", x, acc), acc + x)
+    m.functions["__autotune"]()
+    np.testing.assert_array_equal(m("step", x, acc), acc + x)
+    info = m.group("acc")
+    fake = [np.asarray(m.functions[c]().to_host()) for c in info.check]
+    np.testing.assert_array_equal(fake[0], fake[1])
+    assert np.count_nonzero(fake[0]) == fake[0].size  # 0 + x, x in +-[0.5, 2)
+    for bench in info.bench:
+        runs = [float(np.asarray(r.to_host())[0]) for r in m.functions[bench](25)]
+        assert runs == [float(fake[0][0])] * len(runs)

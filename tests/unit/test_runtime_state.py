@@ -62,11 +62,14 @@ def test_round_robin_counts_only_live_calls(vmfb):
 
 
 def test_in_place_fake_data_does_not_drift(vmfb):
-    """1000 runs of an in-place doubling on the benchmark's fake data (0.5): each run gets a
-    fresh buffer, so every result is 1.0 (drifting data would be 0.5 * 2^1000 = inf)."""
+    """1000 runs of an in-place doubling on the benchmark's fake data: each run gets a fresh
+    buffer of the same seeded data, so every result is the check entry's (one run: 2 * x[0],
+    x[0] in +-[0.5, 2)); drifting data would reach 2^1000 * x[0] = inf."""
     m = _load(vmfb)
     info = m.group("double")
-    for bench in info.bench:
+    for bench, check in zip(info.bench, info.check):
+        once = float(np.asarray(m.functions[check]().to_host()).ravel()[0])
+        assert 1.0 <= abs(once) < 4.0
         results = m.functions[bench](1000)
         values = [float(np.asarray(r.to_host()).ravel()[0]) for r in results]
-        assert values == [1.0] * len(values)
+        assert values == [once] * len(values)

@@ -130,9 +130,9 @@ def test_triton_rewrite_keeps_every_pointer_at_its_result(zeroed, in_place):
         args = list(module.body.operations)[1].regions[0].blocks[0].arguments
         for p, v in zip(pointers, values):
             owner = v.owner if not isinstance(v, ir.BlockArgument) else None
-            if p in zeroed:
+            if p in zeroed and p not in in_place:
                 assert zero_outputs.is_zeroed(v), p
-            elif p in in_place or p in ("x_ptr", "y_ptr"):
+            elif p in in_place or p in ("x_ptr", "y_ptr"):  # zeroed in place: only in the benchmarks
                 assert isinstance(v, ir.BlockArgument), p  # the host's own tensor
             else:
                 assert owner.operation.name == "flow.tensor.alloca", p
@@ -141,7 +141,12 @@ def test_triton_rewrite_keeps_every_pointer_at_its_result(zeroed, in_place):
         # Dynamic sizes follow the operands: b's is %m.
         assert str(values[2].type) == "tensor<?xf32>"
         text = print_module(module)
-        assert text.count("autotune.zeroed") == len(zeroed)
+        assert text.count("autotune.zeroed") == len(set(zeroed) - set(in_place))
+        # An in-place operand named in reset_to_zero keeps the caller's tensor (Triton zeroes it
+        # only while benchmarking); the dispatch lists it for the benchmark entries' zeros.
+        kept = sorted(values.index(args[3 + in_place.index(p)]) for p in set(zeroed) & set(in_place))
+        assert ([int(v) for v in ir.DenseI64ArrayAttr(d.attributes["autotune.fake_zeros"])]
+                if "autotune.fake_zeros" in d.attributes else []) == kept
         # Run again: nothing changes.
         assert not zero_outputs.zero_fill_triton(ctx, module, "ex", group, tied)
         assert print_module(module) == text

@@ -37,17 +37,21 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // A benchmark entry per variant dispatches the group itself, fixed to that variant (never the
 // host function: nothing of the user's code runs), once plus 8 times per loop iteration. The
 // workload and scalars are cloned from the host's pure ops; the tensor operand is a fake buffer
-// of its own (0.5, splat as its bits 0x3F000000 behind a barrier, so no two buffers merge), fenced once per iteration (so
-// the dispatches are neither hoisted nor merged); one-element slices of the results are
-// carried so no dispatch is dead.
+// of its own (seeded, position-dependent values: a linalg.generic hashing the seed, behind a
+// barrier so no two buffers merge, with the element's index; fake_data.mlir checks the
+// values), fenced once per iteration (so the dispatches are neither hoisted nor merged);
+// one-element slices of the results are carried so no dispatch is dead.
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(
 // INIT-SAME:      %[[ITERS:.+]]: index) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
 // INIT-NOT:     util.call
 // INIT-DAG:     %[[N:.+]] = arith.constant 1024 : index
 // INIT-DAG:     %[[N32:.+]] = arith.constant 1024 : i32
-// INIT:         %[[HALF:.+]] = arith.constant 1056964608 : i32
-// INIT-NEXT:    %[[OPAQUE:.+]] = util.optimization_barrier %[[HALF]] : i32
-// INIT-NEXT:    %[[BITS:.+]] = flow.tensor.splat %[[OPAQUE]] : tensor<1024xi32>
+// INIT:         %[[SEED:.+]] = arith.constant -1947551523 : i32
+// INIT-NEXT:    %[[OPAQUE:.+]] = util.optimization_barrier %[[SEED]] : i32
+// INIT-NEXT:    %[[EMPTY:.+]] = tensor.empty() : tensor<1024xi32>
+// INIT-NEXT:    %[[BITS:.+]] = linalg.generic {{.+}} outs(%[[EMPTY]] : tensor<1024xi32>)
+// INIT:           arith.xori %[[OPAQUE]], %{{.+}} : i32
+// INIT:         } -> tensor<1024xi32>
 // INIT-NEXT:    %[[FAKE:.+]] = flow.tensor.bitcast %[[BITS]] : tensor<1024xi32> -> tensor<1024xf32>
 // Every run is inside the loop (8 per iteration); its initial values are zeros, never returned.
 // INIT-NEXT:    %[[Z:.+]] = arith.constant dense<0.000000e+00> : tensor<1xf32>

@@ -52,7 +52,7 @@ util.func public @host(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // One set of benchmark entries per tuning workload (workload 0 keeps the plain names).
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(
-// INIT:         flow.tensor.splat %{{.+}} : tensor<?xi32>{%{{.+}}}
+// INIT:         linalg.generic {{.+}} outs(%{{.+}} : tensor<?xi32>)
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.1(
 // Check entries: one run on fresh fake data, whole results.
 // INIT-LABEL: util.func public @__autotune.ex.k.check.0() -> tensor<?xf32>

@@ -1,21 +1,25 @@
 // The benchmark entries of a group with reset_to_zero: the operand the host zero-fills (marked
 // autotune.zeroed by zero-fill-outputs) gets zeros before every timed run, as Triton's
-// autotuner zeroes its reset_to_zero arguments; the other operands keep their fill (0.5, the
-// bits 1056964608), the input once per call, the operands written in place before every run
-// (the tied alloca the host passes for the output that is not zeroed included).
+// autotuner zeroes its reset_to_zero arguments; the other operands get their seeded fake data
+// (a linalg.generic per argument, seeds -1947551523 for argument 0, 1887391252 for argument 1),
+// the input once per call, the operands written in place before every run (the tied alloca
+// the host passes for the output that is not zeroed included).
 // RUN: autotune-export %s -p zero-fill-outputs,verify-autotuning-groups,emit-autotune-initializer | FileCheck %s
 
 // CHECK-LABEL: util.func public @__autotune.ex.k.bench.0(
-// CHECK:         %[[XC:.+]] = arith.constant 1056964608 : i32
+// CHECK:         %[[XC:.+]] = arith.constant -1947551523 : i32
 // CHECK-NEXT:    %[[XB:.+]] = util.optimization_barrier %[[XC]] : i32
-// CHECK-NEXT:    %[[XS:.+]] = flow.tensor.splat %[[XB]] : tensor<1024xi32>
-// CHECK-NEXT:    %[[X:.+]] = flow.tensor.bitcast %[[XS]]
+// CHECK-NEXT:    %[[XE:.+]] = tensor.empty() : tensor<1024xi32>
+// CHECK-NEXT:    %[[XS:.+]] = linalg.generic {{.+}} outs(%[[XE]] : tensor<1024xi32>)
+// CHECK:         %[[X:.+]] = flow.tensor.bitcast %[[XS]]
 // CHECK:         scf.for %[[I:.+]] = {{.+}} iter_args(
 // CHECK-NEXT:      %[[XF:.+]]:8 = util.optimization_barrier %[[X]], %[[X]],
-// CHECK-NEXT:      %[[OC:.+]] = arith.constant 1056964608 : i32
+// CHECK-NEXT:      %[[OC:.+]] = arith.constant 1887391252 : i32
 // CHECK-NEXT:      %[[OB:.+]]:2 = util.optimization_barrier %[[OC]], %[[I]] : i32, index
-// CHECK-NEXT:      %[[OS:.+]] = flow.tensor.splat %[[OB]]#0 : tensor<1024xi32>
-// CHECK-NEXT:      %[[O:.+]] = flow.tensor.bitcast %[[OS]] : tensor<1024xi32> -> tensor<1024xf32>
+// CHECK-NEXT:      %[[OE:.+]] = tensor.empty() : tensor<1024xi32>
+// CHECK-NEXT:      %[[OS:.+]] = linalg.generic {{.+}} outs(%[[OE]] : tensor<1024xi32>)
+// CHECK:             arith.xori %[[OB]]#0,
+// CHECK:           %[[O:.+]] = flow.tensor.bitcast %[[OS]] : tensor<1024xi32> -> tensor<1024xf32>
 // CHECK-NEXT:      %[[ZC:.+]] = arith.constant 0 : i32
 // CHECK-NEXT:      %[[ZB:.+]]:2 = util.optimization_barrier %[[ZC]], %[[I]] : i32, index
 // CHECK-NEXT:      %[[ZS:.+]] = flow.tensor.splat %[[ZB]]#0 : tensor<1xi32>

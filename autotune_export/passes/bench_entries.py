@@ -143,9 +143,8 @@ def fake_fill(t, dims: list, seed) -> ir.Value:
     empty = tensor.EmptyOp(sizes, bits_t).result
     rank = t.rank
     identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
     generic = linalg.GenericOp([empty.type], [], [empty], ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)]),
-                               ir.ArrayAttr.get([parallel] * rank))
+                               [linalg.IteratorType.parallel] * rank)
     block = generic.regions[0].blocks.append(bits_t)
     with ir.InsertionPoint(block):
         made: dict = {}

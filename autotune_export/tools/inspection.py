@@ -606,6 +606,10 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
     for member, blob in _vmfb_members(data):
         # Members are named <executable>_<format>.<ext> (cuda_nvptx_fb.fb, embedded_elf_x86_64.so).
         name = next((k for k in known if k and member.startswith(k + "_")), None)
+        if name is None and "_linked_" in member:
+            # The dispatches IREE generates itself, linked into one executable named after the
+            # module (<module>_linked, <module>_iree_linked): the tuning entries' fake data.
+            continue
         if name is None:
             name = re.sub(r"_cuda_nvptx_fb$", "", re.sub(r"\.fb$", "", member))
         try:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from autotune_export.runtime import AutotunedModule
+from autotune_export.runtime.timing import GivenTimings
 from autotune_export.runtime.tuner import results_agree
 from autotune_export.tools import cli
 
@@ -60,14 +61,7 @@ def test_a_variant_reading_backwards_is_caught(vmfb, group, bad):
     problem = results_agree([_check(m, group, 0)], [_check(m, group, 1)])
     assert problem is not None and "elements differ" in problem  # a constant fill would agree
     # Tuning that times the backwards variant as the fastest drops it and keeps the default.
-    order = []
-
-    def later_is_faster(run, *, unroll, warmup_ms, rep_ms):
-        run(1)
-        order.append(len(order))
-        return [1.0 / len(order)] * 5
-
-    m = _load(vmfb, do_bench=later_is_faster)
+    m = _load(vmfb, benchmarker=GivenTimings({"forward": 1.0, "reversed": 0.1, "good_int": 1.0, "bad_int": 0.1}))
     timings = m.tune_group(group)
     assert min(timings, key=lambda t: t.median_ms).variant == bad
     assert m.dropped[m.group(group).key] == {1}

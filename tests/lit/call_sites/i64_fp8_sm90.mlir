@@ -1,9 +1,9 @@
 // REQUIRES: integration
 // int64 and fp8 tensors in a module built for sm_90 compile with iree-compile: the fake data of
-// the tuning entries needs dispatches IREE generates itself (a fill of 64-bit values), and IREE
-// 3.13 has no sm_90 code generation, so those get the nearest architecture it has (sm_89, PTX
-// the driver JIT-compiles on Hopper) while the Triton objects stay sm_90a; fp8 fake data is a
-// splat of the byte pattern of 0.5, bitcast.
+// the tuning entries needs dispatches IREE generates itself (seeded values, a linalg.generic per
+// argument), and IREE 3.13 has no sm_90 code generation, so those get the nearest architecture
+// it has (sm_89, PTX the driver JIT-compiles on Hopper) while the Triton objects stay sm_90a;
+// fp8 fake data is built as bytes, bitcast.
 // RUN: autotune-export %s --emit vmfb --target sm_90 -o %t.vmfb 2>&1 | FileCheck %s --check-prefix=BUILD
 // RUN: autotune-export %s --emit vmfb --target sm_80,sm_90 -o %t.multi.vmfb
 // RUN: autotune-export %s --emit iree --target sm_90 -o %t.mlir
@@ -13,7 +13,7 @@
 
 // BUILD: autotune-export: wrote {{.*}}.vmfb
 // IREE90: missing GPU target in #hal.executable.target
-// FAKE:   flow.tensor.splat %{{.+}} : tensor<1024xi64>
+// FAKE:   linalg.generic {{.+}} outs(%{{.+}} : tensor<1024xi64>)
 // FAKE:   flow.tensor.bitcast %{{.+}} : tensor<{{.+}}xi8> -> tensor<{{.+}}xf8E5M2>
 
 hal.executable.source private @gather_ex {

@@ -55,6 +55,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 # --- end subcommands --------------------------------------------------------------------------
 
 
+#: Words taken for subcommands that are options of one: what to run instead.
+NOT_SUBCOMMANDS = {
+    "report": "a tuning report is written by `autotune-export tune MODULE.vmfb --report DIR` (report.md, report.json, "
+              "report.png)",
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="autotune-export",
@@ -489,6 +496,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
         return _guarded(lambda: module.main(argv[1:]))
     if argv and not argv[0].startswith("-") and not os.path.exists(argv[0]):
+        if argv[0] in NOT_SUBCOMMANDS:  # a command users look for that is an option of another
+            print(f"error: '{argv[0]}' is not a subcommand (subcommands: {', '.join(SUBCOMMANDS)}; anything else is "
+                  f"the input file): {NOT_SUBCOMMANDS[argv[0]]}", file=sys.stderr)
+            return 1
         close = difflib.get_close_matches(argv[0], list(SUBCOMMANDS), n=1, cutoff=0.6)
         if close:  # a misspelt subcommand, not a missing input file
             print(f"error: unknown subcommand '{argv[0]}'; did you mean '{close[0]}'? (subcommands: "

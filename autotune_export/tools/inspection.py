@@ -163,6 +163,9 @@ class GroupInfo:
     guard_names: dict[str, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
     host: str | None = None
+    #: Frozen per-workload choices (``choices(...)``, written by ``--tuning-results``): workload
+    #: values -> variant, in order; None when the input cannot tell (a .vmfb).
+    choices: list[tuple[tuple[int, ...], str]] | None = None
 
     @property
     def key(self) -> str:
@@ -230,6 +233,8 @@ class Inspection:
                     "guards": dict(g.guards) or None,
                     "guard_names": dict(g.guard_names) or None,
                     "variants": [variant(v) for v in g.variants],
+                    "choices": ([{"workload": list(values), "variant": v} for values, v in g.choices]
+                                if g.choices is not None else None),
                     "pruned": list(g.pruned),
                 }
                 for g in self.groups
@@ -259,6 +264,9 @@ class Inspection:
             if g.default:
                 how = {True: " (frozen by default(@v))", False: " (not frozen: the first variant until tuned)", None: ""}[g.frozen]
                 out.append(f"  default:     @{g.default}{how}")
+            if g.choices:
+                frozen = ", ".join("[" + ", ".join(map(str, values)) + f"] = @{v}" for values, v in g.choices)
+                out.append(f"  choices:     {frozen} (frozen per workload; any other workload: the default)")
             if g.specialized:
                 out.append(f"  specialized: {_guard_text(g)}")
             out.extend("  " + line for line in _variant_table(g))
@@ -836,7 +844,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                 frozen=g.default is not None,
                 kernel=(original.triton[0], original.triton[1]) if original is not None else None,
                 specialized={k: v for k, v in spec_map.items()}, guards=guards, guard_names=guard_names,
-                pruned=pruned, host=host,
+                pruned=pruned, host=host, choices=list(g.choices or []),
             ))
     return Inspection(source.name, "mlir", executables, groups, notes)
 

@@ -13,8 +13,10 @@ returns (``{"executable::group": [VariantTiming, ...]}``) and writes into a dire
     highlighted (matplotlib, Agg: no display needed). Skipped with a warning when matplotlib
     is not installed.
 
-The winner is the variant with the lowest median (the runtime's rule); variants without
-samples are listed and never win. A group answered by the tuning cache has no samples: its
+The winner is the variant with the lowest median (the runtime's rule) among those not
+dropped; variants without samples, and variants the runtime's cross-check dropped (``dropped=``:
+their results differ from the default variant's), are listed and never win (the dropped ones
+marked so, their ratio still against the best kept variant). A group answered by the tuning cache has no samples: its
 timings are :class:`RecordedTiming` objects (the median and p20-p80 the cache stored when the
 group was measured), reported as such ("from the tuning cache"; min-max and samples "-").
 """
@@ -65,10 +67,11 @@ class VariantStats:
     relative: float | None = None  # median / best median
     winner: bool = False
     recorded: bool = False
+    dropped: bool = False  # the runtime's cross-check dropped it: it never wins
 
     def to_json(self, with_samples: bool = True) -> dict:
         doc = {k: getattr(self, k) for k in ("variant", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "mean_ms",
-                                              "relative", "winner")}
+                                              "relative", "winner", "dropped")}
         doc["count"] = len(self.samples)
         doc["source"] = "tuning cache" if self.recorded else "measured"
         if with_samples:
@@ -108,16 +111,21 @@ def _stats(variant: str, times: Sequence[float]) -> VariantStats:
                         quantile(xs, 0.8), xs[0], xs[-1], statistics.fmean(xs))
 
 
-def summarize(timings: Mapping[str, Sequence[Any]]) -> dict[str, list[VariantStats]]:
+def summarize(timings: Mapping[str, Sequence[Any]], dropped: Mapping[str, Any] | None = None) -> dict[str, list[VariantStats]]:
     """Per group, one :class:`VariantStats` per timing (objects with ``variant`` and
     ``times_ms``, as :class:`autotune_export.runtime.VariantTiming`, or
-    :class:`RecordedTiming`), in the given order, with ``relative`` and ``winner`` filled in."""
+    :class:`RecordedTiming`), in the given order, with ``relative``, ``winner`` and ``dropped``
+    filled in. ``dropped``: per group key, the names of variants that cannot win."""
     out: dict[str, list[VariantStats]] = {}
     for group, items in timings.items():
         stats = [_recorded(t) if isinstance(t, RecordedTiming) else _stats(t.variant, t.times_ms) for t in items]
+        out_of_it = set((dropped or {}).get(group, ()))
+        for s in stats:
+            s.dropped = s.variant in out_of_it
         timed = [s for s in stats if s.median_ms is not None]
-        if timed:
-            best = min(timed, key=lambda s: s.median_ms)
+        kept = [s for s in timed if not s.dropped]
+        if kept:
+            best = min(kept, key=lambda s: s.median_ms)
             best.winner = True
             for s in timed:
                 # A 0 ms best (a clock too coarse for the kernel) makes ratios meaningless.
@@ -178,8 +186,9 @@ def render_markdown(summary: Mapping[str, list[VariantStats]], meta: Mapping[str
             spread = f"{_ms(s.p20_ms)}-{_ms(s.p80_ms)}" if s.median_ms is not None else "-"
             extent = f"{_ms(s.min_ms)}-{_ms(s.max_ms)}" if s.median_ms is not None and not s.recorded else "-"
             count = "-" if s.recorded else str(len(s.samples))
+            mark = "**winner**" if s.winner else "dropped: results differ from the default variant's" if s.dropped else ""
             lines.append(f"| `{s.variant}` | {_ms(s.median_ms)} | {spread} | {extent} | {count} | "
-                         f"{_relative(s.relative)} | {'**winner**' if s.winner else ''} |")
+                         f"{_relative(s.relative)} | {mark} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -242,18 +251,19 @@ def render_png(summary: Mapping[str, list[VariantStats]], path: str | os.PathLik
 
 
 def write_report(directory: str | os.PathLike, timings: Mapping[str, Sequence[Any]], meta: Mapping[str, Any] | None = None,
-                 *, png: bool = True, with_samples: bool = True) -> list[pathlib.Path]:
+                 *, png: bool = True, with_samples: bool = True, dropped: Mapping[str, Any] | None = None) -> list[pathlib.Path]:
     """Write report.md, report.json and report.png into ``directory`` (created if missing)
     and return their paths (report.png left out, with a RuntimeWarning, when matplotlib is
     missing; ``png=False`` skips it). ``timings``: per group key, objects with ``variant``
     and ``times_ms`` (:class:`autotune_export.runtime.VariantTiming`), or
     :class:`RecordedTiming` for timings from the tuning cache. ``meta``: free-form,
     JSON-serializable facts (device, module, date...) shown at the top and stored as-is
-    (values that are not JSON types are written as strings)."""
+    (values that are not JSON types are written as strings). ``dropped``: per group key, the
+    variants the runtime's cross-check dropped (:func:`summarize`)."""
     meta = dict(meta or {})
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarize(timings)
+    summary = summarize(timings, dropped)
     written: list[pathlib.Path] = []
 
     png_path = out / "report.png"

@@ -3,7 +3,7 @@
 ::
 
     autotune-export tune MODULE.vmfb [--device cuda] [--json] [--report DIR]
-                    [--results R.json] [--warmup MS] [--rep MS] [--flush-l2] [--no-cache]
+                    [--results R.json] [--warmup MS] [--rep MS] [--flush-l2] [--no-cache] [-q | -v]
     python -m autotune_export.tools.tune MODULE.vmfb ...     (the same, on a machine that has
                                                               iree-base-runtime and numpy only)
 
@@ -15,6 +15,12 @@ file; default: ``tuning.json`` in the cache folder), which ``autotune-export --t
 freezes into the IR. A group the cache answers is not measured again: the table, the JSON and
 the report show the medians and spreads the cache stored when it was measured (marked
 ``cache``; no samples). ``--no-cache`` always measures and stores nothing.
+
+Every tuning workload of a group (``tune_workload([...], [...])``) has its rows (a ``workload``
+column then appears) and its winner. A variant the cross-check dropped (its results on the fake
+data differ from the default variant's) is marked ``dropped`` and never counts as the best.
+Notes (e.g. a dropped variant, a group without benchmark entries) go to stderr unless ``-q``;
+``-v`` also prints each group's tuning and each workload's choice.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import os
 import sys
 from typing import Sequence
 
-from autotune_export.runtime.tuner import AutotunedModule, TuningCache, VariantTiming
+from autotune_export.runtime.tuner import AutotunedModule, TuningCache
+from autotune_export.support import progress
 from autotune_export.tools.report import RecordedTiming
 
 __all__ = ["main", "format_table"]
@@ -42,18 +49,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=float, default=25.0, metavar="MS", help="warmup budget per variant in ms (default: 25)")
     p.add_argument("--rep", type=float, default=100.0, metavar="MS", help="measurement budget per variant in ms (default: 100)")
     p.add_argument("--flush-l2", action="store_true", help="flush the GPU's L2 cache before each timed run")
+    progress.add_arguments(p)
     return p
 
 
-def _recorded(module: AutotunedModule, key: str) -> list[RecordedTiming]:
-    """The timings the tuning cache stored for group ``key`` (in the group's variant order), or
-    [] when the cache has none for it."""
-    entry = module.cache_entry(key) if module.sources.get(key) == "cache" else None
+def _recorded(entry: dict | None, variants: list[str]) -> list[RecordedTiming]:
+    """The timings a decision entry of the tuning cache stored (in the group's variant order),
+    or [] when it has none."""
     if not entry or not isinstance(entry.get("median_ms"), dict):
         return []
     medians, spreads = entry["median_ms"], entry.get("spread_ms") or {}
     out = []
-    for variant in module.groups[key].variants:
+    for variant in variants:
         if not isinstance(medians.get(variant), (int, float)):
             continue
         spread = spreads.get(variant)
@@ -62,50 +69,83 @@ def _recorded(module: AutotunedModule, key: str) -> list[RecordedTiming]:
     return out
 
 
-def _timings(module: AutotunedModule, measured: dict[str, list[VariantTiming]]) -> dict[str, list]:
-    """Per group: what was measured now, else what the tuning cache recorded (may be [])."""
-    return {key: measured.get(key) or _recorded(module, key) for key in module.groups}
+def _workloads(module: AutotunedModule, key: str) -> list[dict]:
+    """Per tuning workload of group ``key``: ``{"workload", "timings", "winner", "source",
+    "values"}``: its cache key (``"tensor<1024xf32>"``), the timings it was decided on
+    (measured now, or as the tuning cache stored them: :class:`RecordedTiming`), the variant
+    chosen for it, where that came from (``"tuned"``/``"cache"``) and its workload values
+    (None without a per-workload table). One item (workload ``""``) for a group without
+    benchmark entries."""
+    info = module.groups[key]
+    decided = {e.get("workload"): e for e in module.decisions.get(key, [])}
+    out = []
+    for w, work in enumerate(info.tuning_workloads()):
+        workload = "x".join(work["tune_args"])
+        entry = decided.get(workload)
+        timings = module.timings.get(key, {}).get(w)
+        measured = bool(timings) and any(len(t.times_ms) > 1 or t.recorded is None for t in timings)
+        out.append({
+            "workload": workload,
+            "timings": list(timings) if timings else _recorded(entry, info.variants),
+            "winner": entry["variant"] if entry else module.chosen[key],
+            "source": "tuned" if measured else "cache" if entry else module.sources[key],
+            "values": entry.get("workload_values") if entry else None,
+        })
+    return out or [{"workload": "", "timings": [], "winner": module.chosen[key], "source": module.sources[key], "values": None}]
 
 
-def _rows(module: AutotunedModule, timings: dict[str, list]) -> list[dict]:
+def _rows(module: AutotunedModule) -> list[dict]:
+    """One row per variant, group and tuning workload (times in ms; ``relative`` to the fastest
+    variant the cross-check kept; ``dropped``: its results differ from the default variant's,
+    so it cannot win), or one row per group without timings (its choice)."""
     rows = []
     for key, info in module.groups.items():
-        ts = timings.get(key) or []
-        best = min((t.median_ms for t in ts), default=None)
-        for t in ts:
-            lo, hi = t.spread_ms if t.spread_ms is not None else (t.median_ms, t.median_ms)
-            rows.append({
-                "group": key,
-                "variant": t.variant,
-                "median_ms": t.median_ms,
-                "p20_ms": lo,
-                "p80_ms": hi,
-                "samples": len(t.times_ms),
-                "relative": t.median_ms / best if best else None,
-                "winner": t.variant == module.chosen[key],
-                "source": module.sources[key],
-            })
-        if not ts:
-            rows.append({"group": key, "variant": module.chosen[key], "median_ms": None, "p20_ms": None, "p80_ms": None,
-                         "samples": 0, "relative": None, "winner": True, "source": module.sources[key]})
+        dropped = {info.variants[k] for k in module.dropped.get(key, ())}
+        for work in _workloads(module, key):
+            ts = work["timings"]
+            best = min((t.median_ms for t in ts if t.variant not in dropped), default=None)
+            for t in ts:
+                lo, hi = t.spread_ms if t.spread_ms is not None else (t.median_ms, t.median_ms)
+                rows.append({
+                    "group": key,
+                    "workload": work["workload"],
+                    "workload_values": work["values"],
+                    "variant": t.variant,
+                    "median_ms": t.median_ms,
+                    "p20_ms": lo,
+                    "p80_ms": hi,
+                    "samples": len(t.times_ms) if not isinstance(t, RecordedTiming) and t.recorded is None else 0,
+                    "relative": t.median_ms / best if best else None,
+                    "winner": t.variant == work["winner"],
+                    "dropped": t.variant in dropped,
+                    "source": work["source"],
+                })
+            if not ts:
+                rows.append({"group": key, "workload": work["workload"], "workload_values": work["values"],
+                             "variant": work["winner"], "median_ms": None, "p20_ms": None, "p80_ms": None, "samples": 0,
+                             "relative": None, "winner": True, "dropped": False, "source": work["source"]})
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    """The rows as an aligned text table (times in ms)."""
-    header = ("group", "variant", "median ms", "p20-p80 ms", "x best", "")
+    """The rows as an aligned text table (times in ms). A ``workload`` column appears when a
+    group has more than one tuning workload."""
+    several = len({(r["group"], r.get("workload")) for r in rows}) > len({r["group"] for r in rows})
+    header = ("group",) + (("workload",) if several else ()) + ("variant", "median ms", "p20-p80 ms", "x best", "")
     lines = [header]
     for r in rows:
+        lead = (r["group"],) + ((r.get("workload") or "-",) if several else ()) + (r["variant"],)
         if r["median_ms"] is None:
-            lines.append((r["group"], r["variant"], "-", "-", "-", f"<- chosen ({r.get('source', 'cache')})"))
+            lines.append(lead + ("-", "-", "-", f"<- chosen ({r.get('source', 'cache')})"))
             continue
-        lines.append((
-            r["group"],
-            r["variant"],
+        mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
+        if r.get("dropped"):
+            mark = "dropped: results differ from the default variant's"
+        lines.append(lead + (
             f"{r['median_ms']:.4f}",
             f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
-            f"{r['relative']:.3f}",
-            ("<- winner" if r["winner"] else "") + (" (cache)" if r["winner"] and r.get("source") == "cache" else ""),
+            f"{r['relative']:.3f}" if r["relative"] is not None else "-",
+            mark,
         ))
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines)
@@ -136,18 +176,38 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU")
         print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}' ({hint}): {first}", file=sys.stderr)
         return 1
-    timings = _timings(module, module.autotune())
-    rows = _rows(module, timings)
+    level = progress.level_of(args)
+    for key, info in module.groups.items():
+        if level >= progress.VERBOSE:
+            n = len(info.tuning_workloads())
+            print(f"tuning {key}: {len(info.variants)} variants, {n} tuning workload{'' if n == 1 else 's'}", file=sys.stderr)
+        module.tune_group(key)
+        if level >= progress.VERBOSE:
+            for work in _workloads(module, key):
+                print(f"  {work['workload'] or '(no tuning workload)'}: @{work['winner']} ({work['source']})", file=sys.stderr)
+        if level > progress.QUIET and module.notes.get(key):
+            print(f"note: {module.notes[key]}", file=sys.stderr)
+    rows = _rows(module)
     if args.report:
         from autotune_export.tools.report import write_report
 
         meta = {"module": args.module, "device": module.identity, "module_sha256": module.module_sha256}
-        cached = {key: module.cache_entry(key) for key in module.groups if module.sources[key] == "cache"}
+        timings, dropped, cached = {}, {}, {}
+        for key, info in module.groups.items():
+            works = _workloads(module, key)
+            for work in works:
+                name = key if len(works) == 1 else f"{key} [{work['workload']}]"
+                if work["timings"]:
+                    timings[name] = work["timings"]
+                    dropped[name] = {info.variants[k] for k in module.dropped.get(key, ())}
+                entry = next((e for e in module.decisions.get(key, []) if e.get("workload") == work["workload"]), None)
+                if work["source"] == "cache" and entry:
+                    cached[name] = entry
         if cached:
             where = str(module.cache.path) if module.cache is not None else "?"
-            meta["from tuning cache"] = {key: f"measured {e.get('time', '?')} ({e.get('strategy', '?')}), {where}"
-                                         for key, e in cached.items() if e}
-        write_report(args.report, {k: v for k, v in timings.items() if v}, meta)
+            meta["from tuning cache"] = {name: f"measured {e.get('time', '?')} ({e.get('strategy', '?')}), {where}"
+                                         for name, e in cached.items()}
+        write_report(args.report, timings, meta, dropped=dropped)
     if args.json:
         print(json.dumps({"module": args.module, "device": module.identity, "module_sha256": module.module_sha256,
                           "variants": rows}, indent=1))

@@ -80,7 +80,7 @@ def test_json_values(written):
     assert v0["samples_ms"] == [2.0, 2.2, 1.8, 2.1, 1.9]  # measurement order
     assert v2["p20_ms"] == v2["p80_ms"] == 3.0
     assert v3 == {"variant": "mm_3_failed", "median_ms": None, "p20_ms": None, "p80_ms": None, "min_ms": None,
-                  "max_ms": None, "mean_ms": None, "relative": None, "winner": False, "count": 0, "samples_ms": [],
+                  "max_ms": None, "mean_ms": None, "relative": None, "winner": False, "dropped": False, "count": 0, "samples_ms": [],
                   "source": "measured"}
     assert doc["groups"]["add_ex::add"]["winner"] == "add_1"
 

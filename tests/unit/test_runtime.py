@@ -314,3 +314,17 @@ def test_device_arrays_in_and_out(vmfb, tmp_path):
     np.testing.assert_array_equal(m("scale", dx), 2 * x)  # host results by default
     kept = _load(vmfb, tmp_path, cache=None, device_results=True)
     assert isinstance(kept("scale", x), rt.DeviceArray)
+
+
+def test_report_and_tune_verbose_are_clear(vmfb, tmp_path, capsys, given_tune):
+    """`autotune-export report X` is not "unrecognized arguments: X" but says where reports come
+    from; `tune -v` is accepted (main: "unrecognized arguments: -v")."""
+    assert cli.main(["report", "X"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: 'report' is not a subcommand (subcommands: inspect, tune")
+    assert err.endswith("anything else is the input file): a tuning report is written by `autotune-export tune "
+                        "MODULE.vmfb --report DIR` (report.md, report.json, report.png)")
+    assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--no-cache", "-v"]) == 0
+    out, err = capsys.readouterr()
+    assert "tuning cpu_ex::scale: 2 variants, 1 tuning workload" in err and "tensor<65536xf32>: @fast (tuned)" in err
+    assert [line.split()[1] for line in out.splitlines() if line.endswith("<- winner")] == ["fast"]

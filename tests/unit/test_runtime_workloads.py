@@ -304,3 +304,52 @@ def test_load_goes_on_when_the_tuning_cache_cannot_be_written(vmfb, tmp_path):
         m = _load(vmfb, strategy="load", cache=tmp_path / "plain" / "tuning.json")
     assert m.per_workload[GROUP] == {(SMALL,): "per_elem", (LARGE,): "fixed"}
     np.testing.assert_array_equal(m("run", _x(SMALL)), 2 * _x(SMALL))
+
+
+def test_tune_shows_every_workload_and_marks_the_dropped_variant(vmfb, tmp_path, capsys, monkeypatch):
+    """`autotune-export tune`: rows for both tuning workloads, each with its winner, and @wrong
+    (the fastest, dropped by the cross-check) marked dropped, its ratio against the best kept
+    variant (main: only workload 0, and @wrong shown as the best, 1.000). -v says what it tunes;
+    the note about the dropped variant goes to stderr."""
+    from autotune_export.tools import tune
+
+    monkeypatch.setattr(tune, "AutotunedModule", lambda *a, **k: AutotunedModule(*a, benchmarker=GivenTimings(given), **k))
+    report = tmp_path / "report"
+    assert cli.main(["tune", str(vmfb), "--device", "local-task", "--no-cache", "-v", "--report", str(report)]) == 0
+    out, err = capsys.readouterr()
+    table = [line.split() for line in out.splitlines()]
+    assert table[0][:3] == ["group", "workload", "variant"]
+    rows = {(r[1], r[2]): r for r in table[1:]}
+    assert set(rows) == {(f"tensor<{n}xf32>", v) for n in (SMALL, LARGE) for v in ("per_elem", "fixed", "wrong")}
+    assert rows[("tensor<1024xf32>", "per_elem")][5:] == ["1.000", "<-", "winner"]
+    assert rows[("tensor<262144xf32>", "fixed")][5:] == ["1.000", "<-", "winner"]
+    assert rows[("tensor<1024xf32>", "wrong")][5:7] == ["0.500", "dropped:"]
+    assert rows[("tensor<262144xf32>", "per_elem")][5:] == ["3.000"]
+    assert "tuning wl_ex::scale: 3 variants, 2 tuning workloads" in err
+    assert "tensor<262144xf32>: @fixed (tuned)" in err and "note: wl_ex::scale: variant wrong was dropped" in err
+    doc = json.loads((report / "report.json").read_text())
+    small = doc["groups"][f"{GROUP} [tensor<1024xf32>]"]
+    assert small["winner"] == "per_elem"
+    assert [v["dropped"] for v in small["variants"]] == [False, False, True]
+    assert doc["groups"][f"{GROUP} [tensor<262144xf32>]"]["winner"] == "fixed"
+    assert cli.main(["tune", str(vmfb), "--device", "local-task", "--no-cache", "--json", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    rows = json.loads(out)["variants"]
+    assert {(r["workload"], r["variant"]) for r in rows if r["winner"]} == {("tensor<1024xf32>", "per_elem"),
+                                                                             ("tensor<262144xf32>", "fixed")}
+    assert [r["workload_values"] for r in rows if r["winner"]] == [[SMALL], [LARGE]]
+    assert {r["variant"] for r in rows if r["dropped"]} == {"wrong"}
+
+
+def test_inspect_shows_the_frozen_choices(vmfb, tmp_path, capsys):
+    """The choices --tuning-results froze are shown by inspect (main showed only the default)."""
+    cache = tmp_path / "tuning.json"
+    _load(vmfb, cache=cache).autotune()
+    assert cli.main(["inspect", str(DATA / "cpu_workloads.mlir"), "--tuning-results", str(cache), "--no-resources"]) == 0
+    out = capsys.readouterr().out
+    assert "  choices:     [1024] = @per_elem, [262144] = @fixed (frozen per workload; any other workload: the default)" in out
+    assert "  default:     @per_elem (frozen by default(@v))" in out
+    assert cli.main(["inspect", str(DATA / "cpu_workloads.mlir"), "--tuning-results", str(cache), "--no-resources", "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
+    assert group["choices"] == [{"workload": [SMALL], "variant": "per_elem"}, {"workload": [LARGE], "variant": "fixed"}]

@@ -1,11 +1,16 @@
 """The contract between the compiler (passes) and the runtime: names and formats one writes and
-the other reads. Spelled here once; imports nothing, so a GPU machine with only iree.runtime
-loads it.
+the other reads. Spelled here once; imports only the standard library, so a GPU machine with
+only iree.runtime loads it.
 
 * :data:`AUTOTUNE_FUNCTION` (``@__autotune``) carries reflection metadata under
-  :data:`REFLECTION_KEY`: a JSON list with one object per group, fields :data:`GROUP_FIELDS`.
+  :data:`REFLECTION_KEY`: a JSON list with one object per group, the schema
+  :class:`GroupReflection` (fields :data:`GROUP_FIELDS`). emit-autotune-initializer writes it
+  with :func:`encode_reflection`; the runtime and ``inspect`` read it with
+  :func:`decode_reflection`: one definition for both sides.
 * Per group ``@G`` of executable ``@E`` the compiler creates the symbols :func:`names_for`
   gives (the choice global, the select entry, one benchmark entry per variant).
+* :data:`VARIANT_CONFIG_ATTR` on an export: the Triton config it was compiled from, for the
+  later passes (the IR is the only state between passes).
 * :data:`RESULTS_FORMAT` is the tuning-results file (the runtime's cache and
   ``--tuning-results``): ``{"format": RESULTS_FORMAT, "results": [{"executable", "group",
   "variant", ...}]}``.
@@ -13,9 +18,20 @@ loads it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
 __all__ = [
     "AUTOTUNE_FUNCTION",
     "REFLECTION_KEY",
+    "VARIANT_CONFIG_ATTR",
+    "GroupReflection",
+    "TuningWorkload",
+    "encode_reflection",
+    "decode_reflection",
+    "config_json",
     "FLUSH_L2_FUNCTION",
     "BENCH_UNROLL",
     "RESULTS_FORMAT",
@@ -40,26 +56,134 @@ FLUSH_L2_FUNCTION = f"{AUTOTUNE_FUNCTION}.flush_l2"
 BENCH_UNROLL = 8
 #: Format tag of tuning-results files (the runtime writes, pin-variants reads).
 RESULTS_FORMAT = "autotune-export.tuning-results/1"
-#: Fields of one group in the reflection metadata: executable and group symbol, variant export
-#: names (in order), ``default`` variant index, the ``choice`` global, the ``select`` entry
-#: (``(i32) -> ()``), one ``bench`` entry per variant, the ``host`` function, ``unroll``
-#: (:data:`BENCH_UNROLL`), ``tune_args`` (the fake arguments' types, as MLIR text), ``configs``
-#: (per variant, the Triton config it was compiled from as ``[[key, value], ...]``, or null
-#: when the compiler did not see one: readers treat the field as optional).
-#:
-#: Per-workload tuning and checking (optional for readers: modules of earlier releases lack them):
-#: ``workloads`` (per tuning workload, in ``tune_workload`` order: ``{"tune_args", "bench",
-#: "workload"}``, ``workload`` naming an entry ``() -> (i64, ...)`` that returns the dispatch's
-#: workload values on that workload's fake arguments; workload 0 is ``bench``/``tune_args``),
-#: ``slots`` (setter entries ``(choice: i32, w0: i64, ...) -> ()`` of the run-time table of
-#: per-workload choices, see :func:`slot_names`), ``workload_of`` (an entry with the host's
-#: signature returning its dispatch's workload values, or ""), ``arity`` (workload values per
-#: dispatch), ``fingerprints`` (per variant, a hash of what decides its timing: its code, layout,
-#: count region and config; the key of the per-variant tuning cache), ``check`` (per variant, an
-#: entry ``() -> (results...)`` running it once on fresh fake data and returning whole results,
-#: for cross-checking variants; "" where a variant cannot be checked).
-GROUP_FIELDS = ("executable", "group", "variants", "default", "choice", "select", "bench", "host", "unroll", "tune_args",
-                "configs", "workloads", "slots", "workload_of", "arity", "fingerprints", "check")
+#: Discardable attribute on a ``hal.executable.export`` that materialize-triton-variants made
+#: from a Triton config: the config (after ``prune_configs_by`` and heuristics) in its order,
+#: ``[["BLOCK", 256], ["num_warps", 4], ...]`` (an array of ``[key, value]`` arrays; values as
+#: :func:`config_json` gives them). Later passes (emit-autotune-initializer's ``configs`` and
+#: fingerprints, ``inspect``) read it off the IR, so ``-p a,b`` and ``-p a | -p b`` agree.
+#: IREE ignores it (an unregistered namespace).
+VARIANT_CONFIG_ATTR = "autotune.config"
+
+
+def config_json(config) -> list | None:
+    """A Triton config (``[(key, value), ...]``) as JSON: ``[[key, value], ...]`` with values
+    JSON has no type for (Triton dtypes, objects) as their ``str``. None stays None."""
+    if config is None:
+        return None
+    return [[str(k), v if v is None or isinstance(v, (bool, int, float, str)) else str(v)] for k, v in config]
+
+
+@dataclass
+class TuningWorkload:
+    """One tuning workload of a group (reflection field ``workloads``): ``tune_args`` (the fake
+    arguments' types as MLIR text, one per host argument), ``bench`` (one benchmark entry
+    ``(n: index) -> ...`` per variant, running ``n * unroll`` dispatches) and ``workload`` (an
+    entry ``() -> (i64, ...)`` returning the dispatch's workload values on these arguments, or
+    "")."""
+
+    tune_args: list[str]
+    bench: list[str]
+    workload: str = ""
+
+
+@dataclass
+class GroupReflection:
+    """One group in ``@__autotune``'s reflection metadata (the compiler writes it, the runtime
+    and ``inspect`` read it).
+
+    Required: ``executable`` and ``group`` symbol; ``variants`` (export names, in order);
+    ``default`` (variant index); ``select`` (entry ``(i32) -> ()`` setting the choice);
+    ``bench`` (one benchmark entry per variant on the first tuning workload, [] when the group
+    cannot be tuned on fake data); ``host`` (the function holding its first dispatch).
+
+    Optional (modules of earlier releases lack them; readers get the defaults): ``choice``
+    (the i32 global), ``unroll`` (:data:`BENCH_UNROLL`), ``tune_args`` (the first workload's
+    fake argument types), ``configs`` (per variant its Triton config as ``[[key, value],
+    ...]``, or null: RFC-form variants have none), ``workloads`` (per tuning workload, in
+    ``tune_workload`` order, :class:`TuningWorkload`; workload 0 is ``bench``/``tune_args``),
+    ``slots`` (setter entries ``(choice: i32, w0: i64, ...) -> ()`` of the run-time table of
+    per-workload choices, :func:`slot_names`), ``workload_of`` (an entry with the host's
+    signature returning its dispatch's workload values, or ""), ``arity`` (workload values per
+    dispatch), ``fingerprints`` (per variant, a hash of what decides its timing: code, layout,
+    count region, config; the key of the per-variant tuning cache), ``check`` (per variant, an
+    entry ``() -> (results...)`` running it once on fresh fake data, for cross-checking; ""
+    where a variant cannot be checked).
+    """
+
+    executable: str
+    group: str
+    variants: list[str]
+    default: int
+    select: str
+    bench: list[str]
+    host: str
+    choice: str = ""
+    unroll: int = 1
+    tune_args: list[str] = field(default_factory=list)
+    configs: list = field(default_factory=list)
+    workloads: list[TuningWorkload] = field(default_factory=list)
+    slots: list[str] = field(default_factory=list)
+    workload_of: str = ""
+    arity: int = 0
+    fingerprints: list[str] = field(default_factory=list)
+    check: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """``executable::group``, how the runtime names a group."""
+        return f"{self.executable}::{self.group}"
+
+    def tuning_workloads(self) -> list[TuningWorkload]:
+        """The tuning workloads (modules of earlier releases, which carry no ``workloads``: the
+        one workload of ``bench``/``tune_args``; none when there are no benchmark entries)."""
+        if self.workloads:
+            return self.workloads
+        return [TuningWorkload(self.tune_args, self.bench)] if self.bench else []
+
+    def to_json(self) -> dict:
+        """The group as the JSON object of the reflection list."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "GroupReflection":
+        """A group from its JSON object: unknown fields (of later releases) are ignored, missing
+        optional ones get their defaults. Raises ValueError when ``data`` is no object or lacks
+        a required field."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a group of the {REFLECTION_KEY} metadata is not an object: {data!r}")
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        missing = [n for n, f in names.items() if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                   and n not in data]
+        if missing:
+            raise ValueError(f"a group of the {REFLECTION_KEY} metadata lacks {', '.join(missing)}")
+        values = {n: data[n] for n in names if n in data}
+        workloads = values.get("workloads") or []
+        if not all(isinstance(w, dict) and "tune_args" in w and "bench" in w for w in workloads):
+            raise ValueError(f"a workload of group {data.get('group')!r} in the {REFLECTION_KEY} metadata lacks tune_args or bench")
+        values["workloads"] = [TuningWorkload(w["tune_args"], w["bench"], w.get("workload", "")) for w in workloads]
+        return cls(**values)
+
+
+#: Fields of one group in the reflection metadata (:class:`GroupReflection`'s).
+GROUP_FIELDS = tuple(f.name for f in dataclasses.fields(GroupReflection))
+
+
+def encode_reflection(groups: list[GroupReflection]) -> str:
+    """The value of :data:`REFLECTION_KEY`: the groups as a compact JSON list (keys sorted, so
+    equal groups give equal bytes)."""
+    return json.dumps([g.to_json() for g in groups], separators=(",", ":"), sort_keys=True)
+
+
+def decode_reflection(text: str | bytes) -> list[GroupReflection]:
+    """The groups of a :data:`REFLECTION_KEY` value. Raises ValueError for text that is not
+    a JSON list of groups (see :meth:`GroupReflection.from_json`)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"the {REFLECTION_KEY} metadata is not JSON: {err}") from None
+    if not isinstance(data, list):
+        raise ValueError(f"the {REFLECTION_KEY} metadata is not a list of groups")
+    return [GroupReflection.from_json(d) for d in data]
 
 
 def names_for(executable: str, group: str) -> dict[str, str]:

@@ -1,6 +1,8 @@
 """Discardable attributes that one pass leaves on an op for a later one (each is removed by
 the pass that consumes it, so none reaches iree-compile; except :data:`ZEROED_ATTR`, which
-marks host ops and stays, harmlessly: a module may be compiled again)."""
+marks host ops and stays, harmlessly: a module may be compiled again). A variant's Triton
+config on its export, :data:`autotune_export.contract.VARIANT_CONFIG_ATTR`, stays too (read by
+emit-autotune-initializer and ``inspect``; :mod:`autotune_export.ir.variant_config`)."""
 
 __all__ = ["FAKE_ZEROS_ATTR", "FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
 

@@ -22,16 +22,14 @@ class PassContext:
     cache figures; default: printed to stderr) and ``stats`` (counters the passes add to, e.g.
     ``compiled`` and ``cached`` variants).
 
-    ``variant_configs`` maps ``(executable, export)`` to the Triton config an export was
-    compiled from (``[(key, value), ...]`` in the config's order), filled by
-    materialize-triton-variants for the later passes of the same pipeline (emit-autotune-initializer
-    writes it into the module's reflection metadata, which ``inspect`` of a .vmfb reads). It
-    is not part of the IR: a module printed and read back has none."""
+    Nothing here carries state from one pass to a later one: what a later pass reads is in the
+    IR (e.g. a variant's config on its export,
+    :data:`autotune_export.contract.VARIANT_CONFIG_ATTR`), so a pipeline split into two
+    commands (``-p a | -p b``) prints what ``-p a,b`` prints. ``stats`` is output only."""
 
     source: SourceFile
     remark: Callable[[Diagnostic], None] | None = None
     stats: dict = field(default_factory=dict)
-    variant_configs: dict = field(default_factory=dict)
 
     def emit_remark(self, diag: Diagnostic) -> None:
         if self.remark is not None:

@@ -26,8 +26,10 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``, symbo
   runtime's ``flush_l2`` option;
 * ``util.func public @__autotune()`` -- runs every variant of every group once on fake data
   and leaves the default choices in place. It carries reflection metadata
-  (``iree.reflection = {autotune.groups = JSON}``, fields
-  :data:`autotune_export.contract.GROUP_FIELDS`) that :mod:`autotune_export.runtime` reads to
+  (``iree.reflection = {autotune.groups = JSON}``, one
+  :class:`autotune_export.contract.GroupReflection` per group; each variant's config is the
+  one its export records, :data:`autotune_export.contract.VARIANT_CONFIG_ATTR`) that
+  :mod:`autotune_export.runtime` reads to
   time the benchmark entries on the host and select the fastest variants: IREE's VM has no
   clock, and an imported clock would make the module unloadable without our runtime
   (notes/iree-hal-facts.md, "No clock in VM code").
@@ -39,17 +41,29 @@ module in this order: per group its choice global, select and bench entries; flu
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, BENCH_UNROLL, FLUSH_L2_FUNCTION, REFLECTION_KEY, bench_name, names_for, slot_names
+from autotune_export.contract import (
+    AUTOTUNE_FUNCTION,
+    BENCH_UNROLL,
+    FLUSH_L2_FUNCTION,
+    REFLECTION_KEY,
+    GroupReflection,
+    TuningWorkload,
+    bench_name,
+    encode_reflection,
+    names_for,
+    slot_names,
+)
 from autotune_export.ir import functions as fn
 from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (
     dispatch_sites,
     enclosing_function,
     entry_point_refs,
     executable_sources,
+    exports_of,
     groups_of,
     module_functions,
     sym_name,
@@ -58,7 +72,7 @@ from autotune_export.ir.walk import (
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, fake_element_error, one_element, workload_entry, workload_of_entry
 from autotune_export.passes.fingerprints import variant_fingerprints
-from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
 from iree.compiler.dialects import flow
 from iree.compiler.dialects import tensor
@@ -132,8 +146,8 @@ class EmitAutotuneInitializer(ModulePass):
             if not plans:
                 return
             sources = {sym_name(src): src for src in executable_sources(module)}
-            for plan in plans:  # configs materialize-triton-variants saw (PassContext.variant_configs)
-                plan.configs = [_config_json(ctx.variant_configs.get((plan.exe, v))) for v in plan.group.variants]
+            for plan in plans:  # the configs materialize-triton-variants recorded on the exports
+                plan.configs = _configs(ctx, sources[plan.exe], plan.group.variants)
                 plan.fingerprints = variant_fingerprints(sources[plan.exe], plan.group.variants, plan.configs, ctx.source.base_dir)
             point = ir.InsertionPoint(module.body)
             bench_calls: list[tuple[str, list]] = []  # (bench, result types)
@@ -258,29 +272,28 @@ class EmitAutotuneInitializer(ModulePass):
     def _emit_autotune(self, plans: list[_GroupPlan], bench_calls: list, point) -> None:
         """``@__autotune()``: call every benchmark entry once (``%iters = 1``), each host result
         through a barrier (keeps the dispatches alive after inlining); the reflection JSON."""
-        groups = [
-            {
-                "executable": p.exe,
-                "group": p.group.name,
-                "variants": p.group.variants,
-                "default": p.default,
-                "choice": p.names["choice"],
-                "select": p.names["select"],
-                "bench": p.benches,
-                "host": sym_name(p.host),
-                "unroll": BENCH_UNROLL,
-                "tune_args": p.tune_args,
-                "configs": p.configs or [None] * len(p.group.variants),
-                "workloads": [{"tune_args": w.tune_args, "bench": w.benches, "workload": w.workload} for w in p.workloads],
-                "slots": p.slots,
-                "workload_of": p.workload_of,
-                "arity": p.arity,
-                "fingerprints": p.fingerprints,
-                "check": p.checks,
-            }
+        meta = encode_reflection([
+            GroupReflection(
+                executable=p.exe,
+                group=p.group.name,
+                variants=p.group.variants,
+                default=p.default,
+                choice=p.names["choice"],
+                select=p.names["select"],
+                bench=p.benches,
+                host=sym_name(p.host),
+                unroll=BENCH_UNROLL,
+                tune_args=p.tune_args,
+                configs=p.configs or [None] * len(p.group.variants),
+                workloads=[TuningWorkload(w.tune_args, w.benches, w.workload) for w in p.workloads],
+                slots=p.slots,
+                workload_of=p.workload_of,
+                arity=p.arity,
+                fingerprints=p.fingerprints,
+                check=p.checks,
+            )
             for p in plans
-        ]
-        meta = json.dumps(groups, separators=(",", ":"), sort_keys=True)
+        ])
 
         def body(_args):
             one = fn.index_constant(1)
@@ -294,12 +307,18 @@ class EmitAutotuneInitializer(ModulePass):
 
 
 # ----- host functions ------------------------------------------------------------------------
-def _config_json(config) -> list | None:
-    """A Triton config (``[(key, value), ...]``) as JSON for the reflection metadata: values that
-    JSON has no type for (Triton dtypes) as their text. None stays None."""
-    if config is None:
-        return None
-    return [[str(k), v if v is None or isinstance(v, (bool, int, float, str)) else str(v)] for k, v in config]
+def _configs(ctx: PassContext, source, variants: list[str]) -> list:
+    """Per variant of ``variants`` (exports of ``source``) the config its export records, as
+    JSON (``[[key, value], ...]``), or None. Raises DiagnosticError (at the export) for a
+    malformed :data:`~autotune_export.contract.VARIANT_CONFIG_ATTR`."""
+    exports = exports_of(source)
+    out = []
+    for v in variants:
+        try:
+            out.append(export_config(exports[v]) if v in exports else None)
+        except ValueError as err:
+            raise DiagnosticError.at(location_of(exports[v].location, ctx.source.name), str(err)) from None
+    return out
 
 
 def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:

@@ -62,6 +62,8 @@ from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.support.diagnostics import location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
+from autotune_export.ir.variant_config import config_attr
+from autotune_export.contract import VARIANT_CONFIG_ATTR
 from autotune_export.ir.walk import (
     defining_op,
     dispatch_sites,
@@ -552,7 +554,8 @@ class _Export:
     """One export to build: its symbol ``name`` and ``ordinal``, the parsed ``grid`` with the
     config ``constants`` it may use, and per target (in ``--target`` order) the block size
     ``threads`` and dynamic ``shared`` memory in bytes; ``scratch``: Triton's global scratch,
-    ``(bytes per program, alignment)`` (the largest over the targets), or None."""
+    ``(bytes per program, alignment)`` (the largest over the targets), or None; ``config``: the
+    Triton config it was compiled from (``[(key, value), ...]``), recorded on the export."""
 
     name: str
     ordinal: int
@@ -561,6 +564,7 @@ class _Export:
     threads: list[int]
     shared: list[int]
     scratch: tuple[int, int] | None
+    config: list
 
 
 @register
@@ -1145,7 +1149,6 @@ class MaterializeTritonVariants(ModulePass):
                     per_target_results.append(r)
                 units.append((index, cfg, consts, per_target_results, name))
             names.append(base)
-            ctx.variant_configs[(sym_name(item.source), base)] = list(cfg)  # for the reflection metadata
             if per_config == 2:
                 spec_names.append(base + "_spec")
         objects = [self._link_object(group, parts[t], tc) for t in range(len(archs))]
@@ -1171,6 +1174,7 @@ class MaterializeTritonVariants(ModulePass):
                     threads=[int(r.metadata["num_warps"]) * 32 for r in rs],
                     shared=[int(r.metadata.get("shared", 0)) for r in rs],
                     scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
+                    config=list(cfg),
                 )
             )
         self._check_written(ctx, item, plan, written)
@@ -1250,7 +1254,9 @@ class MaterializeTritonVariants(ModulePass):
             after = block_ops[index + 1] if index + 1 < len(block_ops) else None
             point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(block)
             for e in exports:
-                attributes: dict[str, ir.Attribute] = {}
+                # The config travels with the export, for the later passes (the IR is the only
+                # state between passes) and inspect.
+                attributes: dict[str, ir.Attribute] = {VARIANT_CONFIG_ATTR: config_attr(e.config)}
                 if e.scratch is not None:
                     attributes[SCRATCH_ATTR] = ir.ArrayAttr.get([builders.i64_attr(v) for v in e.scratch])
                 if multi:

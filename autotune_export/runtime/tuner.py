@@ -49,11 +49,12 @@ import platform
 import time
 import warnings
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, choose_result,
-                                      per_workload_choices, workload_values_problem)
+from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, GroupReflection,
+                                      TuningWorkload, choose_result, decode_reflection, per_workload_choices,
+                                      workload_values_problem)
 from autotune_export.support import files
 from autotune_export.support.paths import default_cache_dir
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
@@ -61,6 +62,7 @@ from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTim
 
 __all__ = [
     "GroupInfo",
+    "module_reflection",
     "VariantTiming",
     "AutotunedModule",
     "TuningCache",
@@ -80,38 +82,23 @@ __all__ = [
 STRATEGIES = ("load", "request", "round-robin", "fixed")
 
 
-@dataclass
-class GroupInfo:
-    """One group as the module's reflection metadata describes it."""
+#: One group as the module's reflection metadata describes it: the contract's schema, which
+#: the compiler writes (:class:`autotune_export.contract.GroupReflection`).
+GroupInfo = GroupReflection
 
-    executable: str
-    group: str
-    variants: list[str]
-    default: int
-    select: str
-    bench: list[str]
-    host: str
-    tune_args: list[str] = field(default_factory=list)
-    unroll: int = 1
-    choice: str = ""
-    configs: list = field(default_factory=list)
-    workloads: list[dict] = field(default_factory=list)
-    slots: list[str] = field(default_factory=list)
-    workload_of: str = ""
-    arity: int = 0
-    fingerprints: list[str] = field(default_factory=list)
-    check: list[str] = field(default_factory=list)
 
-    def tuning_workloads(self) -> list[dict]:
-        """Per tuning workload ``{"tune_args", "bench", "workload"}`` (modules of earlier
-        releases: the one workload of ``bench``/``tune_args``)."""
-        if self.workloads:
-            return self.workloads
-        return [{"tune_args": self.tune_args, "bench": self.bench, "workload": ""}] if self.bench else []
-
-    @property
-    def key(self) -> str:
-        return f"{self.executable}::{self.group}"
+def module_reflection(vm_module) -> list[GroupReflection]:
+    """The groups of a loaded module (an ``iree.runtime.VmModule``) from ``@__autotune``'s
+    reflection metadata (:func:`autotune_export.contract.decode_reflection`). Raises
+    ValueError for a module without ``@__autotune`` or without the metadata, or malformed
+    metadata."""
+    fn = vm_module.lookup_function(AUTOTUNE_FUNCTION)
+    if fn is None:
+        raise ValueError(f"the module has no @{AUTOTUNE_FUNCTION} function: was it built by autotune-export?")
+    meta = fn.reflection.get(REFLECTION_KEY)
+    if meta is None:
+        raise ValueError(f"@{AUTOTUNE_FUNCTION} carries no {REFLECTION_KEY} reflection metadata")
+    return decode_reflection(meta)
 
 
 def device_identity(driver: str) -> dict:
@@ -272,17 +259,11 @@ class AutotunedModule:
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(self.vm_module)
         self.functions = self.context.modules[self.vm_module.name]
-        fn = self.vm_module.lookup_function(AUTOTUNE_FUNCTION)
-        if fn is None:
-            raise ValueError(f"the module has no @{AUTOTUNE_FUNCTION} function: was it built by autotune-export?")
-        meta = fn.reflection.get(REFLECTION_KEY)
-        if meta is None:
-            raise ValueError(f"@{AUTOTUNE_FUNCTION} carries no {REFLECTION_KEY} reflection metadata")
+        groups = module_reflection(self.vm_module)
         self.benchmarker: Benchmarker = benchmarker or WallClock(
             do_bench=self.do_bench, warmup_ms=warmup_ms, rep_ms=rep_ms, search=search, race_budget_ms=race_budget_ms,
             flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None)
-        fields = GroupInfo.__dataclass_fields__
-        self.groups = {g.key: g for g in (GroupInfo(**{k: d[k] for k in fields if k in d}) for d in json.loads(meta))}
+        self.groups = {g.key: g for g in groups}
         if cache is True:
             cache = TuningCache()
         elif isinstance(cache, (str, os.PathLike)):
@@ -607,11 +588,11 @@ class AutotunedModule:
         self.sources[info.key] = "tuned" if any(measured) else "cache"
         return measured[0]
 
-    def _tune_workload(self, info: GroupInfo, w: int, work: dict) -> list[VariantTiming]:
-        key = "x".join(work["tune_args"])
+    def _tune_workload(self, info: GroupInfo, w: int, work: TuningWorkload) -> list[VariantTiming]:
+        key = "x".join(work.tune_args)
         values = None
-        if work.get("workload") and info.slots:
-            out = self._invoker(work["workload"])()
+        if work.workload and info.slots:
+            out = self._invoker(work.workload)()
             values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
         hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
         if hit is not None and hit.get("variant") in info.variants:
@@ -619,7 +600,7 @@ class AutotunedModule:
             return []
         cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
         missing = [k for k, t in cached.items() if t is None]
-        timed = self._measure(info, key, work["bench"], missing)
+        timed = self._measure(info, key, work.bench, missing)
         timings = [timed[k] if k in timed else VariantTiming(info.variants[k], [float(cached[k]["median_ms"])],
                                                               recorded=tuple(map(float, cached[k]["spread_ms"])))
                    for k in range(len(info.variants))]
@@ -696,8 +677,8 @@ class AutotunedModule:
         if not works:
             raise ValueError(f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
                              "arguments); time it on live calls (strategy='round-robin')")
-        fn = self.functions[works[workload]["bench"][variant]]
-        (samples,) = self.benchmarker.measure(info, "x".join(works[workload]["tune_args"]), [variant], [lambda n: fn(n)],
+        fn = self.functions[works[workload].bench[variant]]
+        (samples,) = self.benchmarker.measure(info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)],
                                               warmup_ms=warmup_ms, rep_ms=rep_ms)
         return VariantTiming(info.variants[variant], list(samples))
 

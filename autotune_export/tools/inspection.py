@@ -13,9 +13,10 @@ that ptxas gave it:
   ``iree.runtime`` (no device, no driver: a bare ``VmInstance`` loads the module to read it),
   and each CUDA executable (a ``CDA1`` flatbuffer: a member of the .vmfb's zip directory)
   gives its exports' block size, shared memory, constants and binding flags, and its PTX or
-  cubin image. The reflection metadata also carries each variant's Triton config when the
-  module was built from the Triton form in one run (``configs``; none for a module compiled
-  from printed IR). A .vmfb keeps no ``specialized`` clause: specialized variants are
+  cubin image. The reflection metadata (read as the runtime reads it,
+  :func:`autotune_export.runtime.module_reflection`) also carries each variant's Triton config
+  when it was built from the Triton form (``configs``, from the configs materialize recorded on
+  the exports; none for RFC-form variants). A .vmfb keeps no ``specialized`` clause: specialized variants are
   recognized by materialize's ``<variant>_spec`` naming.
 
 Registers and spills come from the cubin: PTX is assembled with Triton's ptxas
@@ -48,16 +49,18 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY
+from autotune_export.contract import GroupReflection
 from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.cuda.workers import jobs_argument
 from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.ir import hal_attrs
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
                                      groups_of, sym_name)
 from autotune_export.passes import PassContext, run_pipeline
+from autotune_export.runtime import module_reflection
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 
@@ -580,19 +583,18 @@ def _vmfb_members(data: bytes) -> list[tuple[str, bytes]]:
     return found
 
 
-def _reflection(data: bytes) -> tuple[list[dict], list[str]]:
-    """The ``autotune.groups`` JSON of ``@__autotune`` and the module's function names."""
+def _reflection(data: bytes) -> list[GroupReflection]:
+    """The groups of ``@__autotune``'s reflection metadata, read as the runtime reads them
+    (:func:`autotune_export.runtime.module_reflection`). Raises RuntimeError/ValueError when
+    the bytes are no IREE module, DiagnosticError when the module carries no (readable)
+    metadata."""
     import iree.runtime as rt
 
-    instance = rt.VmInstance()
-    module = rt.VmModule.copy_buffer(instance, data)
-    fn = module.lookup_function(AUTOTUNE_FUNCTION)
-    if fn is None:
-        raise DiagnosticError.at(None, "the module has no @__autotune function: was it built by autotune-export?")
-    meta = fn.reflection.get(REFLECTION_KEY)
-    if meta is None:
-        raise DiagnosticError.at(None, "@__autotune carries no autotune.groups reflection metadata")
-    return json.loads(meta), list(module.function_names)
+    module = rt.VmModule.copy_buffer(rt.VmInstance(), data)
+    try:
+        return module_reflection(module)
+    except ValueError as err:
+        raise DiagnosticError.at(None, str(err)) from None
 
 
 def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True,
@@ -603,14 +605,14 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
         with open(path, "rb") as f:
             data = f.read()
     try:
-        groups_meta, _ = _reflection(data)
+        groups_meta = _reflection(data)
     except (RuntimeError, ValueError) as err:
         detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise DiagnosticError.at(None, f"cannot load '{path}' as an IREE module: {detail}") from None
     notes: list[str] = []
     executables: list[ExecutableInfo] = []
     by_export: dict[str, tuple[str, CudaExport, dict[str, Resources] | None]] = {}
-    known = sorted({m.get("executable", "") for m in groups_meta}, key=len, reverse=True)
+    known = sorted({m.executable for m in groups_meta}, key=len, reverse=True)
     for member, blob in _vmfb_members(data):
         # Members are named <executable>_<format>.<ext> (cuda_nvptx_fb.fb, embedded_elf_x86_64.so).
         name = next((k for k in known if k and member.startswith(k + "_")), None)
@@ -645,9 +647,9 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
         variants: list[VariantInfo] = []
         specialized: dict[str, str] = {}
         layout = None
-        default_index = int(meta.get("default", 0))
-        names = list(meta.get("variants", []))
-        configs = meta.get("configs") if isinstance(meta.get("configs"), list) else []
+        default_index = meta.default
+        names = list(meta.variants)
+        configs = meta.configs if isinstance(meta.configs, list) else []
         for k, vname in enumerate(names):
             config = _reflected_config(configs[k] if k < len(configs) else None)
             for name in (vname, vname + "_spec"):
@@ -673,8 +675,8 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
                 ))
         default = names[default_index] if 0 <= default_index < len(names) else None
         groups.append(GroupInfo(
-            executable=meta.get("executable", "?"), group=meta.get("group", "?"), variants=variants,
-            layout=layout, default=default, frozen=None, specialized=specialized, host=meta.get("host"),
+            executable=meta.executable, group=meta.group, variants=variants,
+            layout=layout, default=default, frozen=None, specialized=specialized, host=meta.host,
         ))
     return Inspection(path, "vmfb", executables, groups, notes)
 
@@ -782,12 +784,19 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
         for op in groups_of(src):
             g = AutotuneGroup.from_op(op, source.name)
             original = triton_groups.get((exe, g.name))
+            # The configs materialize-triton-variants compiled (after prune_configs_by and
+            # heuristics), as it recorded them on the exports: what each variant really is.
             configs: dict[str, list[tuple[str, Any]]] = {}
+            for v in g.variants or []:
+                try:
+                    recorded = export_config(exports[v]) if v in exports else None
+                except ValueError as err:
+                    notes.append(f"@{exe}::@{v}: {err}")
+                    recorded = None
+                if recorded is not None:
+                    configs[v] = [(k, value) for k, value in recorded]
             guard_names: dict[str, list[str]] = {}
             if original is not None:
-                # The configs materialize-triton-variants compiled, per export (after
-                # prune_configs_by and heuristics): what each variant really is.
-                configs = {v: list(cfg) for (e, v), cfg in ctx.variant_configs.items() if e == exe}
                 if not configs:
                     cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir)
                     for index, cfg in enumerate(cfgs or []):

@@ -9,7 +9,17 @@ locations and relative kernel paths), where remarks go, and statistics.
 """
 
 from autotune_export.passes.base import PASSES, ModulePass, Pass, PassContext, pass_options, register
-from autotune_export.passes.pipeline import DEFAULT_PIPELINES, PassSpec, build_pipeline, parse_pipeline, run_pipeline
+from autotune_export.passes.pipeline import (
+    DEFAULT_PIPELINES,
+    PIPELINE_OPTIONS,
+    SPEC_ONLY_OPTIONS,
+    PassSpec,
+    PipelineOption,
+    build_pipeline,
+    check_options,
+    parse_pipeline,
+    run_pipeline,
+)
 
 __all__ = [
     "ModulePass",
@@ -20,6 +30,10 @@ __all__ = [
     "register",
     "parse_pipeline",
     "build_pipeline",
+    "check_options",
+    "PIPELINE_OPTIONS",
+    "SPEC_ONLY_OPTIONS",
+    "PipelineOption",
     "run_pipeline",
     "DEFAULT_PIPELINES",
     "pass_options",

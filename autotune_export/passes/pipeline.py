@@ -1,5 +1,7 @@
 """Pipelines: the ``--emit`` defaults, specs as mlir-opt and xdsl-opt write them
-(``name{option=value option=value},name``, ``dialects/pipeline.lark``), and running them."""
+(``name{option=value option=value},name``, ``dialects/pipeline.lark``), the options given once
+for a whole pipeline (the command's flags, :data:`PIPELINE_OPTIONS`: an explicit mapping to
+pass options, checked by :func:`check_options`), and running them."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from autotune_export.passes.base import PASSES, ModulePass, PassContext, pass_op
 from autotune_export.support.diagnostics import DiagnosticError
 from iree.compiler import ir
 
-__all__ = ["DEFAULT_PIPELINES", "PassSpec", "parse_pipeline", "build_pipeline", "run_pipeline"]
+__all__ = ["DEFAULT_PIPELINES", "PIPELINE_OPTIONS", "SPEC_ONLY_OPTIONS", "PipelineOption", "PassSpec", "check_options",
+           "parse_pipeline", "build_pipeline", "run_pipeline"]
 
 
 #: The passes each ``--emit`` kind runs when ``-p`` is not given.
@@ -42,6 +45,77 @@ DEFAULT_PIPELINES = {
     ],
 }
 DEFAULT_PIPELINES["vmfb"] = DEFAULT_PIPELINES["iree"]
+
+
+# ----- options given for a whole pipeline ----------------------------------------------------
+@dataclass(frozen=True)
+class PipelineOption:
+    """An option given once for a whole pipeline: ``keyword`` (the keyword of
+    :func:`build_pipeline`/:func:`run_pipeline`), ``flag`` (the ``autotune-export`` flag that
+    gives it, None for an option only the Python API gives) and ``sets``: the pass options it
+    sets, as ``(pass name, option field)``."""
+
+    keyword: str
+    flag: str | None
+    sets: tuple[tuple[str, str], ...]
+
+
+_MATERIALIZE = "materialize-triton-variants"
+#: The options the command's flags give for a whole pipeline and the pass options each one sets
+#: (unless a pipeline spec sets them: ``materialize-triton-variants{target=sm_90}``). A pass
+#: option reached by no entry here is listed in :data:`SPEC_ONLY_OPTIONS`; :func:`check_options`
+#: holds the two to the passes' fields, so renaming a field fails loudly instead of silently
+#: losing its flag.
+PIPELINE_OPTIONS: tuple[PipelineOption, ...] = (
+    PipelineOption("target", "--target", ((_MATERIALIZE, "target"), ("verify-autotuning-groups", "target"))),
+    PipelineOption("jobs", "--jobs", ((_MATERIALIZE, "jobs"),)),
+    PipelineOption("executor", None, ((_MATERIALIZE, "executor"),)),
+    PipelineOption("object_format", "--object-format", ((_MATERIALIZE, "object_format"),)),
+    PipelineOption("ptx_version", "--ptx-version", ((_MATERIALIZE, "ptx_version"),)),
+    PipelineOption("cache_dir", "--cache-dir", ((_MATERIALIZE, "cache_dir"),)),
+    PipelineOption("use_cache", "--no-cache", ((_MATERIALIZE, "use_cache"),)),  # --no-cache gives False
+    PipelineOption("tuning_results", "--tuning-results", (("pin-variants", "tuning_results"),)),
+)
+#: Pass options no flag gives, set only in a pipeline spec: ``(pass name, option field)``.
+SPEC_ONLY_OPTIONS: frozenset[tuple[str, str]] = frozenset({("emit-autotune-initializer", "workload_slots")})
+
+
+def check_options(passes: dict[str, type[ModulePass]] | None = None,
+                  options: Sequence[PipelineOption] = PIPELINE_OPTIONS,
+                  spec_only: frozenset[tuple[str, str]] = SPEC_ONLY_OPTIONS) -> list[str]:
+    """What is wrong with the mapping of pipeline options to pass options (``passes``: the
+    registry, default :data:`~autotune_export.passes.base.PASSES`): an entry naming no
+    registered pass or no option of its pass, a keyword given twice, a pass option that no
+    entry sets and :data:`SPEC_ONLY_OPTIONS` does not list. Empty when it holds."""
+    passes = PASSES if passes is None else passes
+    problems = []
+    keywords = [o.keyword for o in options]
+    problems += [f"pipeline option '{k}' is defined twice" for k in sorted({k for k in keywords if keywords.count(k) > 1})]
+    reached = set(spec_only)
+    named = [(f"pipeline option '{o.keyword}'", target) for o in options for target in o.sets]
+    named += [("SPEC_ONLY_OPTIONS", target) for target in sorted(spec_only)]
+    for who, (name, fname) in named:
+        cls = passes.get(name)
+        if cls is None:
+            problems.append(f"{who} names pass '{name}', which is not registered")
+        elif fname not in {f.name for f in pass_options(cls)}:
+            problems.append(f"{who} names option '{fname}' of pass '{name}', which has no such option")
+    reached |= {target for o in options for target in o.sets}
+    for name, cls in sorted(passes.items()):
+        for f in pass_options(cls):
+            if (name, f.name) not in reached:
+                problems.append(f"option '{f.name}' of pass '{name}' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS")
+    return problems
+
+
+@functools.lru_cache(maxsize=1)
+def _checked_options() -> dict[str, PipelineOption]:
+    """:data:`PIPELINE_OPTIONS` by keyword, after :func:`check_options` (raises RuntimeError,
+    naming every problem, when the mapping does not match the passes)."""
+    problems = check_options()
+    if problems:
+        raise RuntimeError("pipeline options do not match the passes' options:\n  " + "\n  ".join(problems))
+    return {o.keyword: o for o in PIPELINE_OPTIONS}
 
 
 # ----- pipeline specs ------------------------------------------------------------------------
@@ -114,9 +188,15 @@ def _convert(cls: type[ModulePass], f: dataclasses.Field, text: str) -> Any:
 def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defaults: Any) -> list[ModulePass]:
     """Pass instances for ``pipeline``: a spec string, or a list of names, specs and passes.
 
-    ``defaults`` give options by field name (``target="sm_90"``, ``jobs=2``) to every pass that
-    has such an option, unless the spec sets it. Raises DiagnosticError naming an unknown pass
-    or option (with the known ones)."""
+    ``defaults`` are pipeline options by keyword (:data:`PIPELINE_OPTIONS`: ``target="sm_90"``,
+    ``jobs=2``); each sets the pass options its entry names, unless the spec sets them. Raises
+    DiagnosticError naming an unknown pass or option of a spec (with the known ones),
+    TypeError for an unknown keyword, RuntimeError when the mapping does not match the passes
+    (:func:`check_options`)."""
+    mapping = _checked_options()
+    unknown = sorted(set(defaults) - set(mapping))
+    if unknown:
+        raise TypeError(f"unknown pipeline option(s) {', '.join(unknown)}; known: {', '.join(mapping)}")
     if isinstance(pipeline, str):
         items: list = parse_pipeline(pipeline)
     else:
@@ -130,7 +210,7 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
         if cls is None:
             raise DiagnosticError.at(None, f"unknown pass '{item.name}'; known passes: {', '.join(sorted(PASSES))}")
         fields = {f.name: f for f in pass_options(cls)}
-        values = {k: v for k, v in defaults.items() if k in fields}
+        values = {fname: value for key, value in defaults.items() for name, fname in mapping[key].sets if name == cls.name}
         for key, text in item.options.items():
             fname = key.replace("-", "_")
             if fname not in fields:
@@ -142,7 +222,7 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
 
 
 def run_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], ctx: PassContext, module, **defaults: Any) -> None:
-    """Build ``pipeline`` (see :func:`build_pipeline`; ``defaults`` are options by field name)
+    """Build ``pipeline`` (see :func:`build_pipeline`; ``defaults`` are pipeline options by keyword)
     and run its passes in order on ``module``. Raises DiagnosticError."""
 
     passes = build_pipeline(pipeline, **defaults)

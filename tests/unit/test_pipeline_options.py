@@ -1,0 +1,78 @@
+"""Options reach passes by an explicit mapping (autotune_export.passes.PIPELINE_OPTIONS: the
+command's flag -> pass options), held to the passes' dataclass fields: a renamed field, an
+entry naming no option, or an option no flag reaches and no list calls spec-only fails loudly."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from autotune_export.passes import (
+    DEFAULT_PIPELINES,
+    PASSES,
+    PIPELINE_OPTIONS,
+    SPEC_ONLY_OPTIONS,
+    build_pipeline,
+    check_options,
+    pass_options,
+)
+from autotune_export.passes.materialize_triton_variants import MaterializeTritonVariants
+from autotune_export.tools import cli
+
+
+def test_mapping_matches_the_passes():
+    """Every entry names a registered pass's option; every pass option is reached by a flag
+    (or the Python API) or listed as spec-only."""
+    assert check_options() == []
+    reached = {t for o in PIPELINE_OPTIONS for t in o.sets} | SPEC_ONLY_OPTIONS
+    assert reached == {(name, f.name) for name, cls in PASSES.items() for f in pass_options(cls)}
+
+
+def test_every_flag_exists_on_the_command():
+    flags = {s for action in cli._parser()._actions for s in action.option_strings}
+    for option in PIPELINE_OPTIONS:
+        assert option.flag is None or option.flag in flags, option
+
+
+def _renamed(cls, old: str, new: str):
+    """A copy of pass ``cls`` whose option field ``old`` is called ``new``."""
+    fields = [(new if f.name == old else f.name, f.type, dataclasses.field(default=f.default)) for f in pass_options(cls)]
+    return dataclasses.make_dataclass(cls.__name__, fields, bases=(cls.__mro__[1],),
+                                      namespace={"name": cls.name, "summary": cls.summary, "apply": cls.apply})
+
+
+def test_a_renamed_field_fails_loudly():
+    passes = dict(PASSES)
+    passes["materialize-triton-variants"] = _renamed(MaterializeTritonVariants, "ptx_version", "ptx_isa")
+    problems = check_options(passes)
+    assert problems == [
+        "pipeline option 'ptx_version' names option 'ptx_version' of pass 'materialize-triton-variants', which has no such option",
+        "option 'ptx_isa' of pass 'materialize-triton-variants' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS",
+    ]
+
+
+def test_unmatched_names_fail_loudly():
+    passes = dict(PASSES)
+    del passes["pin-variants"]
+    assert check_options(passes) == [
+        "pipeline option 'tuning_results' names pass 'pin-variants', which is not registered"]
+    twice = PIPELINE_OPTIONS + (PIPELINE_OPTIONS[0],)
+    assert check_options(PASSES, twice)[0] == "pipeline option 'target' is defined twice"
+    assert check_options(PASSES, PIPELINE_OPTIONS, frozenset()) == [
+        "option 'workload_slots' of pass 'emit-autotune-initializer' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS"]
+
+
+def test_options_reach_their_passes():
+    """A pipeline option sets the pass options its entry names, in every pass of the pipeline
+    that has them; a spec's own value wins; an unknown keyword is refused."""
+    passes = {p.name: p for p in build_pipeline(DEFAULT_PIPELINES["iree"], target="sm_90", use_cache=False,
+                                                 tuning_results="r.json", jobs=3)}
+    assert passes["materialize-triton-variants"].target == "sm_90"
+    assert passes["verify-autotuning-groups"].target == "sm_90"
+    assert (passes["materialize-triton-variants"].use_cache, passes["materialize-triton-variants"].jobs) == (False, 3)
+    assert passes["pin-variants"].tuning_results == "r.json"
+    (spec,) = build_pipeline("materialize-triton-variants{target=sm_80}", target="sm_90")
+    assert spec.target == "sm_80"
+    with pytest.raises(TypeError, match="unknown pipeline option.*ptx_isa"):
+        build_pipeline(DEFAULT_PIPELINES["iree"], ptx_isa=86)

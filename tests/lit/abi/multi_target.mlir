@@ -36,7 +36,7 @@ util.func public @tma_scale(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // MAT-DAG: #[[T80:.+]] = #hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_80"}>
 // MAT-DAG: #[[T90:.+]] = #hal.executable.target<"cuda", "cuda-nvptx-fb", {target_arch = "sm_90a"}>
 // MAT: hal.executable.source private @tma_ex <objects = <{#[[T80]] = [#hal.executable.object<{path = "tma_ex.sm_80.ptx", data = "{{.*}}.target sm_80\0A{{.*}}"}>], #[[T90]] = [#hal.executable.object<{path = "tma_ex.sm_90a.ptx", data = "{{.*}}.target sm_90a\0A{{.*}}"}>]}>>
-// MAT: } <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = [[SMEM:[0-9]+]]> attributes {autotune.global_scratch = [256, 128], autotune.targets = {sm_80 = [128, 0], sm_90a = [128, [[SMEM]]]}}
+// MAT: } <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = [[SMEM:[0-9]+]]> attributes {autotune.config = [{{.+}}], autotune.global_scratch = [256, 128], autotune.targets = {sm_80 = [128, 0], sm_90a = [128, [[SMEM]]]}}
 
 // LOWER-NOT: autotune.targets
 // LOWER:      hal.executable private @tma_ex {
@@ -58,7 +58,7 @@ util.func public @tma_scale(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // LOWER-NEXT:       %[[GE80:.+]] = arith.cmpi sge, %{{.+}}, %[[LO80]] : i32
 // LOWER-NEXT:       hal.return %[[GE80]] : i1
 // LOWER:          hal.executable.export public @tma_scale_0_32x32_w4_s3 ordinal(0)
-// LOWER:          } <workgroup_size = [128 : index, 1 : index, 1 : index]>{{$}}
+// LOWER:          } <workgroup_size = [128 : index, 1 : index, 1 : index]> attributes {autotune.config = [{{.+}}]}{{$}}
 // LOWER-LABEL: util.func public @tma_scale(
 // LOWER:      flow.dispatch {@tma_ex::@sm_90a::@tma_scale_0_32x32_w4_s3, @tma_ex::@sm_80::@tma_scale_0_32x32_w4_s3}[
 

@@ -40,7 +40,7 @@ util.func public @tma_scale(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // MAT: #pipeline_layout = #hal.pipeline.layout<constants = 2, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>
 // MAT: ld.param.b64 %rd[[P:[0-9]+]], [tma_scale_0_32x32_w4_s3_param_2]; add.s64 %rd[[P]], %rd[[P]], 127; and.b64 %rd[[P]], %rd[[P]], -128;
 // MAT: hal.executable.export public @tma_scale_0_32x32_w4_s3
-// MAT: } <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}> attributes {autotune.global_scratch = [256, 128]}
+// MAT: } <workgroup_size = [128 : index, 1 : index, 1 : index], workgroup_local_memory = {{[0-9]+}}> attributes {autotune.config = [{{.+}}], autotune.global_scratch = [256, 128]}
 
 // The dispatch gets a tensor<?xi8> result of max over variants (gx * gy * gz * 256 + 128) bytes.
 // LOWER-NOT: autotune.global_scratch

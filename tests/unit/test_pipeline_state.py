@@ -142,3 +142,21 @@ def test_split_pipeline_of_the_triton_form(tmp_path):
     for cut in range(1, len(PIPELINE)):
         first = run(["vector_add.mlir", "-p", ",".join(PIPELINE[:cut])])
         assert run(["-", "-p", ",".join(PIPELINE[cut:])], stdin=first) == full, f"cut after {PIPELINE[cut - 1]}"
+
+
+def test_malformed_config_attribute_is_a_diagnostic(tmp_path, capsys):
+    """A hand-written autotune.config of another shape: an error at its export, exit 1, no output."""
+    text = (DATA / "cpu_group.mlir").read_text().replace(
+        "hal.executable.export public @slow ordinal(1) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {\n"
+        "    %c1 = arith.constant 1 : index\n    hal.return %c1, %c1, %c1 : index, index, index\n  }",
+        "hal.executable.export public @slow ordinal(1) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {\n"
+        "    %c1 = arith.constant 1 : index\n    hal.return %c1, %c1, %c1 : index, index, index\n  } attributes {autotune.config = 5}")
+    assert "autotune.config = 5" in text
+    path = tmp_path / "bad.mlir"
+    path.write_text(text)
+    capsys.readouterr()
+    assert cli.main([str(path), "-p", "emit-autotune-initializer"]) == 1
+    out, err = capsys.readouterr()
+    line = 1 + text[: text.index("hal.executable.export public @slow")].count("\n")
+    assert out == ""
+    assert err.startswith(f"{path}:{line}:3: error: autotune.config is not an array of [key, value] arrays: 5"), err

@@ -80,7 +80,7 @@ def _workloads(module: AutotunedModule, key: str) -> list[dict]:
     decided = {e.get("workload"): e for e in module.decisions.get(key, [])}
     out = []
     for w, work in enumerate(info.tuning_workloads()):
-        workload = "x".join(work["tune_args"])
+        workload = "x".join(work.tune_args)
         entry = decided.get(workload)
         timings = module.timings.get(key, {}).get(w)
         measured = bool(timings) and any(len(t.times_ms) > 1 or t.recorded is None for t in timings)

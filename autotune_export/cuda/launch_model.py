@@ -692,7 +692,7 @@ def _apply(heuristics, named_args: Mapping[str, Any], values: dict, keep: frozen
 def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: Mapping[str, Any] | None = None, *,
                     convention: Convention = TRITON, configs: Sequence[Any] | None = None,
                     sites: Sequence[Mapping[str, Any]] | None = None, capability: int | None = None,
-                    prune: bool = True) -> LaunchPlan:
+                    prune: bool = True, positional: Mapping[str, Any] | None = None) -> LaunchPlan:
     """The variants a launch of ``model`` compiles.
 
     ``named_args``: the launch's arguments by name, the runtime parameters and the constexprs
@@ -706,6 +706,10 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
     ``named_args``); ``prune_configs_by`` runs for each and the variants are the configs every
     site keeps (:func:`prune_per_site`); like Triton, pruning runs only with more than one
     config. ``capability``: the target pruning answers for. ``prune=False`` skips pruning.
+    ``positional``: constexprs the launch gave by position (they are among ``named_args`` too,
+    as in Triton's ``nargs``): values of the variants and, like a keyword, an error when a
+    config sets them (Triton's binder gets them twice), but not among the keyword arguments
+    the pruners get.
 
     Without an autotuner (and without ``configs``) there is one variant, its options from
     ``kwargs`` or ``triton.Config``'s defaults. Raises :class:`LaunchModelError`."""
@@ -725,23 +729,23 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
     if convention is JAX_TRITON:
         pre, post = [], model.heuristics()
     if given is None:
-        values = dict(kwargs)
+        values = {**dict(positional or {}), **kwargs}
         _apply(model.heuristics(), named_args, values)
         config = Config.of({"kwargs": {}, **options})
         return LaunchPlan((LaunchVariant(config, None, resolve_constexprs(model, values, config)),))
     outer = dict(kwargs)
     _apply(pre, named_args, outer)
     pruning = None
+    indices: list[int | None] = list(range(len(given)))
     if convention is JAX_TRITON:
         keep = [j for j, c in enumerate(given) if all(dict(c.kwargs).get(k, v) == v for k, v in outer.items())]
-        given, triton_configs = [given[j] for j in keep], [triton_configs[j] for j in keep]
+        given, triton_configs, indices = [given[j] for j in keep], [triton_configs[j] for j in keep], keep
         if not given:
             raise LaunchModelError(f"no config of the triton.autotune kernel '{model.name}' is left after pruning: none "
                                    "agrees with the explicit metaparameters "
                                    f"({', '.join(f'{k} = {v!r}' for k, v in kwargs.items()) or 'none'})")
     elif not explicit:
-        _check_conflicts(model, {**outer, **options}, given)
-    indices: list[int | None] = list(range(len(given)))
+        _check_conflicts(model, {**dict(positional or {}), **outer, **options}, given)
     if prune and not explicit and tuner is not None and tuner.prunes and len(given) > 1:
         try:
             pruning = prune_per_site(triton_configs, list(sites) if sites else [named_args], outer, autotune=tuner,
@@ -750,12 +754,12 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
             err.stage = "prune"
             raise
         given = [Config.of(c) for c in pruning.kept]
-        indices = list(pruning.kept_indices)
+        indices = [None if i is None else indices[i] for i in pruning.kept_indices]
     variants = []
     for c, index in zip(given, indices):
         if c.pre_hook is not None and convention is JAX_TRITON:
             raise LaunchModelError("`pre_hook` is not supported (jax-triton raises NotImplementedError too)")
-        values = {**outer, **dict(c.kwargs)}
+        values = {**dict(positional or {}), **outer, **dict(c.kwargs)}
         _apply(post, named_args, values, frozenset(dict(c.kwargs)) if explicit else frozenset())
         what = f"config {index}" if index is not None else "a config the pruner made"
         variants.append(LaunchVariant(c, index, resolve_constexprs(model, values, c, what)))

@@ -73,7 +73,6 @@ __all__ = [
     "AutotuneWrapper",
     "HeuristicsWrapper",
     "LauncherWrapper",
-    "RuntimeArgument",
     "config_dict",
     "plain_value",
     "triton_value",
@@ -263,49 +262,6 @@ ELEMENT_SIZE = {
     "i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "fp16": 2,
     "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1, "fp8e4b15": 1,
 }
-
-
-class RuntimeArgument:
-    """What a ``triton.heuristics`` or ``prune_configs_by`` function sees at export time for a
-    tensor argument ``name`` of Triton type ``type`` (``*fp16``): it is not None
-    (``args["bias"] is not None`` holds, as for the tensor a call passes), its ``.dtype`` and
-    ``.element_size()`` (bytes per element) come from the signature, and anything else asked
-    of it (``.shape``, ``.stride(0)``, ``.data_ptr()``) raises KeyError naming it (``x.shape``),
-    since only the call knows.
-
-    ``.dtype`` is what a PyTorch launch passes, ``torch.float16``, when torch is installed
-    (such functions compare it with torch dtypes: ``x.dtype in [torch.float16, torch.bfloat16]``),
-    else, and for a dtype torch lacks (``*fp8e4b15``), the ``triton.language`` dtype
-    (``tl.float16``)."""
-
-    def __init__(self, name: str, type: str):
-        self._name, self._type = name, type
-        self._pointee = type[1:] if type.startswith("*") else type
-
-    @property
-    def dtype(self):
-        torch_name = TORCH_DTYPE.get(self._pointee)
-        if torch_name is not None and importlib.util.find_spec("torch") is not None:
-            import torch
-
-            return getattr(torch, torch_name)
-        import triton.language as tl
-
-        return getattr(tl, TRITON_DTYPE[self._pointee])
-
-    def element_size(self) -> int:
-        return ELEMENT_SIZE[self._pointee]
-
-    def _unknown(self, what: str):
-        raise KeyError(what)
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        self._unknown(f"{self._name}.{attr}")
-
-    def __repr__(self) -> str:
-        return f"<run-time argument {self._name}: {self._type}>"
 
 
 def config_dict(c) -> dict:

@@ -481,7 +481,7 @@ def _is_static_scalar(value: Any) -> bool:
 
 
 def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
-              capability: int | None, convention) -> list:
+              capability: int | None, convention, positional: Mapping[str, Any] | None = None) -> list:
     """The variants the call compiles (:func:`autotune_export.cuda.launch_model.launch_variants`,
     under ``convention``: jax-triton's or Triton's rules for metaparameters, heuristics and
     ``prune_configs_by``), with Triton's driver answering for ``capability`` while pruning."""
@@ -495,7 +495,7 @@ def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_sta
             kwargs.pop(key, None)  # jax-triton takes them from the configs
     try:
         return list(launch_model.launch_variants(k.model, named_args, kwargs, convention=convention,
-                                                 capability=capability).variants)
+                                                 capability=capability, positional=positional).variants)
     except launch_model.LaunchModelError as err:
         if err.stage == "prune":
             raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
@@ -717,8 +717,8 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         capability = parse_target(target).capability
     except TargetError:
         capability = None  # the header comment names it; the CLI's --target decides
-    variants = _variants(k, {**(positional_constexprs or {}), **metaparams}, named_args, num_warps, num_stages,
-                         num_ctas, capability, convention)
+    variants = _variants(k, metaparams, named_args, num_warps, num_stages, num_ctas, capability, convention,
+                         positional_constexprs)
 
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
     # A constexpr named like a launch option has the option's value (Triton binds the

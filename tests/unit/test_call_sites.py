@@ -211,17 +211,25 @@ def test_wrappers_are_peeled_and_recorded_in_order(tmp_path):
         tc.load_kernel(tc.KernelSource(str(path), "broken"))
 
 
-def test_runtime_argument_stands_for_a_tensor_in_heuristics():
+def test_tensor_argument_stands_for_a_tensor_in_heuristics():
     """Not None, its dtype and element size from the signature (what a PyTorch launch passes:
-    a torch dtype when torch is installed, else Triton's); anything else only the call knows."""
-    a = tc.RuntimeArgument("x", "*fp16")
+    a torch dtype when torch is installed, else Triton's); anything else only the call knows,
+    and asking is an error naming it (autotune_export.cuda.launch_model)."""
+    from autotune_export.cuda import launch_model as lm
+
+    a = lm.TensorArgument("x", "*fp16")
     assert a is not None
     assert a.dtype.itemsize == 2 and str(a.dtype) in ("torch.float16", "fp16")
-    assert tc.RuntimeArgument("y", "*bf16").element_size() == 2
-    assert tc.RuntimeArgument("z", "*i64").element_size() == 8
-    for ask in (lambda: a.shape, lambda: a.stride(0), lambda: a.numel(), lambda: a.data_ptr()):
-        with pytest.raises(KeyError, match=r"x\.(shape|stride|numel|data_ptr)"):
-            ask()
+    assert lm.TensorArgument("y", "*bf16").element_size() == 2
+    assert lm.TensorArgument("z", "*i64").element_size() == 8
+    for ask, what in ((lambda args: args["x"].shape, "x.shape"), (lambda args: args["x"].stride(0), "x.stride"),
+                      (lambda args: args["x"].numel(), "x.numel"), (lambda args: args["x"].data_ptr(), "x.data_ptr")):
+        with pytest.raises(lm.LaunchModelError, match=rf"reads argument '{what}', which is not known") as info:
+            lm.call_user("heuristic", ask, {"x": a})
+        assert info.value.unknown == what
+    known = lm.TensorArgument("x", "*fp32", shape=(4, 8), strides=(8, 1))
+    assert (known.shape, known.numel(), known.stride(), known.stride(0), known.dim(), known.is_contiguous()) == (
+        (4, 8), 32, (8, 1), 8, 2, True)
 
 
 def _package(tmp_path: pathlib.Path, name: str) -> pathlib.Path:

@@ -81,7 +81,7 @@ def asks_data_ptr(x_ptr, y_ptr, n, BLOCK: tl.constexpr, F32: tl.constexpr):
 
 
 def _keep_small(configs, named_args, **kwargs):
-    SEEN["pruner"] = dict(named_args)
+    SEEN["pruner"], SEEN["pruner_kwargs"] = dict(named_args), dict(kwargs)
     return [c for c in configs if c.kwargs["BLOCK"] <= named_args["n"]]
 
 
@@ -369,6 +369,9 @@ def test_grid_sees_every_argument_and_pruner_positional_constexprs(kernels):
     assert dict(group.configs[0])["SCALE"] == 2.0
     assert seen["n"] == 300 and seen["x_ptr"].shape == (300,) and seen["SCALE"] == 2.0
     assert kernels.SEEN["pruner"]["SCALE"] == 2.0 and kernels.SEEN["pruner"]["n"] == 300
+    assert kernels.SEEN["pruner_kwargs"] == {}  # by position: in named_args, not a keyword argument
+    launch_to_mlir(kernels.pruned, grid, x, x, 300, outputs=["y_ptr"], SCALE=3.0)
+    assert kernels.SEEN["pruner_kwargs"] == {"SCALE": 3.0}
     assert group.grid == ["3"]
 
 

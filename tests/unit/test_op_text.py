@@ -1,6 +1,7 @@
 """No op text formatted and parsed back outside the front end (the project's rule: IR is built
-with the bindings, never as text that is parsed again), read off the package's source with
-``ast``:
+with the bindings, never as text that is parsed again), and IR read through IREE's generated op
+classes (no op identity by name, no hand decoding of ``operandSegmentSizes``), read off the
+package's source with ``ast``:
 
 * :func:`op_text_builders`: functions that format op text (an f-string, ``%`` or ``.format``
   whose literal parts spell an op: ``%x = arith.constant``, ``flow.dispatch @e::@g``,
@@ -262,3 +263,48 @@ def test_checks_see_generated_op_text(code, builder, parsed):
     sources = {"interop/sample.py": ast.parse(code)}
     assert bool(op_text_builders(sources)) == builder
     assert bool(parsed_back(sources)) == parsed
+
+
+#: Dialects whose ops have generated classes in iree.compiler.dialects (compare with those).
+_CLASSED = re.compile(r"^(?:flow|util|hal|func|arith|tensor|builtin|scf|cf|linalg|memref|stream|vector)\.[a-z_.]+$")
+
+
+def op_names_compared(sources=None) -> list[str]:
+    """``X.name == "flow.dispatch"``-style comparisons (``==``, ``!=``, ``in``, ``not in`` a
+    literal tuple/list/set) of an op's name with the name of an op that has a generated class,
+    as ``module:line``: such ops are told apart with ``ir.walk.isa`` instead. Triton's own IR
+    (cuda/ttir.py reads ``tt.*`` ops with Triton's bindings) is not IREE's."""
+    sources = sources or _sources()
+    found = []
+    for rel, tree in sources.items():
+        if rel == "cuda/ttir.py":
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare) or not isinstance(node.left, ast.Attribute) or node.left.attr != "name":
+                continue
+            for comparator in node.comparators:
+                items = comparator.elts if isinstance(comparator, (ast.Tuple, ast.List, ast.Set)) else [comparator]
+                if any(_literal(i) is not None and _CLASSED.match(_literal(i)) for i in items):
+                    found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def segment_sizes_decoded(sources=None) -> list[str]:
+    """Reads of ``X.attributes["operandSegmentSizes"]`` (``module:line``): a dispatch's operand
+    groups come from ``flow.DispatchOp``'s accessors (``workload``, ``arguments``, ...)."""
+    sources = sources or _sources()
+    return [f"{rel}:{node.lineno}" for rel, tree in sources.items() for node in ast.walk(tree)
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _literal(node.slice) == "operandSegmentSizes"]
+
+
+def test_ops_are_told_apart_by_their_classes():
+    assert op_names_compared() == []
+    assert segment_sizes_decoded() == []
+
+
+def test_the_op_name_check_sees_comparisons():
+    code = ('def f(op, d):\n    if op.name == "flow.dispatch":\n        return 1\n'
+            '    return d.operation.name in ("util.func", "func.func") or op.name == "autotune.export"\n')
+    assert op_names_compared({"passes/sample.py": ast.parse(code)}) == ["passes/sample.py:2", "passes/sample.py:4"]
+    code = 'def f(d):\n    s = list(d.attributes["operandSegmentSizes"])\n    attrs = {"operandSegmentSizes": s}\n'
+    assert segment_sizes_decoded({"passes/sample.py": ast.parse(code)}) == ["passes/sample.py:2"]

@@ -438,10 +438,10 @@ def _same_file(a, b) -> bool:
         return False
 
 
-# Per process: resolved path of a kernel file -> (file identity, module). A file is executed
-# once per process (a file that registers something at import raises when run twice); it is
-# imported again only once it changed on disk (mtime, size or inode).
-_modules: dict[str, tuple[tuple, object]] = {}
+# Per process: (resolved path of a kernel file, import arch) -> (file identity, module). A file is
+# executed once per process and architecture (a file that registers something at import raises when
+# run twice); it is imported again only once it changed on disk (mtime, size or inode).
+_modules: dict[tuple[str, int], tuple[tuple | None, object]] = {}
 
 
 def _file_identity(path) -> tuple | None:
@@ -454,23 +454,24 @@ def _file_identity(path) -> tuple | None:
 
 def import_kernel_file(path: str | os.PathLike, import_arch: int = 80):
     """The module of the kernel file ``path``: the one loader of kernel files in
-    autotune-export (:func:`load_kernel` and everything that loads a kernel go through it).
-    The file is executed once per process: the module is kept by its resolved path
-    (``os.path.realpath``) and served again until the file changes on disk, so a file that
-    registers a name at import time (and raises the second time) loads for every kernel and
-    group that names it (a module of a package stays the one in ``sys.modules``).
-    ``import_arch`` is the compute capability Triton's stand-in driver answers while the file
-    runs (:mod:`autotune_export.cuda.stub_driver`); a module already imported keeps the one of
-    its first import. How the file is imported (as a module of its
-    package, or on its own): :func:`load_kernel`. Raises KernelLoadError."""
+    autotune-export (:func:`load_kernel`, :func:`interpreted_kernel` and everything that loads
+    a kernel go through it). The file is executed once per process for each ``import_arch``
+    (the compute capability Triton's stand-in driver answers for while the file runs,
+    :mod:`autotune_export.cuda.stub_driver`; a build imports its files for one, its first
+    target's): the module is kept by resolved path (``os.path.realpath``) and architecture
+    and served again until the file changes on disk, so a file that registers a name at import
+    time (and raises the second time) loads for every kernel, group and pass of a build that
+    names it. A module of a package stays the one in ``sys.modules`` (imported once). How the
+    file is imported (as a module of its package, or on its own): :func:`load_kernel`. Raises
+    KernelLoadError."""
     path = pathlib.Path(os.path.abspath(path))
-    resolved = os.path.realpath(path)
-    identity = _file_identity(resolved)
-    known = _modules.get(resolved)
+    key = (os.path.realpath(path), import_arch)
+    identity = _file_identity(key[0])
+    known = _modules.get(key)
     if known is not None and identity is not None and known[0] == identity:
         return known[1]
     module = _import_module(path, import_arch)
-    _modules[resolved] = (identity, module)
+    _modules[key] = (identity, module)
     return module
 
 
@@ -499,7 +500,8 @@ def _import_module(path: pathlib.Path, import_arch: int):
                     raise KernelLoadError(f"importing {path} as {dotted} gave {getattr(known, '__file__', None)}: "
                                           f"another package {dotted.split('.')[0]} comes first on sys.path")
             return known
-        module_name = "_autotune_export_kernel_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+        # One module per file and import arch (import_kernel_file keeps both), both in sys.modules.
+        module_name = f"_autotune_export_kernel_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}_sm{import_arch}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
             raise KernelLoadError(f"{path} cannot be imported as a Python module")
@@ -555,8 +557,9 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
     of the same name from another file is an error). Any other file is imported as a fresh
     module named after a hash of its path (so two files called kernel.py do not collide),
     registered in ``sys.modules``, its directory on ``sys.path`` while it is imported, so it may
-    import its neighbours; it too is executed once per process, and again only once it changed
-    on disk (:func:`import_kernel_file`, through which every kernel file is loaded).
+    import its neighbours; it too is executed once per process and ``import_arch``, and again
+    only once it changed on disk (:func:`import_kernel_file`, through which every kernel file
+    is loaded).
 
     While the file is imported, Triton's active driver is a stand-in that answers for compute
     capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.

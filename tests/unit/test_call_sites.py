@@ -324,9 +324,8 @@ def test_gpu_queries_at_import_answer_for_the_target(tmp_path):
     from triton.runtime.driver import driver
 
     before = driver._active
+    path = _write(tmp_path / "queries.py", QUERIES)
     for arch, block, sms in ((80, 128, 108), (90, 256, 132)):
-        # One file per arch: a kernel file is executed once per process, with the first import_arch.
-        path = _write(tmp_path / f"queries_{arch}.py", QUERIES)
         k = tc.load_kernel(tc.KernelSource(str(path), "k", import_arch=arch))
         mod = sys.modules[k.fn.__module__]
         assert (mod.TARGET.backend, mod.TARGET.arch, mod.TARGET.warp_size) == ("cuda", arch, 32)
@@ -335,7 +334,6 @@ def test_gpu_queries_at_import_answer_for_the_target(tmp_path):
         assert k.constexpr_defaults == {"BLOCK": block}
     assert driver._active is before  # restored: nothing was made active for good
     # Without an import_arch the stand-in answers for sm_80.
-    path = _write(tmp_path / "queries.py", QUERIES)
     assert sys.modules[tc.load_kernel(tc.KernelSource(str(path), "k")).fn.__module__].TARGET.arch == 80
 
 

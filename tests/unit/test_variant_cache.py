@@ -115,20 +115,25 @@ REGISTERS = textwrap.dedent('''
 def test_a_kernel_file_is_executed_once_per_process(tmp_path, monkeypatch):
     """Issue 21: a file that registers a name when imported raised on its second import
     (materialize loads the kernel, compile_variants loads it again, a second group names
-    another kernel of the file): one execution per process, whatever loads it."""
+    another kernel of the file): one execution per process and import arch (a build has one),
+    whatever loads it."""
     import builtins
 
     monkeypatch.setitem(builtins.__dict__, "_atx_test_registry", {})
     path = tmp_path / "registers.py"
     path.write_text(REGISTERS)
-    a = load_kernel(KernelSource(str(path), "add"))
+    a = load_kernel(KernelSource(str(path), "add", import_arch=90))
     b = load_kernel(KernelSource(str(path), "sub", import_arch=90))
-    c = tc._load_kernel_cached(KernelSource(str(path), "add", import_arch=86))
+    c = tc._load_kernel_cached(KernelSource(str(path), "add", import_arch=90))
     link = tmp_path / "link.py"
     link.symlink_to(path)
-    d = load_kernel(KernelSource(str(link), "sub"))  # the same file by another name
+    d = load_kernel(KernelSource(str(link), "sub", import_arch=90))  # the same file by another name
     assert a.fn.__globals__ is b.fn.__globals__ is c.fn.__globals__ is d.fn.__globals__
+    assert tc.import_kernel_file(path, 90) is tc.import_kernel_file(link, 90)
     assert builtins._atx_test_registry == {str(path): True}
+    # Another architecture's import-time answers are another execution (its own build's).
+    with pytest.raises(KernelLoadError, match="kernel 'add' is already registered"):
+        load_kernel(KernelSource(str(path), "add", import_arch=80))
 
 
 def test_a_changed_kernel_file_is_imported_again(tmp_path):

@@ -713,14 +713,16 @@ def _triton_groups(module, source_name: str) -> dict[tuple[str, str], Any]:
     return out
 
 
-def _default_configs(group, base_dir: str) -> list[list[tuple[str, Any]]] | None:
+def _default_configs(group, base_dir: str, target: str = "sm_80") -> list[list[tuple[str, Any]]] | None:
     from autotune_export.cuda import triton_compile as tc
+    from autotune_export.cuda.targets import TargetError, parse_targets
 
     path, name = group.triton
     full = path if os.path.isabs(path) else os.path.normpath(os.path.join(base_dir, path))
     try:
-        kernel = tc.load_kernel(tc.KernelSource(full, name))
-    except tc.KernelLoadError:
+        # Imported for the first target, as the build did: the file is not executed again.
+        kernel = tc.load_kernel(tc.KernelSource(full, name, import_arch=parse_targets(target)[0].capability))
+    except (tc.KernelLoadError, TargetError):
         return None
     if not kernel.default_configs:
         return None
@@ -798,7 +800,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
             guard_names: dict[str, list[str]] = {}
             if original is not None:
                 if not configs:
-                    cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir)
+                    cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir, target)
                     for index, cfg in enumerate(cfgs or []):
                         configs[variant_name(g.name, index, cfg)] = cfg
                 try:

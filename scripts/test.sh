@@ -1,7 +1,7 @@
 #!/bin/sh
 # The test suites of autotune-export (lit/FileCheck tests, then pytest), from the repository root:
 #   sh scripts/test.sh              fast suite, then integration suite (what CI runs)
-#   sh scripts/test.sh fast         unit and lit tests that compile no Triton kernel (< 1 min)
+#   sh scripts/test.sh fast         unit and lit tests that compile no Triton kernel (~160 CPU-s)
 #   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.

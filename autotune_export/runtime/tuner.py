@@ -363,7 +363,8 @@ class AutotunedModule:
         With the ``"round-robin"`` strategy, a call of a group's host function with a workload
         not seen before runs on the next variant in rotation and is timed, until that workload
         locks on its fastest variant (variants whose live timing the tuning cache holds for this
-        workload are not run again). A workload is what the module can tell apart: for a group
+        workload are not run again; a workload the table already decides, by tuning or
+        :meth:`apply_results`, is not timed at all). A workload is what the module can tell apart: for a group
         with a per-workload table, the dispatch's workload values (two argument shapes with equal
         values share one workload, its timings and its choice); otherwise the shapes, dtypes and
         scalar values of the arguments (as Triton's ``key``). While a workload rotates, its
@@ -405,6 +406,8 @@ class AutotunedModule:
             bucket = values
         buckets = self._rounds.setdefault(info.key, {})
         rounds = buckets.get(bucket)
+        if rounds is None and values is not None and values in self.per_workload.get(info.key, {}):
+            rounds = buckets[bucket] = _LOCKED  # decided already (tuned, from the cache or results): not timed again
         if rounds is None:  # a workload not seen before
             key = _values_key(values) if values is not None else _workload_of(args)
             self._live_keys.setdefault(info.key, {})[bucket] = key
@@ -528,14 +531,14 @@ class AutotunedModule:
                 for other, s in list(table.items()):
                     if s == slot:
                         del table[other]
+                        if other in self.per_workload.get(info.key, {}) and info.workload_of:
+                            hosts = self._spilled.setdefault(info.host, [])  # a decision lost its slot: refill on demand
+                            if info not in hosts:
+                                hosts.append(info)
             table[tuple(values)] = slot
         self._invoker(info.slots[slot])(index, *values)
         if decided:
-            decisions = self.per_workload.setdefault(info.key, {})
-            decisions[tuple(values)] = info.variants[index]
-            hosts = self._spilled.setdefault(info.host, []) if len(decisions) > len(info.slots) and info.workload_of else None
-            if hosts is not None and info not in hosts:
-                hosts.append(info)
+            self.per_workload.setdefault(info.key, {})[tuple(values)] = info.variants[index]
         return True
 
     def _refill_slot(self, info: GroupInfo, args) -> None:

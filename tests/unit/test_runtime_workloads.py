@@ -30,8 +30,10 @@ TIMES = {("per_elem", SMALL): 1.0, ("fixed", SMALL): 3.0, ("wrong", SMALL): 0.5,
 
 
 def given(group: str, variant: str, workload: str) -> float:
-    """:data:`TIMES` of a tuning workload (``tensor<1024xf32>``) or a live one (its n first)."""
-    return TIMES[(variant, int(re.search(r"\d+", workload).group()))]
+    """:data:`TIMES` of a tuning workload (``tensor<1024xf32>``) or a live one (its n first);
+    another n is timed as n = 1024 up to 65536, as n = 262144 above."""
+    n = int(re.search(r"\d+", workload).group())
+    return TIMES.get((variant, n)) or TIMES[(variant, SMALL if n <= 65536 else LARGE)]
 
 
 def _build(tmp, text: str, name: str) -> pathlib.Path:
@@ -353,3 +355,23 @@ def test_inspect_shows_the_frozen_choices(vmfb, tmp_path, capsys):
     assert cli.main(["inspect", str(DATA / "cpu_workloads.mlir"), "--tuning-results", str(cache), "--no-resources", "--json"]) == 0
     (group,) = json.loads(capsys.readouterr().out)["groups"]
     assert group["choices"] == [{"workload": [SMALL], "variant": "per_elem"}, {"workload": [LARGE], "variant": "fixed"}]
+
+
+def test_a_rotating_workload_does_not_cost_a_decided_one_its_choice(vmfb, tmp_path):
+    """Eight decided workloads fill the 8 slots; a ninth rotates under round-robin and takes
+    slot 0 in turn. The workload that held it (n = 101, pinned to @wrong, 3 * x, which makes
+    the variant visible) gets it back on its next call, so it keeps its choice while the ninth
+    is still being timed (before, it ran the group's choice until the ninth locked)."""
+    ns = list(range(101, 109))
+    pinned = {n: "wrong" if n in (101, 102, 103) else "fixed" for n in ns}
+    results = _results(tmp_path / "eight.json", [{"variant": pinned[n], "workload": f"tensor<{n}xf32>",
+                                                  "workload_values": [n]} for n in ns])
+    m = _load(vmfb, strategy="round-robin", min_rounds=3, max_rounds=5)
+    m.apply_results(results)
+    assert m.chosen[GROUP] == "fixed"  # 5 of 8
+    x9 = _x(2048)
+    np.testing.assert_array_equal(m("run", x9), 2 * x9)  # the ninth: its first trial takes slot 0
+    assert (2048,) in m._slot_of[GROUP] and (101,) not in m._slot_of[GROUP]
+    np.testing.assert_array_equal(m("run", _x(101)), 3 * _x(101))  # still its pinned @wrong
+    np.testing.assert_array_equal(m("run", x9), 2 * x9)
+    assert (2048,) not in m.per_workload[GROUP]  # still rotating

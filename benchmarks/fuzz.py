@@ -4,12 +4,18 @@
         [--reproducers DIR] [--fresh-contexts]
 
 Runs the properties of tests/unit/test_fuzz.py (hypothesis strategies that generate valid
-extension ops and whole files and mutate them) on N cases split over the four case kinds
-(valid op, valid file, mutated op, mutated file; 1 : 1 : 2 : 2), in ``--jobs`` worker
-processes with fixed seeds (the same N, jobs and seed give the same cases). Per case:
-``parse_source`` + ``print_module`` (and the print -> parse -> print fixed point when it
-parses), ``cli.main([file, '-p', ''])`` and ``cli.main([file, '-p', 'verify-autotuning-groups'])``.
-Nothing is compiled by Triton (no ``materialize-triton-variants``).
+extension ops and whole files and mutate them) on N cases split over the eight case kinds
+(valid op, valid file, mutated op, mutated file, pass pipeline, tuning-results file,
+split input file, kernel file; 1 : 1 : 2 : 2 : 1 : 1 : 1 : 1), in ``--jobs`` worker processes with fixed seeds
+(the same N, jobs and seed give the same cases). Per op or file case: ``parse_source`` +
+``print_module`` (and the print -> parse -> print fixed point when it parses),
+``cli.main([file, '-p', ''])`` and ``cli.main([file, '-p', 'verify-autotuning-groups'])``;
+a pipeline case runs ``cli.main([file, '-p', SPEC])``, a results case ``-p pin-variants
+--tuning-results R.json`` (and with verify-autotuning-groups), a split case
+``--split-input-file`` with both pipelines, a kernel case plans a generated kernel file's
+group as materialize-triton-variants does before compiling (``autotune-export check``'s
+launches: ``prune_configs_by``, heuristics, ``reset_to_zero``/``restore_value``). Nothing is
+compiled by Triton.
 
 A *crash* is any failure of the properties: an exception other than DiagnosticError, exit
 status 2 or another status than 0/1, output on stderr that is not diagnostics, status 1 with
@@ -34,7 +40,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KIND_WEIGHTS = {"op": 1, "file": 1, "mutated-op": 2, "mutated-file": 2}
+KIND_WEIGHTS = {"op": 1, "file": 1, "mutated-op": 2, "mutated-file": 2, "pipeline": 1, "results": 1, "split": 1, "kernel": 1}
 
 
 def _load_properties():
@@ -91,7 +97,8 @@ def _worker(args) -> dict:
                     k = sum(result["crashes"].values()) + counts["crashes"]
                     if repro_dir:
                         with open(os.path.join(repro_dir, f"crash-{worker}-{name}-{k}.mlir"), "w", encoding="utf-8") as f:
-                            f.write("".join(f"// {line}\n" for c in outcome.crashes for line in c.splitlines()) + text)
+                            body = text if isinstance(text, str) else repr(text)  # a PipelineCase, ResultsCase, SplitCase
+                            f.write("".join(f"// {line}\n" for c in outcome.crashes for line in c.splitlines()) + body)
 
             t0 = time.perf_counter()
             # Hypothesis stops early when it believes the space is exhausted (never here):

@@ -594,10 +594,13 @@ def run_triton(case: Case, kernel, entries: list, seed: int, device: str = "cpu"
     return results
 
 
-def _interpret_worker(job_path: str, out_path: str) -> int:
+def _interpret_worker(job_path: str, out_path: str, parent: int) -> int:
     """The interpreter process of ``--interpret``: per case, the module's launches (check's
-    binding, fed the host data) and Triton's calls, every variant."""
+    binding, fed the host data) and Triton's calls, every variant. Ends with ``parent``."""
+    from autotune_export.cuda.workers import _end_with_parent
     from autotune_export.tools import check
+
+    _end_with_parent(parent)
 
     with open(job_path, "rb") as f:
         jobs = pickle.load(f)
@@ -725,7 +728,7 @@ def run_interpret(cases: list[Case], seed: int, keep: str | None, timeout: float
     with open(job_path, "wb") as f:
         pickle.dump(jobs, f)
     env = {**os.environ, "TRITON_INTERPRET": "1"}
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", job_path, out_path], env=env,
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", job_path, out_path, str(os.getpid())], env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise SystemExit(f"the interpreter process failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -844,7 +847,7 @@ def _finish(report: dict, json_path: str | None) -> int:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--worker"]:
-        return _interpret_worker(argv[1], argv[2])
+        return _interpret_worker(argv[1], argv[2], int(argv[3]))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--interpret", action="store_true", help="both sides in Triton's interpreter (no GPU)")

@@ -468,8 +468,13 @@ def run_launch(launch: Launch) -> dict:
     return {"initial": initial, "runs": runs}
 
 
-def _worker(job_path: str, out_path: str) -> int:
-    """The interpreter process: read the launches (pickle), run them, write the results."""
+def _worker(job_path: str, out_path: str, parent: int | None = None) -> int:
+    """The interpreter process: read the launches (pickle), run them, write the results. It
+    ends with ``parent`` (the check that started it), as the compile workers do."""
+    if parent is not None:
+        from autotune_export.cuda.workers import _end_with_parent
+
+        _end_with_parent(parent)
     with open(job_path, "rb") as f:
         launches = pickle.load(f)
     results = []
@@ -492,7 +497,7 @@ def _interpret(launches: list[Launch], timeout: float) -> list[dict]:
             pickle.dump(launches, f)
         env = {**os.environ, INTERPRET_ENV: "1"}
         try:
-            proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.check", "--worker", job, out], env=env,
+            proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.check", "--worker", job, out, str(os.getpid())], env=env,
                                   capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise DiagnosticError.at(launches[0].where, f"the interpreter process did not finish within {timeout:g} s") from None
@@ -702,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (diagnostics at the dispatch)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--worker"]:
-        return _worker(argv[1], argv[2])
+        return _worker(argv[1], argv[2], int(argv[3]) if len(argv) > 3 else None)
     args = _parser().parse_args(argv)
     if args.timeout <= 0:
         raise DiagnosticError.at(None, f"--timeout must be positive, got {args.timeout:g}")

@@ -215,6 +215,7 @@ def test_check_is_a_subcommand():
 
 
 def _run(tmp_path, capsys, text: str, *extra: str) -> tuple[int, str, str]:
+    pytest.importorskip("torch", reason="Triton's interpreter runs on torch tensors")
     (tmp_path / "k.py").write_text(KERNELS)
     (tmp_path / "in.mlir").write_text(text)
     rc = cli.main(["check", str(tmp_path / "in.mlir"), "--timeout", "120", *extra])

@@ -892,7 +892,11 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
 
         functions.util_func(func, in_types, res_types, body, ip=top)
         module.operation.verify()
-        return "\n".join(header) + "\n\n" + print_module(module).rstrip("\n") + "\n"
+        lines = print_module(module).rstrip("\n").split("\n")
+        if lines[0] == "module {" and lines[-1] == "}":  # the top-level ops without the implicit module
+            lines = [line[2:] if line.startswith("  ") else line for line in lines[1:-1]]
+            lines = [x for i, line in enumerate(lines) for x in ([line, ""] if line == "}" and i + 1 < len(lines) else [line])]
+        return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------

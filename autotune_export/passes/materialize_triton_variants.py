@@ -389,34 +389,6 @@ def _tune_workloads(op) -> list:
     return [items]
 
 
-def _workload_scalars(source, op, group: AutotuneGroup) -> dict[str, Any]:
-    """Values of the group's scalar parameters, by name, where the tuning workload determines
-    them: the operand the group's first ``flow.dispatch`` (the one its tuning entries replay)
-    passes, evaluated by :func:`_evaluate` on each tune_workload (or on the host's own static
-    argument types without one); a parameter is known when every workload gives it the same
-    value. Others are left out."""
-    from autotune_export.ir.walk import enclosing_function
-
-    exe = sym_name(source)
-    module = source.parent
-    site = next((d for d in dispatch_sites(module) if (exe, group.name) in entry_point_refs(d)), None)
-    host = enclosing_function(site) if site is not None else None
-    if host is None:
-        return {}
-    given = [a for a in site.opview.arguments if not isinstance(a.type, ir.RankedTensorType)]
-    scalars = [p for p in group.signature if not p.is_pointer and not p.is_none]
-    if len(given) != len(scalars):
-        return {}
-    entry = host.regions[0].blocks[0]
-    known: dict[str, Any] = {}
-    for p, v in zip(scalars, given):
-        values = [_evaluate(v, entry, w) for w in _tune_workloads(op)]
-        values = [_UNKNOWN if x is _UNKNOWN else _as_parameter(p.type, x) for x in values]
-        if values and all(x is not _UNKNOWN and x == values[0] for x in values):
-            known[p.name] = values[0]
-    return known
-
-
 def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int | None, dict[str, Any], set[str]]]:
     """What each launch of the group passes its scalar parameters: one entry per dispatch to
     the group (in the module's order) and per ``tune_workload`` (or one, without), as

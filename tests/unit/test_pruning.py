@@ -192,24 +192,26 @@ def test_scalars_the_tuning_workload_determines():
     from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
     from autotune_export.ir.group import AutotuneGroup
     from autotune_export.ir.walk import executable_sources
-    from autotune_export.passes.materialize_triton_variants import _workload_scalars
+    from autotune_export.passes.materialize_triton_variants import _dispatch_scalars
 
     module = parse_source(SourceFile(WORKLOAD, "<test>", str(ROOT)))
     with module.context:
         (op,) = find_groups(module)
         group = AutotuneGroup.from_op(op, "<test>")
         (source,) = executable_sources(module)
-        known = _workload_scalars(source, op, group)
+        ((label, workload, known, from_workload),) = _dispatch_scalars(source, op, group)
+    assert label == "dispatch 0 in @h (line 23)" and workload == 0
+    assert from_workload == {"a", "b", "c", "d", "e", "f", "g"}  # the host's arguments are dynamic
     # a = cdiv(4096, 3); b = -7 read as u32; c = -7 as i64; d = 2.5 * 2.5; e = 7 > -1; f = 7 from
     # tune_workload; g = select(e, 7, -1).
     assert known == {"a": 1366, "b": (1 << 32) - 7, "c": -7, "d": 6.25, "e": True, "f": 7, "g": 7}
 
 
-def test_scalars_several_tuning_workloads_must_agree_on():
+def test_scalars_of_each_tuning_workload():
     from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
     from autotune_export.ir.group import AutotuneGroup
     from autotune_export.ir.walk import executable_sources
-    from autotune_export.passes.materialize_triton_variants import _workload_scalars
+    from autotune_export.passes.materialize_triton_variants import _dispatch_scalars
 
     text = WORKLOAD.replace("tune_workload(tensor<4096xf32>, 7 : i32, 2.5 : f32)",
                             "tune_workload([tensor<4096xf32>, 7 : i32, 2.5 : f32], [tensor<8192xf32>, 7 : i32, 2.5 : f32])")
@@ -217,9 +219,12 @@ def test_scalars_several_tuning_workloads_must_agree_on():
     with module.context:
         (op,) = find_groups(module)
         (source,) = executable_sources(module)
-        known = _workload_scalars(source, op, AutotuneGroup.from_op(op, "<test>"))
-    assert "a" not in known  # cdiv(4096, 3) != cdiv(8192, 3): not one value to prune with
-    assert known["f"] == 7 and known["d"] == 6.25
+        sites = _dispatch_scalars(source, op, AutotuneGroup.from_op(op, "<test>"))
+    # one launch per workload, each pruned with its own values: cdiv(4096, 3), cdiv(8192, 3)
+    assert [label for label, *_ in sites] == ["dispatch 0 in @h (line 23), tune_workload 0",
+                                              "dispatch 0 in @h (line 23), tune_workload 1"]
+    assert [values["a"] for _, _, values, _ in sites] == [1366, 2731]
+    assert all(values["f"] == 7 and values["d"] == 6.25 for _, _, values, _ in sites)
 
 
 TWO_DISPATCHES = '''

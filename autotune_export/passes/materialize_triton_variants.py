@@ -76,6 +76,7 @@ from autotune_export.ir.walk import (
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes import zero_outputs
+from autotune_export.passes.bench_entries import mark_fake_zeros
 from iree.compiler import ir
 from iree.compiler.dialects import flow
 
@@ -959,15 +960,29 @@ class MaterializeTritonVariants(ModulePass):
         buffer of undefined contents: an untied result, or an operand made by
         ``flow.tensor.empty`` / ``flow.tensor.alloca`` that a result is tied to. What such a
         kernel leaves depends on what the buffer held (a PyTorch caller passes
-        ``torch.zeros(...)``), so the result would be garbage."""
+        ``torch.zeros(...)``), so the result would be garbage.
+
+        Every tensor operand bound to such a pointer (written in place: a lock, a counter, an
+        accumulator) is listed in the dispatch's
+        :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (one remark at the group names
+        them), so the benchmark and check entries give it zeros instead of seeded fake data: a
+        spin lock that holds anything but 0 is never released, and the tuning would never
+        return."""
         group = item.group
         pointers = plan.binding_params()
         position = {p.name: i for i, p in enumerate(group.signature)}
         warned: set[str] = set()
+        zeroed: list[str] = []
         for d in item.dispatches:
             bindings = _dispatch_bindings(d)
             if len(bindings) != len(pointers):
                 continue
+            args = list(d.opview.arguments)
+            tensors = [i for i, a in enumerate(args) if isinstance(a.type, ir.RankedTensorType)]
+            in_place = [(n, p) for n, p in enumerate(pointers[:len(tensors)])
+                        if position[p.name] in updated and bindings[n].is_result and not zero_outputs.is_zeroed(args[tensors[n]])]
+            mark_fake_zeros(d, [tensors[n] for n, _ in in_place])
+            zeroed.extend(p.name for _, p in in_place if p.name not in zeroed)
             for p, b in zip(pointers, bindings):
                 if b.undefined and position[p.name] in updated and p.name not in warned:
                     warned.add(p.name)
@@ -978,6 +993,14 @@ class MaterializeTritonVariants(ModulePass):
                         f"with reset_to_zero({p.name}), or pass its contents in place (a result tied to the operand holding "
                         "them, -> %x)",
                         location_of(d.location, ctx.source.name)))
+        if zeroed:
+            names = ", ".join(f"'{n}'" for n in zeroed)
+            ctx.emit_remark(Diagnostic(
+                "remark",
+                f"@{group.name}: kernel '{group.triton[1]}' updates {names} atomically (tt.atomic_rmw / tt.atomic_cas in "
+                f"its TTIR): the benchmark and check entries give {'it' if len(zeroed) == 1 else 'them'} zeros, not seeded "
+                "fake data (a lock or counter holding other values may never be released)",
+                group.location))
 
     def _refuse(self, results, tc):
         """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""

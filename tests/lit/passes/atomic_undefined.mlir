@@ -52,8 +52,10 @@ util.func public @zeroed(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tensor<
 // -----
 
 // a in place (its contents passed by the host), c tied to a flow.tensor.empty: one warning, for c.
+// Both get zeros as fake data in the benchmark and check entries (a remark).
 hal.executable.source private @e {
-  // expected-remark @+1 {{@g: 1 variant for sm_80}}
+  // expected-remark @+2 {{@g: 1 variant for sm_80}}
+  // expected-remark @+1 {{@g: kernel 'sums' updates 'a_ptr', 'c_ptr' atomically (tt.atomic_rmw / tt.atomic_cas in its TTIR): the benchmark and check entries give them zeros}}
   hal.executable.autotuning.export @g
       triton("../Inputs/zeroed_kernels.py", "sums")
       signature(a_ptr: *fp32 {output}, x_ptr: *fp32, b_ptr: *fp32 {output}, y_ptr: *fp32, c_ptr: *fp32 {output}, n: i32)

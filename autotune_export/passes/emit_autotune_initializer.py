@@ -177,9 +177,12 @@ class EmitAutotuneInitializer(ModulePass):
                 inputs, _ = fn.function_type(host)
                 untunable = _untunable(group, host, inputs) if tunes is None else None
                 if untunable is not None:
-                    # Builds without benchmark entries: strategies that need them skip the
-                    # group; tuning on live calls (round-robin) still works.
-                    ctx.emit_remark(Diagnostic("remark", untunable, group.location))
+                    # Builds without benchmark and check entries: strategies that need them
+                    # skip the group, and round-robin leaves it on its default unless the user
+                    # lets unchecked variants run on live data (allow_unchecked=True). A warning
+                    # when there is a variant to check; a remark for a group of one.
+                    severity = "warning" if len(group.variants) > 1 else "remark"
+                    ctx.emit_remark(Diagnostic(severity, untunable, group.location))
                     tunes = []
                 texts = group.tune_workload or [[None] * len(inputs)]
                 workloads = [
@@ -374,13 +377,18 @@ def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inpu
 def _untunable(group: AutotuneGroup, host, inputs) -> str | None:
     """Why ``group`` cannot be tuned on fake data without ``tune_workload`` (an argument of
     its host that is not a tensor of static shape: the RFC's own example takes ``tensor<?x?xf32>``),
-    as a remark's text; None when it can."""
+    as a diagnostic's text; None when it can. Such a group has no check entries either, so its
+    variants cannot be checked before they run on live data
+    (:class:`autotune_export.runtime.AutotunedModule`'s ``allow_unchecked``)."""
     for i, t in enumerate(inputs):
         if not (isinstance(t, ir.RankedTensorType) and t.has_static_shape):
             return (
                 f"@{group.name} cannot be tuned on fake data: argument {i} of host function @{sym_name(host)} is {t} "
                 "and no tune_workload(...) gives a static type or value per argument; it is built without benchmark "
-                "entries (tuning on live calls, strategy \"round-robin\", still works)"
+                "entries and without check entries, so no variant can be checked against the default before it runs: "
+                "strategy \"round-robin\" leaves it on its default variant unless the runtime is told "
+                "allow_unchecked=True (unchecked variants then run on live data); give tune_workload(...) to tune and "
+                "check it"
             )
     return None
 

@@ -227,15 +227,21 @@ class AutotunedModule:
     benchmarks and for round-robin's live calls alike. Ties within
     :data:`TIE_TOLERANCE` go to the lower variant index (:func:`pick`). ``device_results``:
     calls return ``iree.runtime.DeviceArray`` results (no copy to the host) unless told
-    otherwise per call. Raises ``RuntimeError`` (iree.runtime) when the driver or module
-    cannot be loaded, ``ValueError`` for a module without autotune metadata or a bad strategy.
+    otherwise per call. ``allow_unchecked``: let round-robin run, on live calls, variants that
+    have no check entry (a group built without ``tune_workload`` for a host of dynamic shapes
+    has none): their results are returned unchecked. By default such a group is not rotated:
+    it stays on its default variant, with a note (:attr:`notes`) and a ``RuntimeWarning``, so a
+    variant never runs on live data before it agreed with the default on the fake data. Raises
+    ``RuntimeError`` (iree.runtime) when the driver or module cannot be loaded, ``ValueError``
+    for a module without autotune metadata or a bad strategy.
     """
 
     def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
                  flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "exhaustive",
-                 race_budget_ms: float = 15.0, device_results: bool = False, benchmarker: Benchmarker | None = None):
+                 race_budget_ms: float = 15.0, device_results: bool = False, benchmarker: Benchmarker | None = None,
+                 allow_unchecked: bool = False):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -285,8 +291,9 @@ class AutotunedModule:
         self._slot_of: dict[str, dict[tuple, int]] = {}
         #: Round-robin: host function -> the group whose live calls it tunes (the last group of
         #: a host wins, as before).
+        self.allow_unchecked = allow_unchecked
         self._rotating_hosts: dict[str, GroupInfo] = (
-            {g.host: g for g in reversed(list(self.groups.values()))} if strategy == "round-robin" else {})
+            {g.host: g for g in reversed(list(self.groups.values())) if self._may_rotate(g)} if strategy == "round-robin" else {})
         #: Group -> the decisions (tuning-results entries) made or read from the cache by this
         #: object; the group's choice is chosen from them by contract.choose_result.
         self.decisions: dict[str, list[dict]] = {}
@@ -449,11 +456,34 @@ class AutotunedModule:
         """Whether ``info`` has a run-time table of per-workload choices that live calls can fill."""
         return bool(info.slots and info.workload_of and info.arity)
 
+    def _unchecked(self, info: GroupInfo) -> set[int]:
+        """The variants of ``info`` that no check entry can compare with the default (none
+        with ``allow_unchecked``): round-robin never runs them on live data."""
+        if self.allow_unchecked:
+            return set()
+        return {k for k in range(len(info.variants)) if k != info.default and not (k < len(info.check) and info.check[k])}
+
+    def _may_rotate(self, info: GroupInfo) -> bool:
+        """Whether round-robin may rotate ``info``'s live calls: False (with a note and a
+        RuntimeWarning) when a variant other than the default cannot be checked."""
+        unchecked = self._unchecked(info)
+        if not unchecked:
+            return True
+        self.notes[info.key] = (
+            f"{info.key} is not tuned on live calls: variant{'s' if len(unchecked) > 1 else ''} "
+            f"{', '.join(info.variants[k] for k in sorted(unchecked))} cannot be checked against the default variant "
+            f"{info.variants[info.default]} (the module has no check entries for the group: it was built without "
+            "tune_workload for its host's dynamic arguments), so round-robin leaves it on the default; give the group "
+            "tune_workload(...), or pass allow_unchecked=True to run unchecked variants on live data")
+        warnings.warn(self.notes[info.key], RuntimeWarning, stacklevel=3)
+        return False
+
     def _cached_rounds(self, info: GroupInfo, key: str) -> dict:
         """The round-robin state of a new live workload ``key``: per variant its timings, taken
-        from the tuning cache (ruler ``"live"``) where the cache has them."""
+        from the tuning cache (ruler ``"live"``) where the cache has them. Variants that the
+        cross-check dropped or cannot check (:meth:`_unchecked`) are left out."""
         self._check_all(info)  # live calls return their results: a wrong variant must never run on them
-        dropped = self.dropped.get(info.key, set())
+        dropped = self.dropped.get(info.key, set()) | self._unchecked(info)
         rounds = {v: _Rounds([]) for k, v in enumerate(info.variants) if k not in dropped}
         for k, v in enumerate(info.variants):
             if k in dropped:
@@ -585,7 +615,8 @@ class AutotunedModule:
             # Built without benchmark entries (its host takes dynamic shapes and no
             # tune_workload says which to measure): only live calls can tune it.
             self.notes[info.key] = (f"{info.key} has no benchmark entries (no tune_workload for its host's dynamic "
-                                    "arguments): left at its default; strategy='round-robin' tunes it on live calls")
+                                    "arguments): left at its default; strategy='round-robin' tunes it on live calls "
+                                    "only with allow_unchecked=True (its variants cannot be checked)")
             return []
         measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
         self.sources[info.key] = "tuned" if any(measured) else "cache"
@@ -679,7 +710,8 @@ class AutotunedModule:
         works = info.tuning_workloads()
         if not works:
             raise ValueError(f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
-                             "arguments); time it on live calls (strategy='round-robin')")
+                             "arguments); give it tune_workload(...), or time it on live calls (strategy='round-robin' "
+                             "with allow_unchecked=True: its variants cannot be checked)")
         fn = self.functions[works[workload].bench[variant]]
         (samples,) = self.benchmarker.measure(info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)],
                                               warmup_ms=warmup_ms, rep_ms=rep_ms)

@@ -91,7 +91,7 @@ def test_runtime_names_an_unknown_driver():
 @pytest.fixture(scope="module")
 def untunable_vmfb(tmp_path_factory) -> pathlib.Path:
     """cpu_group.mlir without its tune_workload: the host takes tensor<?xf32>, so the group is
-    built without benchmark entries (a remark), as the RFC's own example is."""
+    built without benchmark and check entries (a warning), as the RFC's own example is."""
     text = (DATA / "cpu_group.mlir").read_text().replace(" tune_workload(tensor<65536xf32>)", "")
     assert "tune_workload" not in text
     src = tmp_path_factory.mktemp("untunable") / "untunable.mlir"
@@ -115,7 +115,10 @@ def test_group_without_benchmarks_is_skipped_with_a_note(untunable_vmfb, tmp_pat
 
 @pytest.mark.integration
 def test_group_without_benchmarks_tunes_on_live_calls(untunable_vmfb, tmp_path):
-    m = tuner.AutotunedModule(untunable_vmfb, driver="local-task", cache=None, strategy="round-robin", min_rounds=2, max_rounds=4)
+    """Only when the user lets unchecked variants run on live data (allow_unchecked=True):
+    tests/unit/test_unchecked_round_robin.py has the default, which leaves the group alone."""
+    m = tuner.AutotunedModule(untunable_vmfb, driver="local-task", cache=None, strategy="round-robin", min_rounds=2, max_rounds=4,
+                              allow_unchecked=True)
     x = np.linspace(-3, 3, 1 << 16, dtype=np.float32)
     for _ in range(12):
         np.testing.assert_array_equal(np.asarray(m("scale", x)), 2 * x)

@@ -1,7 +1,7 @@
 // REQUIRES: integration
 // The RFC #13848 example in IREE 3.13's syntax (properties in <{...}>, named count regions,
 // layouts without descriptor sets, util.func), with the RFC's dynamic host: it builds with
-// --emit vmfb; the group has no benchmark entries (a remark says why). rfc.mlir (the RFC's
+// --emit vmfb; the group has no benchmark or check entries (a warning says why). rfc.mlir (the RFC's
 // syntax, static shapes) builds with --emit vmfb too (here for sm_90).
 //
 // RUN: autotune-export %s --emit vmfb -o %t.vmfb 2> %t.err
@@ -10,7 +10,7 @@
 // RUN: autotune-export %S/rfc.mlir --emit vmfb --target sm_90 -o %t.rfc.vmfb
 // RUN: iree-dump-module %t.rfc.vmfb | FileCheck %s --check-prefix=VMFB
 //
-// REMARK: rfc_3_13.mlir:[[# @LINE + 8]]:3: remark: @matmul cannot be tuned on fake data: argument 0 of host function @matmul is tensor<?x?xf32>
+// REMARK: rfc_3_13.mlir:[[# @LINE + 8]]:3: warning: @matmul cannot be tuned on fake data: argument 0 of host function @matmul is tensor<?x?xf32>
 // VMFB-DAG: __autotune.executable.matmul.select
 // VMFB-DAG: __autotune
 

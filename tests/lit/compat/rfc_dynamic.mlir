@@ -1,7 +1,8 @@
 // REQUIRES: integration
 // The example of IREE's RFC #13848 as its author wrote it: the syntax of mid-2023 (see rfc.mlir)
 // and a host function of dynamic shapes without tune_workload(...). It builds: the group gets
-// no benchmark entries (a remark says so; tuning on live calls still works), and --emit vmfb
+// no benchmark or check entries (a warning says so: round-robin leaves it on its default unless
+// told allow_unchecked=True), and --emit vmfb
 // compiles (for sm_90 too: rfc_3_13.mlir).
 //
 // RUN: autotune-export %s --emit vmfb -o %t.vmfb 2> %t.err
@@ -10,7 +11,7 @@
 // RUN: autotune-export %s --emit iree -o %t.mlir
 // RUN: FileCheck %s --check-prefix=IREE < %t.mlir
 //
-// REMARK: rfc_dynamic.mlir:[[# @LINE + 25]]:5: remark: @matmul cannot be tuned on fake data: argument 0 of host function @matmul is tensor<?x?xf32> and no tune_workload(...) gives a static type or value per argument; it is built without benchmark entries
+// REMARK: rfc_dynamic.mlir:[[# @LINE + 25]]:5: warning: @matmul cannot be tuned on fake data: argument 0 of host function @matmul is tensor<?x?xf32> and no tune_workload(...) gives a static type or value per argument; it is built without benchmark entries and without check entries
 // REMARK-NOT: error
 // VMFB-DAG: __autotune.executable.matmul.select
 // VMFB-DAG: __autotune

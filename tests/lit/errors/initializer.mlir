@@ -16,7 +16,7 @@ hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.execu
 // -----
 
 // The host takes dynamic shapes and no tune_workload(...) says which to measure: it builds
-// without benchmark entries, with a remark (live calls can still tune it).
+// without benchmark and check entries; a remark for a group of one variant (nothing to check).
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
   // expected-remark @+1 {{@g cannot be tuned on fake data: argument 0 of host function @host is tensor<?xf32> and no tune_workload(...) gives a static type or value per argument; it is built without benchmark entries}}
@@ -25,6 +25,29 @@ hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.execu
     %c1 = arith.constant 1 : index
     hal.return %n, %c1, %c1 : index, index, index
   } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<?xf32>{%c}, i32) -> tensor<?xf32>{%c}
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+// The same with two variants: a warning, since neither can be checked against the other before
+// it runs on live data (issue 21, item 1: round-robin used to run them unchecked).
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}\n.visible .entry b()\n{\nret;\n}"}>]}>}> {
+  // expected-warning @+1 {{@g cannot be tuned on fake data: argument 0 of host function @host is tensor<?xf32> and no tune_workload(...) gives a static type or value per argument; it is built without benchmark entries and without check entries, so no variant can be checked against the default before it runs: strategy "round-robin" leaves it on its default variant unless the runtime is told allow_unchecked=True (unchecked variants then run on live data); give tune_workload(...) to tune and check it}}
+  hal.executable.autotuning.export @g variants([@a, @b])
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+  hal.executable.export public @b ordinal(1) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [64 : index, 1 : index, 1 : index]}>
 }
 util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
   %c = arith.index_cast %n : i32 to index

@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from autotune_export.ir import binding
 from autotune_export.ir.group import Param, descriptor_refusal
 from autotune_export.ir.markers import SCRATCH_ATTR  # re-exported for the passes
 
@@ -259,28 +260,16 @@ def layout_attr(read_only: Sequence[bool], num_constants: int) -> str:
 
 def constant_slots(mlir_type: str) -> int | None:
     """32-bit IREE constants a dispatch operand of MLIR type ``mlir_type`` becomes, or None
-    when IREE's ABI has no spelling for it (``index``, vectors, > 64 bits...).
-
-    ``i32``/``f32``: 1; ``i1``/``i8``/``i16``/``f16``/``bf16``: 1 (zero-extended);
-    ``i64``/``f64``: 2 (low, high).
-    """
-    t = str(mlir_type).strip()
-    if t in ("i1", "i8", "i16", "i32", "f16", "bf16", "f32"):
-        return 1
-    if t in ("i64", "f64"):
-        return 2
-    return None
+    when IREE's ABI has no spelling for it (:func:`autotune_export.ir.binding.constant_slots`)."""
+    return binding.constant_slots(mlir_type)
 
 
 def operand_matches(param: Param, mlir_type: str) -> bool:
-    """Whether a dispatch operand of ``mlir_type`` can carry scalar parameter ``param``: the
-    bit widths agree (``i32`` or an already bitcast ``f32`` for ``fp32``/``i32``, ``i64`` or
-    ``f64`` for 64-bit parameters, ``f16``/``bf16``/``i16`` for 16-bit ones...)."""
-    abi = SCALARS.get(param.type)
-    if abi is None:
-        return False
-    widths = {"i1": 1, "i8": 8, "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32, "i64": 64, "f64": 64}
-    return widths.get(str(mlir_type).strip()) == abi.bits
+    """Whether a dispatch operand of ``mlir_type`` carries scalar parameter ``param``: its
+    type is :data:`autotune_export.ir.binding.SCALAR_OPERAND_TYPES` of the parameter's (an
+    ``f32`` for ``fp32``, an ``i64`` for ``i64``/``u64``...). Another type of the same width
+    would reach the kernel as the wrong bits (a float read as an integer), so it does not."""
+    return binding.SCALAR_OPERAND_TYPES.get(param.type) == str(mlir_type).strip()
 
 
 def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | None = None) -> str | None:

@@ -26,6 +26,12 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
   value, ``%ok`` (1 when every listed dispatch constant is a multiple of 16, computed on the
   host at the dispatch site); the chain tries variant K's specialization (``%choice == K and
   %ok``) before variant K itself;
+* a choice known when the module is built (a benchmark or check entry's fixed variant, a
+  dispatch naming a variant) goes through a ``util.optimization_barrier``: otherwise a
+  dispatch with only constant operands (a kernel that writes its output from scalars: fill,
+  iota, random numbers) is hoisted by iree-compile's const-eval into an initializer that it
+  JIT-compiles for llvm-cpu, where the external CUDA executable has no code (iree-compile
+  3.13 crashes in LLVMCPUAssignImportOrdinals);
 * the group ops are removed: the output is plain IREE input.
 """
 
@@ -222,7 +228,11 @@ class LowerAutotuningDispatch(ModulePass):
             i32 = ir.IntegerType.get_signless(32)
             with point:
                 if choice_global is None and (table is None or table.empty):
-                    choice = arith.ConstantOp(index, constant or 0).result
+                    # Behind a barrier: a dispatch whose operands are all constants (a benchmark
+                    # entry of a kernel that takes only scalars) is hoisted by iree-compile's
+                    # const-eval, which JIT-compiles it for llvm-cpu and crashes on the
+                    # CUDA-only executable (LLVMCPUAssignImportOrdinals).
+                    choice = fn.barrier([arith.ConstantOp(index, constant or 0).result])[0]
                 else:
                     if choice_global is not None:
                         loaded = util.GlobalLoadOp(i32, ir.FlatSymbolRefAttr.get(choice_global)).result
@@ -295,6 +305,12 @@ class LowerAutotuningDispatch(ModulePass):
                         f"the dispatch passes {len(scalars)} constants, but the specialization guard names constant {i}",
                     )
                 x = scalars[i]
+                if not isinstance(x.type, (ir.IntegerType, ir.IndexType)):
+                    raise DiagnosticError.at(
+                        location_of(dispatch.location),
+                        f"the specialization guard tests constant {i} of this dispatch, a {x.type} operand; guards apply "
+                        "to integer operands only (verify-autotuning-groups says which)",
+                    )
                 if kind == 16:
                     mask = arith.ConstantOp(x.type, 15).result
                     zero = arith.ConstantOp(x.type, 0).result

@@ -22,9 +22,11 @@ For every ``hal.executable.autotuning.export`` in the Triton form:
    alignment]`` for lower-autotuning-dispatch) and rewrite the group into the
    ``variants([...])`` form.
 
-Dispatches to a group are checked against its signature: each scalar operand must have the
-parameter's bit width (``i64``/``f64`` for 64-bit parameters, ``f16``/``bf16``/``i16`` for
-16-bit ones, ``i32``/``f32`` for 32-bit ones, ``i1``/``i8`` for the narrow ones); each tensor
+Dispatches to a group are checked against its signature (IREE's binding rule:
+:mod:`autotune_export.ir.binding`): each scalar operand must have the parameter's MLIR type
+(:data:`~autotune_export.ir.binding.SCALAR_OPERAND_TYPES`: ``f32`` for ``fp32``, ``i64`` for
+``i64``/``u64``...; another type of the same width would reach the kernel as the wrong bits); a
+result tied to an operand must be tied where the signature binds its output; each tensor
 bound to a pointer (tensor operands, then untied results, against the signature's input
 pointers, then its ``{output}`` pointers) must have the pointer's element type
 (:data:`POINTER_ELEMENT_TYPES`); an ``{output}`` pointer must be bound to a result (an untied
@@ -47,7 +49,6 @@ block (``num_warps * 32``; pruned with a remark, as configs over the shared-memo
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -55,7 +56,7 @@ from typing import Any
 from autotune_export.cuda import abi
 from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, MAX_THREADS_PER_BLOCK, TargetError, check_ptx_version,
                                           parse_targets)
-from autotune_export.ir import builders, hal_attrs
+from autotune_export.ir import binding, builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
@@ -65,20 +66,17 @@ from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.variant_config import config_attr
 from autotune_export.contract import VARIANT_CONFIG_ATTR
 from autotune_export.ir.walk import (
-    defining_op,
     dispatch_sites,
     entry_point_refs,
     executable_sources,
     exports_of,
     groups_of,
-    isa,
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes import zero_outputs
 from autotune_export.passes.bench_entries import mark_fake_zeros
 from iree.compiler import ir
-from iree.compiler.dialects import flow
 
 __all__ = ["MaterializeTritonVariants"]
 
@@ -116,89 +114,19 @@ def threads_refusal(num_warps: int) -> str | None:
     return None
 
 
-@dataclass
-class _Binding:
-    """One binding of a dispatch: the tensor's type, whether a result (untied, or an operand
-    tied to one) is written back through it, how the user wrote it, and whether the kernel
-    gets a buffer of undefined contents (an untied result, or an operand made by
-    ``flow.tensor.empty`` / ``flow.tensor.alloca``)."""
-
-    type: Any
-    is_result: bool
-    what: str
-    undefined: bool = False
-
-
-def _dispatch_bindings(d) -> list[_Binding]:
-    """The bindings of ``flow.dispatch`` ``d`` in IREE's order: tensor operands in operand
-    order, then untied results (notes/iree-hal-facts.md, "Calling convention")."""
-    args = list(d.opview.arguments)
-    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
-    tied_args = {t for t in tied if t >= 0}
-    out = []
-    for i, a in enumerate(args):
-        if isinstance(a.type, ir.RankedTensorType):
-            op = defining_op(a)
-            out.append(_Binding(a.type, i in tied_args, f"tensor operand {sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType))} ({a.type})",
-                                op is not None and isa(op, flow.TensorEmptyOp, flow.TensorAllocaOp)))
-    for j, r in enumerate(d.results):
-        if j >= len(tied) or tied[j] < 0:
-            out.append(_Binding(r.type, True, f"result {j} ({r.type})", True))
-    return out
-
-
-def _outputs_by_result(d, pointers, outputs: list[str], operands: list) -> frozenset | None:
-    """The in-place outputs of dispatch ``d`` read off its results: result ``j`` is output
-    ``j`` (the signature's ``{output}`` pointers, in order), so a tied result names its output.
-    None when that reading does not apply (not one result per output, no tied result) or
-    contradicts the binding order (the operand a result is tied to is not where the signature
-    puts that output among the operand bindings); the caller then searches."""
-    tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
-    if len(d.results) != len(outputs) or not any(t >= 0 for t in tied):
-        return None
-    args = list(d.opview.arguments)
-    tensor_index = {i: sum(1 for b in args[:i] if isinstance(b.type, ir.RankedTensorType)) for i in range(len(args))}
-    names = frozenset(outputs[j] for j, t in enumerate(tied) if t >= 0)
-    order = [p.name for p in pointers if not p.output or p.name in names]
-    if len(order) != len(operands):
-        return None
-    for j, t in enumerate(tied):
-        if t >= 0 and order.index(outputs[j]) != tensor_index.get(t):
-            return None
-    return names
+def _dispatch_bindings(d) -> list[binding.Binding]:
+    """The bindings of ``flow.dispatch`` ``d`` in IREE's order (:mod:`autotune_export.ir.binding`)."""
+    return binding.DispatchOperands.of(d).bindings()
 
 
 def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozenset:
-    """Names of the ``{output}`` pointers the dispatches write in place: passed as a tensor
-    operand with a result tied to it (``(%x, %y, %n) -> %x`` for ``x_ptr: *fp32 {output}``).
-
-    IREE binds the tensor operands first, then the untied results; so with ``k`` more tensor
-    operands than plain pointers, ``k`` outputs are operands. They are the outputs ``T`` for
-    which the operand bindings (plain pointers and ``T``, in signature order) put each output of
-    ``T`` on an operand that a result is tied to, leaving as many outputs as untied results.
-    When the dispatch has one result per output, result ``j`` is output ``j`` and the tied
-    results say which (:func:`_outputs_by_result`: ``(%x, %hist) -> (tensor, %hist)`` for
-    ``(x, acc {output}, hist {output})`` ties ``hist``, though ``acc`` would fit the operand
-    order as well); otherwise the first such ``T`` in signature order. Every dispatch must agree. Raises DiagnosticError
-    at the dispatch when two dispatches tie different outputs."""
-    pointers = [p for p in group.signature if p.is_pointer]
-    outputs = [p.name for p in pointers if p.output]
+    """Names of the ``{output}`` pointers the dispatches write in place
+    (:func:`autotune_export.ir.binding.tied_outputs`). Every dispatch must agree. Raises
+    DiagnosticError at a dispatch that ties an output where IREE would not bind it, or that
+    ties other outputs than an earlier one."""
     found: frozenset | None = None
     for d in dispatches:
-        bindings = _dispatch_bindings(d)
-        operands = [b for b in bindings if b.what.startswith("tensor operand")]
-        untied = len(bindings) - len(operands)
-        k = len(operands) - sum(1 for p in pointers if not p.output)
-        choice: frozenset = frozenset()
-        by_result = _outputs_by_result(d, pointers, outputs, operands)
-        if by_result is not None:
-            choice = by_result
-        elif 0 < k <= len(outputs) and len(outputs) - k == untied:
-            for names in itertools.combinations(outputs, k):
-                order = [p.name for p in pointers if not p.output or p.name in names]
-                if all(operands[order.index(n)].is_result for n in names):
-                    choice = frozenset(names)
-                    break
+        choice = binding.tied_outputs(group.signature, d, ctx.source.name, [Diagnostic("note", f"@{group.name} is defined here", group.location)])
         if found is not None and choice != found:
             raise DiagnosticError.at(
                 location_of(d.location, ctx.source.name),
@@ -209,11 +137,17 @@ def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozens
     return found or frozenset()
 
 
-def _mlir_spelling(triton_type: str) -> str:
-    bits = abi.SCALARS[triton_type].bits
-    if triton_type.startswith(("fp", "bf")):
-        return {16: f"{'bf16' if triton_type == 'bf16' else 'f16'}", 32: "f32 or i32", 64: "f64 or i64"}[bits]
-    return {1: "i1", 8: "i8", 16: "i16", 32: "i32 or f32", 64: "i64 or f64"}[bits]
+def _conversion(have: str, want: str) -> str:
+    """The arith op that converts a scalar of MLIR type ``have`` to ``want`` (for hints)."""
+    fa, fb = have.startswith(("f", "bf")), want.startswith(("f", "bf"))
+    wa, wb = int(have.lstrip("bfi") or 0), int(want.lstrip("bfi") or 0)
+    if fa and fb:
+        return "extf" if wb > wa else "truncf"
+    if fa:
+        return "fptosi"
+    if fb:
+        return "sitofp"
+    return "extsi" if wb > wa else "trunci"
 
 
 def _config_entries(cfg: dict) -> list[tuple[str, Any]]:
@@ -477,23 +411,7 @@ def _result_indices(item) -> tuple[list[int] | None, list[int] | None]:
     is absent, or the dispatches return the outputs in different orders (the zero fills are at
     the dispatches already; the clause only records them)."""
     group = item.group
-    pointers = abi.plan(group.signature, tied=item.tied).binding_params()
-    orders = []
-    for d in item.dispatches:
-        args = list(d.opview.arguments)
-        tensors = [i for i, a in enumerate(args) if isinstance(a.type, ir.RankedTensorType)]
-        tied = [int(t.value) for t in d.attributes["tied_operands"]] if "tied_operands" in d.attributes else []
-        tied += [-1] * (len(d.results) - len(tied))
-        bindings, untied = [], len(tensors)
-        for t in tied:
-            if t >= 0:
-                bindings.append(tensors.index(t) if t in tensors else -1)
-            else:
-                bindings.append(untied)
-                untied += 1
-        if untied != len(pointers) or any(b < 0 for b in bindings):
-            continue  # verify-autotuning-groups reports the mismatch
-        orders.append([pointers[b].name for b in bindings])
+    orders = [o for o in (binding.result_outputs(group.signature, item.tied, d) for d in item.dispatches) if o is not None]
     if not orders:
         orders = [[p.name for p in group.signature if p.is_pointer and p.output]]
     if any(o != orders[0] for o in orders):
@@ -922,11 +840,13 @@ class MaterializeTritonVariants(ModulePass):
                 continue  # verify-autotuning-groups reports the count
             for p, a in zip(scalars, given):
                 if not abi.operand_matches(p, str(a.type)):
-                    abi_p = abi.SCALARS[p.type]
+                    want = binding.SCALAR_OPERAND_TYPES[p.type]
                     raise DiagnosticError.at(
                         location_of(d.location, ctx.source.name),
                         f"dispatch to @{exe}::@{group.name} passes a {a.type} for parameter '{p.name}' ({p.type}); "
-                        f"expected a {abi_p.bits}-bit value ({_mlir_spelling(p.type)})",
+                        f"expected an {want} operand: the kernel would read the {a.type}'s bits as {p.type} "
+                        f"(convert it at the call site, e.g. with arith.{_conversion(str(a.type), want)})",
+                        note,
                     )
 
     def _check_written(self, ctx: PassContext, item: _Planned, plan, written: set[int]) -> None:

@@ -247,6 +247,18 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
                 note,
             )
         slots += n
+    # A specialization guard (lower-autotuning-dispatch) tests its constants with integer ops:
+    # Triton specializes integers (and pointers) only, and `x & 15` of a float is no IR.
+    for i in (group.divisible or []) + (group.equal_one or []) if group.specialized is not None else []:
+        if i < len(scalars) and not isinstance(scalars[i].type, (ir.IntegerType, ir.IndexType)):
+            which = "divisible_by_16" if i in (group.divisible or []) else "equal_to_1"
+            raise DiagnosticError.at(
+                loc,
+                f"specialized(..., {which} = [...]) of @{exe}::@{group.name} guards constant {i} of this dispatch, a "
+                f"{scalars[i].type} operand: the guard (divisible by 16, equal to 1) applies to integer operands only, as "
+                "Triton's specialization does; pass an integer, or drop the guard (a ':16' or ':1' hint on a float)",
+                note,
+            )
     if slots != _constants(layout):
         raise DiagnosticError.at(
             loc,

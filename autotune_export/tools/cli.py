@@ -120,6 +120,27 @@ def _generated_function(text: str, line: int) -> str | None:
     return None
 
 
+def _iree_failure(report: str) -> str:
+    """One line for an iree-compile failure without an ``error:`` diagnostic (a crash):
+    its exit code, the pass it crashed in (the first ``...Pass::runOnOperation`` frame of its
+    stack dump) and its first line of output that is neither the tool's banner nor the dump."""
+    lines = [ln.strip() for ln in report.splitlines() if ln.strip()]
+    code = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Error code:")), None)
+    frame = next((m.group(1) for ln in lines if (m := re.search(r"(\w+Pass)::runOnOperation", ln))), None)
+    skip = ("Error invoking", "Error code:", "Diagnostics:", "Please report", "Stack dump:", "Invoked with", "iree-compile ",
+            "Need more information")
+    first = next((ln for ln in lines if not ln.startswith(skip) and not re.match(r"^(#\d+|\d+\.\s)", ln)), None)
+    parts = []
+    if code is not None:
+        signal = -int(code) if code.lstrip("-").isdigit() and int(code) < 0 else None
+        parts.append(f"it crashed (signal {signal})" if signal else f"exit code {code}")
+    if frame:
+        parts.append(f"in IREE's {frame}")
+    if first:
+        parts.append(first)
+    return ", ".join(parts) if parts else (lines[0] if lines else "no output")
+
+
 def _iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None, codegen: str | None) -> DiagnosticError:
     """iree-compile's failure as diagnostics: positions in the user's input (``-``, the name
     MLIR's Python parser gives the buffer, when the text carries the input's locations) are
@@ -148,9 +169,7 @@ def _iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None
         diags.append(Diagnostic(sev, msg, loc))
     errors = [d for d in diags if d.severity == "error"]
     if not errors:
-        lines = [ln for ln in str(err).splitlines() if ln.strip()]
-        detail = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "iree-compile failed")
-        return DiagnosticError.at(None, f"iree-compile failed: {detail.strip()}")
+        return DiagnosticError.at(None, f"iree-compile failed: {_iree_failure(str(err))}")
     first = errors[0]
     first.message = f"iree-compile failed: {first.message}"
     if "missing GPU target" in first.message:

@@ -97,8 +97,11 @@ def test_check_ptx_types():
 def test_constant_slots_and_operand_widths():
     assert [abi.constant_slots(t) for t in ("i1", "i8", "i16", "i32", "f16", "bf16", "f32", "i64", "f64")] == [1] * 7 + [2, 2]
     assert abi.constant_slots("index") is None and abi.constant_slots("vector<2xi32>") is None
-    assert abi.operand_matches(Param("q", "i64"), "f64") and abi.operand_matches(Param("q", "u64"), "i64")
-    assert abi.operand_matches(Param("a", "fp32"), "i32") and not abi.operand_matches(Param("a", "fp32"), "f16")
+    assert abi.operand_matches(Param("q", "i64"), "i64") and abi.operand_matches(Param("q", "u64"), "i64")
+    assert abi.operand_matches(Param("a", "fp32"), "f32") and not abi.operand_matches(Param("a", "fp32"), "f16")
+    # The same width is not enough: a float's bits read as an integer, or the reverse (issue 21.7).
+    assert not abi.operand_matches(Param("q", "i64"), "f64") and not abi.operand_matches(Param("a", "fp32"), "i32")
+    assert not abi.operand_matches(Param("eps", "i32"), "f32") and not abi.operand_matches(Param("h", "fp16"), "i16")
     assert abi.operand_matches(Param("h", "bf16"), "bf16") and not abi.operand_matches(Param("n", "i32"), "i64")
 
 

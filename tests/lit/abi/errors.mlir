@@ -1,6 +1,6 @@
 // REQUIRES: integration
-// Dispatch operands must carry the kernel's scalar types: each one needs the bit width of
-// its parameter (an i64 parameter takes an i64 or f64 operand, split into two constants).
+// Dispatch operands must carry the kernel's scalar types: each one needs the MLIR type of
+// its parameter (an i64 parameter takes an i64 operand, split into two constants).
 // RUN: autotune-export %s -p materialize-triton-variants,verify-autotuning-groups --target sm_80 --split-input-file --verify-diagnostics
 
 hal.executable.source private @scalars_ex {
@@ -14,7 +14,7 @@ hal.executable.source private @scalars_ex {
 util.func public @host(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xf32> {
   %n = arith.constant 16 : index
   %n_i32 = arith.constant 16 : i32
-  // expected-error @+1 {{dispatch to @scalars_ex::@add passes a i32 for parameter 'n' (i64); expected a 64-bit value (i64 or f64)}}
+  // expected-error @+1 {{dispatch to @scalars_ex::@add passes a i32 for parameter 'n' (i64); expected an i64 operand: the kernel would read the i32's bits as i64}}
   %z = flow.dispatch @scalars_ex::@add[%n](%x, %y, %n_i32) : (tensor<16xf32>, tensor<16xf32>, i32) -> tensor<16xf32>
   util.return %z : tensor<16xf32>
 }
@@ -32,7 +32,7 @@ hal.executable.source private @scalars_ex {
 util.func public @host(%x: tensor<16xf32>, %alpha: f16) -> tensor<16xf32> {
   %n = arith.constant 16 : index
   %n_i32 = arith.constant 16 : i32
-  // expected-error @+1 {{dispatch to @scalars_ex::@scale passes a f16 for parameter 'alpha' (fp32); expected a 32-bit value (f32 or i32)}}
+  // expected-error @+1 {{dispatch to @scalars_ex::@scale passes a f16 for parameter 'alpha' (fp32); expected an f32 operand: the kernel would read the f16's bits as fp32}}
   %z = flow.dispatch @scalars_ex::@scale[%n](%x, %alpha, %n_i32) : (tensor<16xf32>, f16, i32) -> tensor<16xf32>
   util.return %z : tensor<16xf32>
 }

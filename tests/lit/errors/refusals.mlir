@@ -132,7 +132,7 @@ util.func public @host(%o: tensor<1024xf32>, %x: tensor<1024xf32>) -> (tensor<10
   %c0 = arith.constant 0 : index
   %n = arith.constant 1024 : index
   %n32 = arith.constant 1024 : i32
-  // expected-error @+1 {{dispatch to @ex::@g binds tensor operand 1 (tensor<1024xf32>) to {output} pointer 'out_ptr', but no result is tied to it: IREE treats dispatch operands as immutable}}
+  // expected-error @+1 {{dispatch to @ex::@g ties result 0 (its {output} 'out_ptr', written in place) to tensor operand 0, but IREE binds the tensor operands in operand order, and the signature puts 'out_ptr' at operand binding 1: pass the tensor operands in the order (x_ptr, out_ptr)}}
   %r = flow.dispatch @ex::@g[%n](%o, %x, %n32) : (tensor<1024xf32>, tensor<1024xf32>, i32) -> %o
   util.return %r : tensor<1024xf32>
 }

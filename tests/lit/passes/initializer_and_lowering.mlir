@@ -115,7 +115,9 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // LOWER:        %[[C0:.+]] = arith.select %{{.+}}, %[[S0]], %{{.+}} : i32
 // LOWER-NEXT:   %[[GI:.+]] = arith.index_cast %[[C0]] : i32 to index
 // LOWER-NEXT:   flow.dispatch @ex::@k_a[%{{.+}}, %[[GI]]](
-// The benchmarks pass their fixed variant as a constant (here variant 2).
+// The benchmarks pass their fixed variant as a constant (here variant 2), through a barrier
+// (else iree-compile's const-eval may hoist a dispatch of constants and JIT it for the CPU).
 // LOWER-LABEL: util.func public @__autotune.ex.k.bench.2(
 // LOWER:        %[[TWO:.+]] = arith.constant 2 : index
-// LOWER:        flow.dispatch @ex::@k_a[%{{.+}}, %[[TWO]]](
+// LOWER-NEXT:   %[[OPAQUE:.+]] = util.optimization_barrier %[[TWO]] : index
+// LOWER:        flow.dispatch @ex::@k_a[%{{.+}}, %[[OPAQUE]]](

@@ -1,0 +1,265 @@
+"""IREE's dispatch binding rule: which operand or result of a ``flow.dispatch`` becomes which
+binding or push constant, and so which kernel parameter. The one home of that rule: the passes,
+:mod:`autotune_export.cuda.abi` and the interop front ends call it.
+
+IREE's convention (IREE 3.13; notes/iree-hal-facts.md, "Calling convention of the CUDA driver",
+and docs/calling-convention.md), for ``flow.dispatch @ex::@e[workload](args) -> results``:
+
+* **bindings** are the tensor operands, in operand order, then each *untied* result, in result
+  order. A result tied to an operand (``-> %x``, the ``tied_operands`` attribute: per result the
+  index into ``args`` or -1) is written in place: it reuses that operand's binding and adds none;
+* **push constants** are the non-tensor operands, in operand order, each one or two 32-bit
+  values (:func:`constant_slots`): ``i32`` as is, ``f32`` bitcast, ``i1``/``i8``/``i16``
+  zero-extended, ``f16``/``bf16`` bitcast to ``i16`` and zero-extended, ``i64`` split into its
+  low then high half, ``f64`` bitcast to ``i64`` then split (:func:`to_constants`). IREE's CUDA
+  HAL passes each constant as 4 bytes, so nothing wider than 32 bits reaches the kernel whole;
+* the **kernel** is then called with one pointer per binding, in binding order, then one 32-bit
+  value per constant (IREE's ``iree_hal_cuda_native_executable`` launch, plain
+  ``cuLaunchKernel``).
+
+A Triton signature meets it this way (:func:`pointer_order`, used by
+:func:`autotune_export.cuda.abi.plan`): the pointers bound to tensor operands are the input
+pointers and the ``{output}`` pointers written in place, in signature order; then the other
+``{output}`` pointers, bound to the untied results in signature order. Which outputs are
+written in place is read off the dispatch (:func:`tied_outputs`): result ``j`` is the ``j``-th
+``{output}`` pointer (docs/calling-convention.md), so a tied result names its output, and the
+operand it is tied to must sit where the signature puts that output among the operand
+bindings; a dispatch that ties it elsewhere is refused (IREE would hand the kernel the wrong
+buffers).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Sequence
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith
+
+from autotune_export.ir.group import Param
+from autotune_export.ir.walk import defining_op, entry_point_refs
+from autotune_export.support.diagnostics import DiagnosticError, location_of
+
+__all__ = [
+    "SCALAR_OPERAND_TYPES",
+    "Binding",
+    "DispatchOperands",
+    "constant_slots",
+    "to_constants",
+    "pointer_order",
+    "tied_outputs",
+    "result_outputs",
+]
+
+
+#: Triton scalar type -> the MLIR type of the dispatch operand that carries it (a Triton
+#: ``u1``, like ``i1``, is an ``i1`` operand; MLIR integers are signless, so ``uN`` is ``iN``).
+#: An operand of another type would reach the kernel as the wrong bits: a float read as an
+#: integer, or half of a 64-bit value.
+SCALAR_OPERAND_TYPES: dict[str, str] = {
+    "i1": "i1", "u1": "i1", "i8": "i8", "u8": "i8", "i16": "i16", "u16": "i16",
+    "i32": "i32", "u32": "i32", "i64": "i64", "u64": "i64",
+    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+}
+
+_SLOTS = {"i1": 1, "i8": 1, "i16": 1, "i32": 1, "f16": 1, "bf16": 1, "f32": 1, "i64": 2, "f64": 2}
+
+
+def constant_slots(mlir_type) -> int | None:
+    """32-bit push constants a scalar dispatch operand of ``mlir_type`` (an ``ir.Type`` or its
+    spelling) becomes: 1 for ``i1``/``i8``/``i16``/``i32``/``f16``/``bf16``/``f32``, 2 for
+    ``i64``/``f64`` (low half first); None when IREE's ABI has no spelling for it (``index``,
+    vectors, wider integers...)."""
+    return _SLOTS.get(str(mlir_type).strip())
+
+
+def to_constants(value: ir.Value) -> list[ir.Value] | None:
+    """The ``i32`` push constants scalar ``value`` becomes (see the module docstring), built at
+    the current insertion point and location; None for a type :func:`constant_slots` refuses."""
+    t = value.type
+    i16, i32, i64 = (ir.IntegerType.get_signless(w) for w in (16, 32, 64))
+    if isinstance(t, ir.IntegerType):
+        if t.width == 32:
+            return [value]
+        if t.width in (1, 8, 16):
+            return [arith.ExtUIOp(i32, value).result]
+        if t.width == 64:
+            return _split64(value)
+        return None
+    if isinstance(t, ir.F32Type):
+        return [arith.BitcastOp(i32, value).result]
+    if isinstance(t, (ir.F16Type, ir.BF16Type)):
+        return [arith.ExtUIOp(i32, arith.BitcastOp(i16, value).result).result]
+    if isinstance(t, ir.F64Type):
+        return _split64(arith.BitcastOp(i64, value).result)
+    return None
+
+
+def _split64(value: ir.Value) -> list[ir.Value]:
+    """``[low, high]`` 32-bit halves of an ``i64``."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    low = arith.TruncIOp(i32, value).result
+    high = arith.TruncIOp(i32, arith.ShRUIOp(value, arith.ConstantOp(i64, 32).result).result).result
+    return [low, high]
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value.type, ir.ShapedType)
+
+
+@dataclass
+class Binding:
+    """One binding of a dispatch. ``operand``: index into the dispatch's arguments of the
+    tensor operand bound here, or None for an untied result; ``result``: the result written
+    through it (an untied result, or one tied to the operand), or None for a read-only
+    operand. ``undefined``: the kernel gets a buffer of undefined contents (an untied result,
+    or an operand made by ``flow.tensor.empty`` / ``flow.tensor.alloca``). ``what``: how
+    diagnostics name it (``tensor operand 1 (tensor<4xf32>)``, ``result 0 (...)``)."""
+
+    type: ir.Type
+    operand: int | None
+    result: int | None
+    undefined: bool
+    what: str
+
+    @property
+    def is_result(self) -> bool:
+        return self.result is not None
+
+
+@dataclass
+class DispatchOperands:
+    """The operand groups of a ``flow.dispatch`` (its ``operandSegmentSizes``): workload,
+    arguments, argument dims (dynamic sizes of the tensor arguments, in order), result dims;
+    ``tied``: per result, the index of the argument it is tied to, or -1."""
+
+    workload: list
+    arguments: list
+    argument_dims: list
+    result_dims: list
+    tied: list[int]
+    result_types: list
+
+    @classmethod
+    def of(cls, dispatch) -> "DispatchOperands":
+        segments = list(dispatch.attributes["operandSegmentSizes"])
+        ops = list(dispatch.operands)
+        bounds = [0]
+        for n in segments:
+            bounds.append(bounds[-1] + n)
+        parts = [ops[bounds[i]:bounds[i + 1]] for i in range(len(segments))]
+        tied = [-1] * len(dispatch.results)
+        if "tied_operands" in dispatch.attributes:
+            tied = [int(ir.IntegerAttr(a).value) for a in ir.ArrayAttr(dispatch.attributes["tied_operands"])]
+            tied += [-1] * (len(dispatch.results) - len(tied))
+        return cls(parts[0], parts[1], parts[2], parts[3], tied, [r.type for r in dispatch.results])
+
+    def scalars(self) -> list:
+        """The non-tensor arguments: the push constants, in order (before the 32-bit split)."""
+        return [a for a in self.arguments if not _is_tensor(a)]
+
+    def tensor_positions(self) -> list[int]:
+        """Indices into :attr:`arguments` of the tensor operands, in order."""
+        return [i for i, a in enumerate(self.arguments) if _is_tensor(a)]
+
+    def untied_results(self) -> list[int]:
+        return [j for j, t in enumerate(self.tied) if t < 0]
+
+    def bindings(self) -> list[Binding]:
+        """The bindings in IREE's order: tensor operands in operand order, then untied results."""
+        by_operand = {t: j for j, t in enumerate(self.tied) if t >= 0}
+        out = []
+        for n, i in enumerate(self.tensor_positions()):
+            a = self.arguments[i]
+            op = defining_op(a)
+            fresh = op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca")
+            out.append(Binding(a.type, i, by_operand.get(i), fresh, f"tensor operand {n} ({a.type})"))
+        for j in self.untied_results():
+            t = self.result_types[j]
+            out.append(Binding(t, None, j, True, f"result {j} ({t})"))
+        return out
+
+    def num_constants(self) -> int | None:
+        """32-bit push constants the scalar arguments make; None when one has no spelling."""
+        slots = [constant_slots(a.type) for a in self.scalars()]
+        return None if any(s is None for s in slots) else sum(slots)
+
+
+def pointer_order(pointers: Sequence[Param], tied) -> tuple[list[Param], list[Param]]:
+    """``(bound to operands, bound to untied results)``: the signature's pointers in binding
+    order, for the ``{output}`` pointers named in ``tied`` written in place. The input pointers
+    and the in-place outputs are bound to the tensor operands, in signature order; the other
+    outputs to the untied results, in signature order."""
+    pointers = [p for p in pointers if p.is_pointer]
+    as_operands = [p for p in pointers if not p.output or p.name in tied]
+    as_results = [p for p in pointers if p.output and p.name not in tied]
+    return as_operands, as_results
+
+
+def tied_outputs(signature: Sequence[Param], dispatch, filename: str | None = None, notes: Sequence = ()) -> frozenset:
+    """Names of the ``{output}`` pointers that ``dispatch`` writes in place.
+
+    When the dispatch has one result per ``{output}`` pointer, result ``j`` is output ``j``,
+    so each tied result names its output; the operand it is tied to must then be where
+    :func:`pointer_order` binds that output (IREE binds tensor operands in operand order), else
+    DiagnosticError at the dispatch (``filename`` names its file, ``notes`` are attached) names
+    the order the operands need. With more tensor
+    operands than input pointers and another number of results (input pointers written in
+    place take results too), the outputs are the first set, in signature order, whose operand
+    bindings all carry a result."""
+    parts = DispatchOperands.of(dispatch)
+    pointers = [p for p in signature if p.is_pointer]
+    outputs = [p.name for p in pointers if p.output]
+    if not any(t >= 0 for t in parts.tied):
+        return frozenset()
+    positions = parts.tensor_positions()
+    if len(parts.tied) == len(outputs):
+        names = frozenset(outputs[j] for j, t in enumerate(parts.tied) if t >= 0)
+        order = [p.name for p in pointer_order(pointers, names)[0]]
+        if len(order) != len(positions):
+            return names  # the binding count check reports it
+        for j, t in enumerate(parts.tied):
+            if t < 0 or t not in positions or positions.index(t) == order.index(outputs[j]):
+                continue
+            exe, name = entry_point_refs(dispatch)[0]
+            raise DiagnosticError.at(
+                location_of(dispatch.location, filename),
+                f"dispatch to @{exe}::@{name} ties result {j} (its {{output}} '{outputs[j]}', written in place) to tensor "
+                f"operand {positions.index(t)}, but IREE binds the tensor operands in operand order, and the signature "
+                f"puts '{outputs[j]}' at operand binding {order.index(outputs[j])}: pass the tensor operands in the "
+                f"order ({', '.join(order)}) (result j is the j-th {{output}} pointer; docs/calling-convention.md)",
+                list(notes),
+            )
+        return names
+    bindings = parts.bindings()
+    operands = [b for b in bindings if b.operand is not None]
+    untied = len(bindings) - len(operands)
+    k = len(operands) - sum(1 for p in pointers if not p.output)
+    if 0 < k <= len(outputs) and len(outputs) - k == untied:
+        for names in itertools.combinations(outputs, k):
+            order = [p.name for p in pointer_order(pointers, names)[0]]
+            if all(operands[order.index(n)].is_result for n in names):
+                return frozenset(names)
+    return frozenset()
+
+
+def result_outputs(signature: Sequence[Param], tied, dispatch) -> list[str] | None:
+    """Per result of ``dispatch``, the name of the ``{output}`` pointer it returns (a tied
+    result: its operand's pointer; an untied one: the next untied output), for the outputs
+    ``tied`` written in place; None when the dispatch's bindings do not match the signature's
+    (the binding count check reports that)."""
+    as_operands, as_results = pointer_order(signature, tied)
+    parts = DispatchOperands.of(dispatch)
+    positions = parts.tensor_positions()
+    if len(positions) != len(as_operands) or len(parts.untied_results()) != len(as_results):
+        return None
+    names, untied = [], iter(as_results)
+    for t in parts.tied:
+        if t >= 0:
+            if t not in positions:
+                return None
+            names.append(as_operands[positions.index(t)].name)
+        else:
+            names.append(next(untied).name)
+    return names

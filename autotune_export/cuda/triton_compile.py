@@ -90,8 +90,8 @@ __all__ = [
 # Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
 # metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data;
 # 7: compile errors at the kernel file's line and column; 8: the source hash covers the values of the
-# globals and module attributes the kernel reads, LoadedKernel.values_read).
-CACHE_FORMAT = 8
+# globals and module attributes the kernel reads, LoadedKernel.values_read; 9: read_first_params).
+CACHE_FORMAT = 9
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = _compat.METADATA_FIELDS
@@ -702,7 +702,9 @@ class CompiledVariant:
     triton_version, hash (Triton's), written_params: the indices into ``spec.signature`` of
     the pointer parameters the kernel may store through (from its TTIR, see
     :mod:`autotune_export.cuda.ttir`; every pointer when the TTIR cannot be analysed) and
-    updated_params: those it may update atomically (none known without the TTIR), and
+    updated_params: those it may update atomically (none known without the TTIR),
+    read_first_params: those it loads from before storing through them (none known without
+    the TTIR), and
     addresses_from_data: how it makes pointers no parameter gives (refused by
     materialize-triton-variants).
     ``cached`` is True when it came from our disk cache."""
@@ -953,24 +955,26 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
     # computed once here so that cache hits skip the analysis.
     (metadata["written_params"], metadata["updated_params"],
-     metadata["addresses_from_data"]) = _accessed_params(spec, compiled.asm.get("ttir"))
+     metadata["addresses_from_data"], metadata["read_first_params"]) = _accessed_params(spec, compiled.asm.get("ttir"))
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
 
 
-def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int], list[int], list[str]]:
-    """``(written, updated, addresses_from_data)``: indices into ``spec.signature`` of the
-    pointers (and tensor descriptors) the kernel may write, and may update atomically, and how
-    it makes pointers from data (:class:`autotune_export.cuda.ttir.WrittenParams`), from its
-    TTIR; every pointer written, none known updated and nothing known made when the TTIR is
-    missing or cannot be analysed."""
+def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int], list[int], list[str], list[int]]:
+    """``(written, updated, addresses_from_data, read_first)``: indices into ``spec.signature``
+    of the pointers (and tensor descriptors) the kernel may write, and may update atomically,
+    how it makes pointers from data, and the pointers it loads from before storing through them
+    (:class:`autotune_export.cuda.ttir.WrittenParams`), from its TTIR; every pointer written,
+    none known updated or read first and nothing known made when the TTIR is missing or cannot
+    be analysed."""
     if ttir_text is not None:
         try:
             found = _ttir.analyze(ttir_text)
-            return sorted(found.written_parameters), sorted(found.updated_parameters), list(found.addresses_from_data)
+            return (sorted(found.written_parameters), sorted(found.updated_parameters), list(found.addresses_from_data),
+                    sorted(found.read_first_parameters))
         except _ttir.TtirError:
             pass
     every = [i for i, (_, t) in enumerate(spec.signature) if t.startswith(("*", "tensordesc", "nvtmadesc"))]
-    return every, [], []
+    return every, [], [], []
 
 
 # --------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 
-__all__ = ["TtirError", "written_params_from_ttir", "analyze", "WrittenParams"]
+__all__ = ["TtirError", "written_params_from_ttir", "analyze", "read_before_written", "WrittenParams"]
 
 #: Ops that write memory through their first operand (the rest of their operands are the data).
 WRITE_OPS = frozenset({
@@ -118,6 +118,9 @@ class WrittenParams:
     rounded up, is fine). ``pointers``: indices of its pointer (``!tt.ptr``) and tensor-descriptor
     (``!tt.tensordesc``) arguments. ``arg_types``: every argument's MLIR type, as text
     (``!tt.ptr<f32>``, ``i32``, ``!tt.tensordesc<32x32xf32>``). ``kernel``: the function's name.
+    ``read_first``: pointer arguments the kernel loads from (``tt.load``, ``tt.descriptor_load``,
+    ``tt.descriptor_gather``) before any store through them, in program order: it reads what
+    the buffer held before the launch (:func:`read_before_written`).
     """
 
     kernel: str
@@ -126,6 +129,7 @@ class WrittenParams:
     written: frozenset[int]
     updated: frozenset[int] = frozenset()
     addresses_from_data: tuple[str, ...] = ()
+    read_first: frozenset[int] = frozenset()
 
     def parameter_of_args(self) -> list[int]:
         """Per argument, the index of the kernel parameter it belongs to: the identity, except
@@ -150,6 +154,12 @@ class WrittenParams:
         constexprs), see :meth:`parameter_of_args`."""
         of = self.parameter_of_args()
         return frozenset(of[i] for i in self.written)
+
+    @property
+    def read_first_parameters(self) -> frozenset[int]:
+        """:attr:`read_first` as indices of the kernel's runtime parameters."""
+        of = self.parameter_of_args()
+        return frozenset(of[i] for i in self.read_first)
 
     @property
     def updated_parameters(self) -> frozenset[int]:
@@ -512,7 +522,38 @@ def analyze(ttir_text: str) -> WrittenParams:
             elif not (source & pointers) and _TOP not in source and source:
                 made.append("tt.int_to_ptr of an integer parameter")
     return WrittenParams(kernel, types, pointers, reached_by(graph.written), reached_by(graph.updated),
-                         tuple(dict.fromkeys(made)))
+                         tuple(dict.fromkeys(made)), read_before_written(ops, origins, pointers))
+
+
+#: Ops that read memory through their first operand and give what it held.
+LOAD_OPS = frozenset({"tt.load", "tt.descriptor_load", "tt.descriptor_gather"})
+
+
+def read_before_written(ops: list[_Op], origins: dict[int, set[int]], pointers: frozenset[int]) -> frozenset[int]:
+    """Pointer arguments loaded from before any store through them, in program order (``ops``
+    in walk order: the loads and stores, which have no regions, come in textual order).
+
+    Only exact origins count: a load or store through a pointer the analysis cannot follow
+    (origin "anywhere") neither reports nor clears an argument, so this errs towards saying
+    nothing. A store that precedes the load in the text counts even when it is conditional
+    (inside an ``scf.if``) or writes other elements: the analysis does not compare masks or
+    offsets. A load inside a loop before the loop's store reads the buffer's old contents on
+    the first iteration, and is reported. Atomic updates are not loads here (they are
+    :attr:`WrittenParams.updated`)."""
+    stored: set[int] = set()
+    read: set[int] = set()
+    for op in ops:
+        if not op.operands:
+            continue
+        where = origins.get(op.operands[0], set())
+        if _TOP in where:
+            continue
+        where = where & pointers
+        if op.name in LOAD_OPS:
+            read |= where - stored
+        elif op.name in WRITE_OPS:
+            stored |= where
+    return frozenset(read)
 
 
 def written_params_from_ttir(ttir_text: str) -> set[int] | None:

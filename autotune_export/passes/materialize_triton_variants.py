@@ -922,6 +922,33 @@ class MaterializeTritonVariants(ModulePass):
                 "fake data (a lock or counter holding other values may never be released)",
                 group.location))
 
+    def _check_read_first(self, ctx: PassContext, item: _Planned, plan, read_first: set[int]) -> None:
+        """A warning, once per pointer, at the first dispatch that binds an ``{output}`` pointer
+        the kernel loads from before storing through it (``read_first``: signature indices,
+        from the variants' TTIR, :func:`autotune_export.cuda.ttir.read_before_written`) to a
+        buffer of undefined contents (an untied result, or an operand made by
+        ``flow.tensor.empty`` / ``flow.tensor.alloca``): IREE allocates it per call, so what
+        the kernel reads is garbage. (A PyTorch caller passes the tensor whose contents the
+        kernel reads, e.g. a gradient it accumulates into.)"""
+        group = item.group
+        pointers = plan.binding_params()
+        position = {p.name: i for i, p in enumerate(group.signature)}
+        warned: set[str] = set()
+        for d in item.dispatches:
+            bindings = _dispatch_bindings(d)
+            if len(bindings) != len(pointers):
+                continue
+            for p, b in zip(pointers, bindings):
+                if p.output and b.undefined and position[p.name] in read_first and p.name not in warned:
+                    warned.add(p.name)
+                    ctx.emit_remark(Diagnostic(
+                        "warning",
+                        f"kernel '{group.triton[1]}' of @{group.name} loads from {{output}} '{p.name}' before it stores "
+                        f"through it, but this dispatch binds {b.what} to it, a new buffer of undefined contents in IREE: "
+                        "pass the tensor whose contents the kernel reads in place (as an operand with the result tied to "
+                        f"it, -> %x), or zero it with reset_to_zero({p.name}) if it accumulates from zero",
+                        location_of(d.location, ctx.source.name)))
+
     def _refuse(self, results, tc):
         """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
         out = []
@@ -1012,6 +1039,7 @@ class MaterializeTritonVariants(ModulePass):
         position = {p.name: i for i, p in enumerate(group.signature)}
         written: set[int] = set()  # signature indices of pointers a variant may write through
         updated: set[int] = set()  # ... that a variant may update atomically
+        read_first: set[int] = set()  # ... that a variant loads from before storing through them
         existing = exports_of(item.source)
         next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
         names, spec_names = [], []
@@ -1052,6 +1080,7 @@ class MaterializeTritonVariants(ModulePass):
                         own = [n for n, _ in r.spec.signature]
                         written |= {position[own[i]] for i in written_list if i < len(own)}
                         updated |= {position[own[i]] for i in r.metadata.get("updated_params") or () if i < len(own)}
+                        read_first |= {position[own[i]] for i in r.metadata.get("read_first_params") or () if i < len(own)}
                     made = r.metadata.get("addresses_from_data") or []
                     if made:
                         raise DiagnosticError.at(
@@ -1094,6 +1123,7 @@ class MaterializeTritonVariants(ModulePass):
             )
         self._check_written(ctx, item, plan, written)
         self._check_updated(ctx, item, plan, updated)
+        self._check_read_first(ctx, item, plan, read_first - updated)
         divisible = equal_one = None
         if spec_names:
             scalars = [group.signature[i] for i in plan.scalars]

@@ -446,6 +446,11 @@ def _build(args, on_input: Callable[[], object] = lambda: None) -> int:
     _targets(args.target)
     if args.emit == "vmfb" and args.output == "-" and not args.verify_diagnostics:
         raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
+    if args.emit == "vmfb" and args.split_input_file and not args.verify_diagnostics:
+        # Each split is a module of its own; one .vmfb holds one (their symbols would clash).
+        raise DiagnosticError.at(None, "--split-input-file with --emit vmfb: each '// -----' split is a module of its own "
+                                       "and a .vmfb holds one; build one split per file, or emit text (--emit iree) and "
+                                       "give it to iree-compile --split-input-file")
     _check_output(args.output, args.emit)
     source = _read_input(args.input)
     on_input()  # the input is read: workers may start while it is parsed

@@ -168,8 +168,8 @@ def test_written_params_index_the_signature(kernels):
     assert scaled.metadata["written_params"] == [1]  # (x_ptr, out_ptr, n): out_ptr
     assert scaled.metadata["updated_params"] == []  # a store, no atomic
     spec = scale_spec(kernels)
-    assert tc._accessed_params(spec, None) == ([0, 1], [], [])
-    assert tc._accessed_params(spec, "this is not TTIR") == ([0, 1], [], [])
+    assert tc._accessed_params(spec, None) == ([0, 1], [], [], [])
+    assert tc._accessed_params(spec, "this is not TTIR") == ([0, 1], [], [], [])
     assert scaled.metadata["addresses_from_data"] == []
 
 

@@ -353,3 +353,12 @@ def test_addresses_made_from_data():
     %v = tt.load %a : !tt.ptr<f32>
     tt.store %b, %v : !tt.ptr<f32>""")
     assert T.analyze(plain).addresses_from_data == ()
+
+
+@pytest.mark.parametrize("name,read_first", [
+    ("copy", {0}),  # in is read, out only written
+    ("inplace", {0}),  # x is loaded, then stored
+    ("atomic", {0}),  # x; the atomic target is an update, not a load
+])
+def test_read_first_real_kernels(ttir, name, read_first):
+    assert T.analyze(ttir(name)).read_first_parameters == read_first

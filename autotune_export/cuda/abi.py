@@ -4,7 +4,8 @@ IREE's CUDA HAL launches an external kernel with one pointer per binding, in bin
 then one 32-bit value per push constant, each written as 4 bytes into an 8-byte slot that is
 not zeroed (notes/iree-hal-facts.md, "Calling convention"). At a ``flow.dispatch`` site the
 bindings are the tensor operands in operand order, then each untied result; the constants are
-the non-tensor operands in order. A Triton kernel takes its parameters in declaration order
+the non-tensor operands in order (IREE's binding rule, :mod:`autotune_export.ir.binding`: this
+module applies it to Triton signatures and PTX entries). A Triton kernel takes its parameters in declaration order
 (pointers and scalars interleaved, constexprs removed, hidden ``global_scratch`` /
 ``profile_scratch`` pointers appended since Triton 3.3/3.5).
 
@@ -212,10 +213,12 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     """Split a signature into bindings and constants.
 
     IREE binds a dispatch's tensor operands first, in operand order, then its untied results
-    (a result tied to an operand, ``-> %x``, reuses that operand's binding). So the pointers
-    bound to operands come first, in signature order: the plain pointers and the ``{output}``
-    pointers named in ``tied`` (written in place: the dispatch passes their tensor as an operand
-    and ties a result to it); then the other ``{output}`` pointers, bound to the untied results.
+    (a result tied to an operand, ``-> %x``, reuses that operand's binding): IREE's binding
+    rule, whose one home is :mod:`autotune_export.ir.binding`. So the pointers bound to operands
+    come first, in signature order: the plain pointers and the ``{output}`` pointers named in
+    ``tied`` (written in place: the dispatch passes their tensor as an operand and ties a result
+    to it); then the other ``{output}`` pointers, bound to the untied results
+    (:func:`autotune_export.ir.binding.pointer_order`).
 
     ``none`` parameters (the call passes None: Triton's JIT makes them constexpr None, so they
     are not parameters of the PTX entry) are neither: they are left out, and the plan's
@@ -225,10 +228,14 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     specialization hint on a float, or a signature without outputs.
     """
     signature = [p for p in signature if not p.is_none]
-    inputs, outputs, scalars = [], [], []
+    # IREE's binding order (autotune_export.ir.binding.pointer_order): the pointers bound to the
+    # tensor operands, then those bound to the untied results.
+    as_operands, as_results = binding.pointer_order(signature, frozenset(tied))
+    index = {id(p): i for i, p in enumerate(signature)}
+    inputs, outputs = [index[id(p)] for p in as_operands], [index[id(p)] for p in as_results]
+    scalars = []
     for i, p in enumerate(signature):
         if p.is_pointer:
-            (outputs if p.output and p.name not in tied else inputs).append(i)
             continue
         refusal = descriptor_refusal(p.name, p.type)
         if refusal:

@@ -57,6 +57,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune_export.ir import binding as _binding
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype, descriptor_refusal
 from iree.compiler import ir
@@ -1167,12 +1168,12 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         else:
             continue
         tied[o] = len(disp_operands) - 1
-        binding_of_param[param_of_output[o]] = len(disp_operands) - 1
-    n_tensor = len(disp_operands)
-    untied = [o for o in range(n_out) if tied[o] == -1]
-    for r, o in enumerate(untied):
-        binding_of_param[param_of_output[o]] = n_tensor + r
-    n_bindings = n_tensor + len(untied)
+    # IREE's binding rule (autotune_export.ir.binding): a tied output writes through its
+    # operand's binding, the untied ones through bindings after the tensor operands.
+    slots = _binding.result_bindings(tied, range(len(disp_operands)))
+    for o, pidx in param_of_output.items():
+        binding_of_param[pidx] = slots[o]
+    n_bindings = len(disp_operands) + sum(1 for t in tied if t < 0)
 
     # Scalars: 32-bit ones are constants, the others are baked into the PTX.
     constants: list[int] = []

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith
+from iree.compiler.dialects import arith, flow
 
 from autotune_export.ir.group import Param
-from autotune_export.ir.walk import defining_op, entry_point_refs
+from autotune_export.ir.walk import defining_op, entry_point_refs, isa
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 
 __all__ = [
@@ -47,8 +47,10 @@ __all__ = [
     "DispatchOperands",
     "constant_slots",
     "to_constants",
+    "result_bindings",
     "pointer_order",
     "tied_outputs",
+    "result_pointers",
     "result_outputs",
 ]
 
@@ -130,7 +132,7 @@ class Binding:
 
 @dataclass
 class DispatchOperands:
-    """The operand groups of a ``flow.dispatch`` (its ``operandSegmentSizes``): workload,
+    """The operand groups of a ``flow.dispatch`` (``flow.DispatchOp``'s accessors): workload,
     arguments, argument dims (dynamic sizes of the tensor arguments, in order), result dims;
     ``tied``: per result, the index of the argument it is tied to, or -1."""
 
@@ -143,17 +145,13 @@ class DispatchOperands:
 
     @classmethod
     def of(cls, dispatch) -> "DispatchOperands":
-        segments = list(dispatch.attributes["operandSegmentSizes"])
-        ops = list(dispatch.operands)
-        bounds = [0]
-        for n in segments:
-            bounds.append(bounds[-1] + n)
-        parts = [ops[bounds[i]:bounds[i + 1]] for i in range(len(segments))]
+        view = dispatch.operation.opview  # flow.DispatchOp
         tied = [-1] * len(dispatch.results)
-        if "tied_operands" in dispatch.attributes:
-            tied = [int(ir.IntegerAttr(a).value) for a in ir.ArrayAttr(dispatch.attributes["tied_operands"])]
+        if view.tied_operands is not None:
+            tied = [int(ir.IntegerAttr(a).value) for a in view.tied_operands]
             tied += [-1] * (len(dispatch.results) - len(tied))
-        return cls(parts[0], parts[1], parts[2], parts[3], tied, [r.type for r in dispatch.results])
+        return cls(list(view.workload), list(view.arguments), list(view.argument_dims), list(view.result_dims), tied,
+                   [r.type for r in dispatch.results])
 
     def scalars(self) -> list:
         """The non-tensor arguments: the push constants, in order (before the 32-bit split)."""
@@ -173,7 +171,7 @@ class DispatchOperands:
         for n, i in enumerate(self.tensor_positions()):
             a = self.arguments[i]
             op = defining_op(a)
-            fresh = op is not None and op.name in ("flow.tensor.empty", "flow.tensor.alloca")
+            fresh = op is not None and isa(op, flow.TensorEmptyOp, flow.TensorAllocaOp)
             out.append(Binding(a.type, i, by_operand.get(i), fresh, f"tensor operand {n} ({a.type})"))
         for j in self.untied_results():
             t = self.result_types[j]
@@ -184,6 +182,25 @@ class DispatchOperands:
         """32-bit push constants the scalar arguments make; None when one has no spelling."""
         slots = [constant_slots(a.type) for a in self.scalars()]
         return None if any(s is None for s in slots) else sum(slots)
+
+
+def result_bindings(tied: Sequence[int], tensor_positions: Sequence[int]) -> list[int] | None:
+    """Per result of a dispatch, the ordinal of the binding it is written through: a result
+    tied to argument ``t`` (``tied[j] = t``, an index into the dispatch's arguments) reuses
+    ``t``'s binding, its place among the tensor operands (``tensor_positions``: their indices
+    into the arguments, in order); the untied results (-1) follow the tensor operands, in result
+    order. None when a result is tied to an argument that is not a tensor operand."""
+    positions = list(tensor_positions)
+    out, next_untied = [], len(positions)
+    for t in tied:
+        if t < 0:
+            out.append(next_untied)
+            next_untied += 1
+        elif t in positions:
+            out.append(positions.index(t))
+        else:
+            return None
+    return out
 
 
 def pointer_order(pointers: Sequence[Param], tied) -> tuple[list[Param], list[Param]]:
@@ -244,22 +261,24 @@ def tied_outputs(signature: Sequence[Param], dispatch, filename: str | None = No
     return frozenset()
 
 
-def result_outputs(signature: Sequence[Param], tied, dispatch) -> list[str] | None:
-    """Per result of ``dispatch``, the name of the ``{output}`` pointer it returns (a tied
-    result: its operand's pointer; an untied one: the next untied output), for the outputs
-    ``tied`` written in place; None when the dispatch's bindings do not match the signature's
-    (the binding count check reports that)."""
+def result_pointers(signature: Sequence[Param], tied, dispatch) -> list[Param] | None:
+    """Per result of ``dispatch``, the ``{output}`` pointer it returns (a tied result: the
+    pointer bound to its operand; an untied one: the next output bound to a result), for the
+    outputs ``tied`` written in place; None when the dispatch's bindings do not match the
+    signature's (the binding count checks report that)."""
     as_operands, as_results = pointer_order(signature, tied)
     parts = DispatchOperands.of(dispatch)
     positions = parts.tensor_positions()
     if len(positions) != len(as_operands) or len(parts.untied_results()) != len(as_results):
         return None
-    names, untied = [], iter(as_results)
-    for t in parts.tied:
-        if t >= 0:
-            if t not in positions:
-                return None
-            names.append(as_operands[positions.index(t)].name)
-        else:
-            names.append(next(untied).name)
-    return names
+    ordinals = result_bindings(parts.tied, positions)
+    if ordinals is None:
+        return None
+    in_binding_order = as_operands + as_results
+    return [in_binding_order[b] for b in ordinals]
+
+
+def result_outputs(signature: Sequence[Param], tied, dispatch) -> list[str] | None:
+    """:func:`result_pointers` by name."""
+    found = result_pointers(signature, tied, dispatch)
+    return None if found is None else [p.name for p in found]

@@ -25,42 +25,18 @@ work alive without making the host wait inside the loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, linalg, tensor
 
 from autotune_export.contract import BENCH_UNROLL
 from autotune_export.ir import functions as fn
+from autotune_export.ir.binding import DispatchOperands  # IREE's binding rule; re-exported
 from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.slicing import SliceError, clone_slice
 
 __all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "fake_element_error", "fake_fill", "fake_zeros",
            "fake_zero_arguments", "mark_fake_zeros", "argument_seed", "FAKE_DATA_SEED", "one_element"]
-
-
-@dataclass
-class DispatchOperands:
-    """The operand groups of a ``flow.dispatch`` (``flow.DispatchOp``'s accessors): workload,
-    arguments, argument dims (dynamic sizes of the tensor arguments, in order), result dims;
-    ``tied``: per result, the index of the argument it is tied to, or -1."""
-
-    workload: list
-    arguments: list
-    argument_dims: list
-    result_dims: list
-    tied: list[int]
-
-    @classmethod
-    def of(cls, dispatch) -> "DispatchOperands":
-        view = dispatch.operation.opview  # flow.DispatchOp
-        tied = [-1] * len(dispatch.results)
-        if "tied_operands" in dispatch.attributes:
-            tied = [int(ir.IntegerAttr(a).value) for a in ir.ArrayAttr(dispatch.attributes["tied_operands"])]
-        return cls(list(view.workload), list(view.arguments), list(view.argument_dims), list(view.result_dims), tied)
-
-    def scalars(self) -> list:
-        return [a for a in self.arguments if not isinstance(a.type, ir.ShapedType)]
 
 
 #: The seed of the fake data (:func:`fake_fill`); argument ``j`` of a dispatch hashes from

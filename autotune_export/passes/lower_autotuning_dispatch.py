@@ -11,7 +11,8 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
 * ``flow.dispatch @E::@G[w...](...)`` becomes ``flow.dispatch @E::@V0[w..., %choice](...)``
   with ``%choice`` loaded from the group's choice global (emit-autotune-initializer);
   a dispatch naming variant ``K`` directly passes the constant ``K``;
-* scalar operands of such dispatches become 32-bit constants (:mod:`..abi`): ``i32`` as is,
+* scalar operands of such dispatches become IREE's 32-bit push constants
+  (:func:`autotune_export.ir.binding.to_constants`, IREE's binding rule): ``i32`` as is,
   ``f32`` bitcast to ``i32``, ``i1``/``i8``/``i16`` zero-extended, ``f16``/``bf16`` bitcast to
   ``i16`` and zero-extended, ``i64`` split into its low and high halves (``arith.trunci``,
   ``arith.shrui``), ``f64`` bitcast to ``i64`` and split;
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 
 from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.support.diagnostics import DiagnosticError, location_of
+from autotune_export.ir import binding
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
@@ -239,14 +241,14 @@ class LowerAutotuningDispatch(ModulePass):
                     else:
                         loaded = arith.ConstantOp(i32, constant or 0).result
                     if table is not None:
-                        loaded = table.select(loaded, list(dispatch.opview.workload), dispatch)
+                        loaded = table.select(loaded, binding.DispatchOperands.of(dispatch).workload, dispatch)
                     choice = arith.IndexCastOp(index, loaded).result
             view = dispatch.opview  # flow.DispatchOp: its operand groups and attributes
-            workload = list(view.workload)
-            args = list(view.arguments)
+            parts = binding.DispatchOperands.of(dispatch)  # IREE's binding rule reads them
+            workload = parts.workload
             given_tied = view.tied_operands
-            tied = [int(t.value) for t in given_tied] if given_tied is not None else [-1] * len(dispatch.results)
-            args = _distinct_tied(args, tied)
+            tied = parts.tied
+            args = _distinct_tied(parts.arguments, tied)
             new_args, position = [], []
             for a in args:
                 position.append(len(new_args))
@@ -374,42 +376,16 @@ def _distinct_tied(args: list, tied: list[int]) -> list:
 
 
 def _constants(point, value, dispatch) -> list:
-    """The 32-bit constants a scalar dispatch operand becomes (autotune_export.cuda.abi)."""
-
-    t = value.type
-    i32 = ir.IntegerType.get_signless(32)
-    i16 = ir.IntegerType.get_signless(16)
-    i64 = ir.IntegerType.get_signless(64)
+    """The 32-bit constants a scalar dispatch operand becomes (:func:`autotune_export.ir.binding.to_constants`).
+    Raises DiagnosticError at the dispatch for a type IREE's constants cannot carry."""
     with point:
-        if isinstance(t, ir.IntegerType):
-            width = t.width
-            if width == 32:
-                return [value]
-            if width < 32:
-                return [arith.ExtUIOp(i32, value).result]
-            if width == 64:
-                return _split64(value)
-        elif isinstance(t, ir.F32Type):
-            return [arith.BitcastOp(i32, value).result]
-        elif isinstance(t, (ir.F16Type, ir.BF16Type)):
-            return [arith.ExtUIOp(i32, arith.BitcastOp(i16, value).result).result]
-        elif isinstance(t, ir.F64Type):
-            return _split64(arith.BitcastOp(i64, value).result)
-    raise DiagnosticError.at(
-        location_of(dispatch.location),
-        f"cannot pass a {t} operand as IREE constants (pass i1, i8, i16, i32, i64, f16, bf16, f32 or f64)",
-    )
-
-
-def _split64(value) -> list:
-    """``[low, high]`` 32-bit halves of an i64 (inside an insertion point)."""
-
-    i32 = ir.IntegerType.get_signless(32)
-    i64 = ir.IntegerType.get_signless(64)
-    low = arith.TruncIOp(i32, value).result
-    shift = arith.ConstantOp(i64, 32).result
-    high = arith.TruncIOp(i32, arith.ShRUIOp(value, shift).result).result
-    return [low, high]
+        out = binding.to_constants(value)
+    if out is None:
+        raise DiagnosticError.at(
+            location_of(dispatch.location),
+            f"cannot pass a {value.type} operand as IREE constants (pass i1, i8, i16, i32, i64, f16, bf16, f32 or f64)",
+        )
+    return out
 
 
 def _scratch_bytes(point, exports, workload, dispatch):

@@ -834,8 +834,7 @@ class MaterializeTritonVariants(ModulePass):
                             "results, in the order of the signature's input pointers, then its {output} pointers)",
                             note,
                         )
-            args = list(d.opview.arguments)
-            given = [a for a in args if not isinstance(a.type, ir.RankedTensorType)]
+            given = binding.DispatchOperands.of(d).scalars()
             if len(given) != len(scalars):
                 continue  # verify-autotuning-groups reports the count
             for p, a in zip(scalars, given):

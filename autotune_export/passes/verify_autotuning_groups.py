@@ -30,7 +30,6 @@ import re
 from dataclasses import dataclass
 
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
-from autotune_export.cuda.abi import constant_slots
 from autotune_export.cuda.ptx import object_architecture
 from autotune_export.cuda.targets import (
     MAX_BINDINGS,
@@ -42,6 +41,7 @@ from autotune_export.cuda.targets import (
     parse_targets,
 )
 from autotune_export.ir.markers import SCRATCH_ATTR
+from autotune_export.ir import binding
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import object_payloads, read_layout, read_objects, target_backend
 from autotune_export.ir.markers import TARGETS_ATTR
@@ -204,18 +204,17 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
     name, layout, count_args, export = first
     loc = location_of(dispatch.location, ctx.source.name)
     note = [Diagnostic("note", f"@{group.name} is defined here", group.location)]
-    view = dispatch.opview  # flow.DispatchOp
-    workload = len(view.workload)
+    parts = binding.DispatchOperands.of(dispatch)
+    workload = len(parts.workload)
     if count_args is not None and workload != count_args - 1:
         raise DiagnosticError.at(
             loc, f"dispatch to @{exe}::@{group.name} passes {workload} workload values, but its variants take {count_args - 1}", note
         )
-    operands = list(view.arguments)
-    tensors = [o for o in operands if isinstance(o.type, ir.RankedTensorType)]
-    scalars = [o for o in operands if not isinstance(o.type, ir.RankedTensorType)]
-    tied = [int(t.value) for t in dispatch.attributes["tied_operands"]] if "tied_operands" in dispatch.attributes else []
-    untied = sum(1 for i in range(len(dispatch.results)) if i >= len(tied) or tied[i] < 0)
-    ties = [t for t in tied if t >= 0]
+    operands = parts.arguments
+    tensors = [operands[i] for i in parts.tensor_positions()]
+    scalars = parts.scalars()
+    untied = len(parts.untied_results())
+    ties = [t for t in parts.tied if t >= 0]
     for t in sorted(set(ties)):
         if ties.count(t) > 1 or any(operands[t] == operands[u] for u in set(ties) if u != t):
             shared = [u for u in sorted(set(ties)) if operands[u] == operands[t]]
@@ -235,10 +234,10 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
             note,
         )
     # Scalars become 32-bit constants at the dispatch (lower-autotuning-dispatch): one each,
-    # two (low, high) for i64/f64 (autotune_export.cuda.abi.constant_slots).
+    # two (low, high) for i64/f64 (autotune_export.ir.binding.constant_slots).
     slots = 0
     for s in scalars:
-        n = constant_slots(str(s.type))
+        n = binding.constant_slots(s.type)
         if n is None:
             raise DiagnosticError.at(
                 loc,

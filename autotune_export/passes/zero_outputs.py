@@ -60,12 +60,14 @@ from typing import Iterable
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow
 
+from autotune_export.ir import binding
 from autotune_export.ir import functions as fn
+from autotune_export.ir.binding import DispatchOperands
 from autotune_export.ir.group import AutotuneGroup, Param
 from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import DispatchOperands, mark_fake_zeros
+from autotune_export.passes.bench_entries import mark_fake_zeros
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 
 __all__ = ["ZeroFillOutputs", "zero_fill_triton", "is_zeroed", "retie"]
@@ -259,27 +261,14 @@ class _TritonSite:
 
 def _triton_site(group: AutotuneGroup, dispatch, tied: frozenset) -> _TritonSite | None:
     """The pointer of every tensor operand and result of ``dispatch`` under IREE's binding
-    rule (tensor operands, then untied results; the pointers in the order of
-    :func:`autotune_export.cuda.abi.plan` with ``tied``: input pointers and the outputs written in
-    place in signature order, then the other outputs). None when the counts do not match
-    (verify-autotuning-groups and materialize-triton-variants report that)."""
-    pointers = [p for p in group.signature if p.is_pointer]
-    as_operands = [p for p in pointers if not p.output or p.name in tied]
-    as_results = [p for p in pointers if p.output and p.name not in tied]
-    parts = DispatchOperands.of(dispatch)
-    positions = [i for i, a in enumerate(parts.arguments) if isinstance(a.type, ir.RankedTensorType)]
-    untied = [j for j, t in enumerate(parts.tied) if t < 0]
-    if len(positions) != len(as_operands) or len(untied) != len(as_results):
+    rule (:func:`autotune_export.ir.binding.result_pointers`, with the outputs ``tied`` written
+    in place). None when the counts do not match (verify-autotuning-groups and
+    materialize-triton-variants report that)."""
+    results = binding.result_pointers(group.signature, tied, dispatch)
+    if results is None:
         return None
-    results: list = [None] * len(dispatch.results)
-    for j, t in enumerate(parts.tied):
-        if t >= 0:
-            if t not in positions:
-                return None
-            results[j] = as_operands[positions.index(t)]
-    for j, p in zip(untied, as_results):
-        results[j] = p
-    return _TritonSite(as_operands, results, positions)
+    return _TritonSite(binding.pointer_order(group.signature, tied)[0], results,
+                       binding.DispatchOperands.of(dispatch).tensor_positions())
 
 
 def zero_fill_triton(ctx: PassContext, module, exe: str, group: AutotuneGroup, tied: frozenset) -> bool:
@@ -354,7 +343,7 @@ def _zero_fill_rfc(ctx: PassContext, module, exe: str, group: AutotuneGroup) -> 
                     [Diagnostic("note", f"@{group.name} is defined here", group.location)])
         if not zeroed:
             continue
-        tensors = [i for i, a in enumerate(parts.arguments) if isinstance(a.type, ir.RankedTensorType)]
+        tensors = parts.tensor_positions()
         end = tensors[-1] + 1 if tensors else len(parts.arguments)
         for j, i in in_place_zeroed(d, zeroed).items():
             ctx.emit_remark(Diagnostic("remark", _in_place_remark(f"reset_to_zero({j}) of @{exe}::@{group.name}", f"result {j}", i),

@@ -26,11 +26,9 @@ module applies it to Triton signatures and PTX entries). A Triton kernel takes i
   parameter becomes two ``.u32`` parameters that the kernel reassembles with
   ``mov.b64 %rd, {lo, hi}`` where it loaded the original.
 
-At the dispatch site (lower-autotuning-dispatch, :func:`constant_slots`) an operand of each
-scalar type becomes its 32-bit constants: ``i32`` as is, ``f32`` bitcast, ``i1``/``i8``/``i16``
-zero-extended (a Triton ``u1``, like ``i1``, is an ``i1`` operand), ``f16``/``bf16`` bitcast
-to ``i16`` then zero-extended, ``i64`` split with
-``arith.trunci`` / ``arith.shrui``, ``f64`` bitcast to ``i64`` first.
+At the dispatch site (lower-autotuning-dispatch) an operand of each scalar type becomes its
+32-bit constants as :func:`autotune_export.ir.binding.to_constants` builds them; the operand's
+type must be the parameter's (:func:`operand_matches`).
 
 :func:`refusal` names, in one line, why a compiled variant cannot be launched by IREE at all.
 """

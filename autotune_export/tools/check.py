@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from autotune_export.cuda import abi
+from autotune_export.ir import binding
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.ir.walk import enclosing_function, executable_sources, groups_of, isa, sym_name
@@ -268,8 +269,7 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
         tensor_args = [a for a in ops.arguments if isinstance(a.type, ir.RankedTensorType)]
         arg_dims = _dims(ops.argument_dims, [a.type for a in tensor_args])
         result_dims = _dims(ops.result_dims, [r.type for r in d.results])
-        untied = [j for j, t in enumerate(ops.tied + [-1] * (len(d.results) - len(ops.tied))) if t < 0]
-        tensor_pos = {id_: k for k, id_ in enumerate(i for i, a in enumerate(ops.arguments) if isinstance(a.type, ir.RankedTensorType))}
+        untied = ops.untied_results()
         for w_index, workload in enumerate(workloads):
             label = f"workload {w_index}" if workload is not None else "the host's static types"
             buffers, unknown = [], None
@@ -324,15 +324,9 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
                     params.append(("buffer", by_name[p.name]))
                 else:
                     params.append(("scalar", values[p.name]))
-            # Result j of the dispatch: the binding of the operand it is tied to, else the next untied binding.
-            results, next_untied = [], len(tensor_args)
-            for j in range(len(d.results)):
-                t = ops.tied[j] if j < len(ops.tied) else -1
-                if t >= 0:
-                    results.append(tensor_pos[t])
-                else:
-                    results.append(next_untied)
-                    next_untied += 1
+            # Result j of the dispatch: the binding of the operand it is tied to, else the next
+            # untied binding (IREE's binding rule, autotune_export.ir.binding).
+            results = binding.result_bindings(ops.tied, ops.tensor_positions())
             work_text = ", ".join(f"{n} = {v}" for n, v in env_work.items())
             title = f"@{exe}::@{group.name} on {label}" + (f" ({work_text})" if work_text else "")
             launches.append(Launch(full, original.triton[1], item.archs[0][1] if item.archs else 80, params, buffers,

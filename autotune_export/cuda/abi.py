@@ -213,9 +213,11 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     IREE binds a dispatch's tensor operands first, in operand order, then its untied results
     (a result tied to an operand, ``-> %x``, reuses that operand's binding): IREE's binding
     rule, whose one home is :mod:`autotune_export.ir.binding`. So the pointers bound to operands
-    come first, in signature order: the plain pointers and the ``{output}`` pointers named in
-    ``tied`` (written in place: the dispatch passes their tensor as an operand and ties a result
-    to it); then the other ``{output}`` pointers, bound to the untied results
+    come first: the plain pointers and the ``{output}`` pointers named in ``tied`` (written in
+    place: the dispatch passes their tensor as an operand and ties a result to it), in the
+    order ``tied`` gives when it is a tuple of every operand-bound pointer
+    (:func:`autotune_export.ir.binding.tied_outputs`), else in signature order; then the
+    other ``{output}`` pointers, bound to the untied results
     (:func:`autotune_export.ir.binding.pointer_order`).
 
     ``none`` parameters (the call passes None: Triton's JIT makes them constexpr None, so they
@@ -228,7 +230,7 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     signature = [p for p in signature if not p.is_none]
     # IREE's binding order (autotune_export.ir.binding.pointer_order): the pointers bound to the
     # tensor operands, then those bound to the untied results.
-    as_operands, as_results = binding.pointer_order(signature, frozenset(tied))
+    as_operands, as_results = binding.pointer_order(signature, tied if isinstance(tied, (tuple, list)) else frozenset(tied))
     index = {id(p): i for i, p in enumerate(signature)}
     inputs, outputs = [index[id(p)] for p in as_operands], [index[id(p)] for p in as_results]
     scalars = []

@@ -19,13 +19,13 @@ and docs/calling-convention.md), for ``flow.dispatch @ex::@e[workload](args) -> 
 
 A Triton signature meets it this way (:func:`pointer_order`, used by
 :func:`autotune_export.cuda.abi.plan`): the pointers bound to tensor operands are the input
-pointers and the ``{output}`` pointers written in place, in signature order; then the other
+pointers and the ``{output}`` pointers written in place, in operand order; then the other
 ``{output}`` pointers, bound to the untied results in signature order. Which outputs are
-written in place is read off the dispatch (:func:`tied_outputs`): result ``j`` is the ``j``-th
-``{output}`` pointer (docs/calling-convention.md), so a tied result names its output, and the
-operand it is tied to must sit where the signature puts that output among the operand
-bindings; a dispatch that ties it elsewhere is refused (IREE would hand the kernel the wrong
-buffers).
+written in place, and where, is read off the dispatch (:func:`tied_outputs`): result ``j`` is
+the ``j``-th ``{output}`` pointer (docs/calling-convention.md), so a tied result names its
+output, which takes the binding of the operand the result is tied to, wherever that operand
+is; the other tensor operands bind the input pointers in signature order. The PTX entry's
+parameters are put in that binding order (:meth:`autotune_export.cuda.abi.AbiPlan.link_order`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from iree.compiler.dialects import arith, flow
 
 from autotune_export.ir.group import Param
 from autotune_export.ir.walk import defining_op, entry_point_refs, isa
-from autotune_export.support.diagnostics import DiagnosticError, location_of
 
 __all__ = [
     "SCALAR_OPERAND_TYPES",
@@ -50,6 +49,7 @@ __all__ = [
     "result_bindings",
     "pointer_order",
     "tied_outputs",
+    "in_place",
     "result_pointers",
     "result_outputs",
 ]
@@ -205,60 +205,69 @@ def result_bindings(tied: Sequence[int], tensor_positions: Sequence[int]) -> lis
 
 def pointer_order(pointers: Sequence[Param], tied) -> tuple[list[Param], list[Param]]:
     """``(bound to operands, bound to untied results)``: the signature's pointers in binding
-    order, for the ``{output}`` pointers named in ``tied`` written in place. The input pointers
-    and the in-place outputs are bound to the tensor operands, in signature order; the other
-    outputs to the untied results, in signature order."""
+    order, for ``tied``: the names of the pointers bound to the tensor operands in operand order
+    (a tuple, as :func:`tied_outputs` gives it: the input pointers and the ``{output}``
+    pointers written in place), or a set of the ``{output}`` pointers written in place (the
+    input pointers and those outputs then bind to the operands in signature order). The other
+    outputs bind to the untied results, in signature order."""
     pointers = [p for p in pointers if p.is_pointer]
-    as_operands = [p for p in pointers if not p.output or p.name in tied]
+    by_name = {p.name: p for p in pointers}
+    inputs = {p.name for p in pointers if not p.output}
+    ordered = isinstance(tied, (tuple, list)) and all(n in by_name for n in tied) and inputs <= set(tied)
+    if ordered:
+        as_operands = [by_name[n] for n in tied]
+    else:
+        as_operands = [p for p in pointers if not p.output or p.name in tied]
     as_results = [p for p in pointers if p.output and p.name not in tied]
     return as_operands, as_results
 
 
-def tied_outputs(signature: Sequence[Param], dispatch, filename: str | None = None, notes: Sequence = ()) -> frozenset:
-    """Names of the ``{output}`` pointers that ``dispatch`` writes in place.
+def tied_outputs(signature: Sequence[Param], dispatch) -> tuple[str, ...]:
+    """The pointers bound to the tensor operands of ``dispatch``, in operand order: its input
+    pointers and the ``{output}`` pointers it writes in place (for :func:`pointer_order`).
 
-    When the dispatch has one result per ``{output}`` pointer, result ``j`` is output ``j``,
-    so each tied result names its output; the operand it is tied to must then be where
-    :func:`pointer_order` binds that output (IREE binds tensor operands in operand order), else
-    DiagnosticError at the dispatch (``filename`` names its file, ``notes`` are attached) names
-    the order the operands need. With more tensor
-    operands than input pointers and another number of results (input pointers written in
-    place take results too), the outputs are the first set, in signature order, whose operand
-    bindings all carry a result."""
+    When the dispatch has one result per ``{output}`` pointer, result ``j`` is output ``j``
+    (docs/calling-convention.md): an operand that result ``j`` is tied to (``-> %x``) binds
+    output ``j``, written in place, wherever it is among the operands; the other operands bind
+    the input pointers in signature order. With more results than outputs (input pointers
+    written in place take results too), the in-place outputs are the first set, in signature
+    order, whose operand bindings, in signature order, all carry a result. When the counts do
+    not fit the signature (the binding count checks report that), or nothing is in place: the
+    input pointers (and the outputs found in place) in signature order."""
     parts = DispatchOperands.of(dispatch)
     pointers = [p for p in signature if p.is_pointer]
     outputs = [p.name for p in pointers if p.output]
+    inputs = [p.name for p in pointers if not p.output]
+
+    def in_signature_order(names) -> tuple[str, ...]:
+        return tuple(p.name for p in pointers if not p.output or p.name in names)
+
     if not any(t >= 0 for t in parts.tied):
-        return frozenset()
+        return in_signature_order(())
     positions = parts.tensor_positions()
     if len(parts.tied) == len(outputs):
-        names = frozenset(outputs[j] for j, t in enumerate(parts.tied) if t >= 0)
-        order = [p.name for p in pointer_order(pointers, names)[0]]
-        if len(order) != len(positions):
-            return names  # the binding count check reports it
-        for j, t in enumerate(parts.tied):
-            if t < 0 or t not in positions or positions.index(t) == order.index(outputs[j]):
-                continue
-            exe, name = entry_point_refs(dispatch)[0]
-            raise DiagnosticError.at(
-                location_of(dispatch.location, filename),
-                f"dispatch to @{exe}::@{name} ties result {j} (its {{output}} '{outputs[j]}', written in place) to tensor "
-                f"operand {positions.index(t)}, but IREE binds the tensor operands in operand order, and the signature "
-                f"puts '{outputs[j]}' at operand binding {order.index(outputs[j])}: pass the tensor operands in the "
-                f"order ({', '.join(order)}) (result j is the j-th {{output}} pointer; docs/calling-convention.md)",
-                list(notes),
-            )
-        return names
+        by_operand = {t: outputs[j] for j, t in enumerate(parts.tied) if t >= 0}
+        plain = iter(inputs)
+        order = [by_operand[i] if i in by_operand else next(plain, None) for i in positions]
+        if None in order or next(plain, None) is not None:
+            return in_signature_order(by_operand.values())
+        return tuple(order)
     bindings = parts.bindings()
     operands = [b for b in bindings if b.operand is not None]
     untied = len(bindings) - len(operands)
-    k = len(operands) - sum(1 for p in pointers if not p.output)
+    k = len(operands) - len(inputs)
     if 0 < k <= len(outputs) and len(outputs) - k == untied:
         for names in itertools.combinations(outputs, k):
-            order = [p.name for p in pointer_order(pointers, names)[0]]
+            order = in_signature_order(names)
             if all(operands[order.index(n)].is_result for n in names):
-                return frozenset(names)
-    return frozenset()
+                return order
+    return in_signature_order(())
+
+
+def in_place(signature: Sequence[Param], tied) -> list[str]:
+    """The ``{output}`` pointers of ``tied`` (:func:`tied_outputs`) written in place."""
+    outputs = {p.name for p in signature if p.is_pointer and p.output}
+    return [n for n in tied if n in outputs]
 
 
 def result_pointers(signature: Sequence[Param], tied, dispatch) -> list[Param] | None:

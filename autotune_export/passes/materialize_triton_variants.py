@@ -26,7 +26,7 @@ Dispatches to a group are checked against its signature (IREE's binding rule:
 :mod:`autotune_export.ir.binding`): each scalar operand must have the parameter's MLIR type
 (:data:`~autotune_export.ir.binding.SCALAR_OPERAND_TYPES`: ``f32`` for ``fp32``, ``i64`` for
 ``i64``/``u64``...; another type of the same width would reach the kernel as the wrong bits); a
-result tied to an operand must be tied where the signature binds its output; each tensor
+result tied to an operand binds its output there, wherever the operand is; each tensor
 bound to a pointer (tensor operands, then untied results, against the signature's input
 pointers, then its ``{output}`` pointers) must have the pointer's element type
 (:data:`POINTER_ELEMENT_TYPES`); an ``{output}`` pointer must be bound to a result (an untied
@@ -119,22 +119,25 @@ def _dispatch_bindings(d) -> list[binding.Binding]:
     return binding.DispatchOperands.of(d).bindings()
 
 
-def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> frozenset:
-    """Names of the ``{output}`` pointers the dispatches write in place
-    (:func:`autotune_export.ir.binding.tied_outputs`). Every dispatch must agree. Raises
-    DiagnosticError at a dispatch that ties an output where IREE would not bind it, or that
-    ties other outputs than an earlier one."""
-    found: frozenset | None = None
+def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> tuple[str, ...]:
+    """The pointers bound to the tensor operands of the dispatches, in operand order: the input
+    pointers and the ``{output}`` pointers written in place
+    (:func:`autotune_export.ir.binding.tied_outputs`). Every dispatch must agree (one layout).
+    Raises DiagnosticError at a dispatch that binds them otherwise than an earlier one."""
+    found: tuple | None = None
     for d in dispatches:
-        choice = binding.tied_outputs(group.signature, d, ctx.source.name, [Diagnostic("note", f"@{group.name} is defined here", group.location)])
+        choice = binding.tied_outputs(group.signature, d)
         if found is not None and choice != found:
+            mine, theirs = binding.in_place(group.signature, choice), binding.in_place(group.signature, found)
+            what = (f"writes {', '.join(mine) or 'no output'} in place, an earlier one {', '.join(theirs) or 'none'}"
+                    if set(mine) != set(theirs) else
+                    f"passes its tensors for ({', '.join(choice)}), an earlier one for ({', '.join(found)})")
             raise DiagnosticError.at(
                 location_of(d.location, ctx.source.name),
-                f"this dispatch to @{group.name} writes {', '.join(sorted(choice)) or 'no output'} in place, an earlier one "
-                f"{', '.join(sorted(found)) or 'none'}: all dispatches of a group share one layout",
+                f"this dispatch to @{group.name} {what}: all dispatches of a group share one layout",
             )
         found = choice
-    return found or frozenset()
+    return found if found is not None else tuple(p.name for p in group.signature if p.is_pointer and not p.output)
 
 
 def _conversion(have: str, want: str) -> str:
@@ -437,7 +440,7 @@ class _Planned:
     first_spec: int
     archs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     dispatches: list[Any] = dataclasses.field(default_factory=list)  # flow.dispatch ops naming the group
-    tied: frozenset = frozenset()  # names of the {output} pointers written in place (see _tied_outputs)
+    tied: tuple = ()  # the pointers bound to the tensor operands, in operand order (see _tied_outputs)
 
 
 @dataclass

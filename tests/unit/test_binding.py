@@ -11,7 +11,6 @@ from autotune_export.frontend import SourceFile, new_context, parse_source
 from autotune_export.ir import binding
 from autotune_export.ir.group import Param
 from autotune_export.ir.walk import dispatch_sites
-from autotune_export.support.diagnostics import DiagnosticError
 
 SIG = [Param("x", "*fp32"), Param("a", "*fp32", output=True), Param("b", "*fp32", output=True), Param("n", "i64"),
        Param("eps", "fp32")]
@@ -52,19 +51,35 @@ def test_result_bindings_refuses_a_tie_to_a_scalar():
 def test_pointer_order_and_result_pointers():
     assert [p.name for p in binding.pointer_order(SIG, {"b"})[0]] == ["x", "b"]
     assert [p.name for p in binding.pointer_order(SIG, {"b"})[1]] == ["a"]
+    # An ordered tuple of every operand-bound pointer keeps its order.
+    assert [p.name for p in binding.pointer_order(SIG, ("b", "x"))[0]] == ["b", "x"]
     with new_context():
         _, d = _dispatch("%x, %a, %n, %eps", "tensor<8xf32>, tensor<8xf32>, i64, f32", "(tensor<8xf32>, %a)")
-        assert binding.tied_outputs(SIG, d) == {"b"}
-        assert binding.result_outputs(SIG, {"b"}, d) == ["a", "b"]
+        # result 1 is b (the second output), written in place in %a's buffer; a is result 0.
+        assert binding.tied_outputs(SIG, d) == ("x", "b")
+        assert binding.result_outputs(SIG, ("x", "b"), d) == ["a", "b"]
 
 
-def test_tie_where_the_signature_binds_another_pointer_is_refused():
-    # result 0 is 'a' (written in place), tied to tensor operand 0, where IREE binds 'x'.
+@pytest.mark.parametrize("args, results, order, plan_order", [
+    # The in-place output's operand before the input's (issue 21.4: this built the layout as if
+    # nothing were in place): a binds at operand 0, x at operand 1, b at the untied result.
+    ("%a, %x", "(%a, tensor<8xf32>)", ("a", "x"), [1, 0, 2]),
+    # Its operand after the input's, the signature order.
+    ("%x, %a", "(%a, tensor<8xf32>)", ("x", "a"), [0, 1, 2]),
+    # The second output in place, its operand first.
+    ("%a, %x", "(tensor<8xf32>, %a)", ("b", "x"), [2, 0, 1]),
+])
+def test_in_place_output_binds_at_its_operand(args, results, order, plan_order):
+    from autotune_export.cuda import abi
+
     with new_context():
-        _, d = _dispatch("%a, %x, %n, %eps", "tensor<8xf32>, tensor<8xf32>, i64, f32", "(%a, tensor<8xf32>)")
-        with pytest.raises(DiagnosticError, match=r"ties result 0 \(its \{output\} 'a', written in place\) to tensor "
-                                                  r"operand 0.*pass the tensor operands in the order \(x, a\)"):
-            binding.tied_outputs(SIG, d, "t.mlir")
+        _, d = _dispatch(args + ", %n, %eps", "tensor<8xf32>, tensor<8xf32>, i64, f32", results)
+        tied = binding.tied_outputs(SIG, d)
+        assert tied == order
+        plan = abi.plan(SIG, tied=tied)
+        # The kernel's pointers in binding order (signature indices): what IREE hands it.
+        assert list(plan.inputs + plan.outputs) == plan_order
+        assert [p.name for p in binding.result_pointers(SIG, tied, d)] == ["a", "b"]
 
 
 @pytest.mark.parametrize("mlir_type, slots", [("i1", 1), ("i8", 1), ("i16", 1), ("i32", 1), ("f16", 1), ("bf16", 1),

@@ -28,7 +28,8 @@ def _tied(host: str) -> frozenset:
         (source,) = executable_sources(module)
         (op,) = groups_of(source)
         group = AutotuneGroup.from_op(op, "t.mlir")
-        return _tied_outputs(PassContext(source=SourceFile(text, "t.mlir", ".")), group, dispatch_sites(module))
+        order = _tied_outputs(PassContext(source=SourceFile(text, "t.mlir", ".")), group, dispatch_sites(module))
+        return {n for n in order if n != "x_ptr"}
 
 
 @pytest.mark.parametrize("results, tied", [

@@ -2,62 +2,6 @@
 // what the kernel's signature takes. Refused before anything compiles (fast suite).
 // RUN: autotune-export %s -p materialize-triton-variants --target sm_80 --split-input-file --verify-diagnostics
 
-// Two {output}s, the first written in place (result 0 is acc, tied to %acc), with its operand
-// before x's: IREE binds tensor operands in operand order, so acc_ptr would get x's buffer.
-// The one-output case refuses the same order (issue 21.4).
-hal.executable.source private @ex {
-  // expected-note @+1 {{@g is defined here}}
-  hal.executable.autotuning.export @g triton("Inputs/binding_kernels.py", "acc_and_out")
-      signature(x_ptr: *fp32, acc_ptr: *fp32 {output}, out_ptr: *fp32 {output}, n: i32)
-      configs([{BLOCK = 128}])
-      workload(n) grid(cdiv(n, BLOCK))
-}
-util.func public @host(%x: tensor<1024xf32>, %acc: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
-  %n = arith.constant 1024 : index
-  %n32 = arith.constant 1024 : i32
-  // expected-error @+1 {{dispatch to @ex::@g ties result 0 (its {output} 'acc_ptr', written in place) to tensor operand 0, but IREE binds the tensor operands in operand order, and the signature puts 'acc_ptr' at operand binding 1: pass the tensor operands in the order (x_ptr, acc_ptr)}}
-  %r:2 = flow.dispatch @ex::@g[%n](%acc, %x, %n32) : (tensor<1024xf32>, tensor<1024xf32>, i32) -> (%acc, tensor<1024xf32>)
-  util.return %r#0, %r#1 : tensor<1024xf32>, tensor<1024xf32>
-}
-
-// -----
-
-// The same with the in-place output first in the signature and its operand last.
-hal.executable.source private @ex {
-  // expected-note @+1 {{@g is defined here}}
-  hal.executable.autotuning.export @g triton("Inputs/binding_kernels.py", "acc_first")
-      signature(acc_ptr: *fp32 {output}, x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
-      configs([{BLOCK = 128}])
-      workload(n) grid(cdiv(n, BLOCK))
-}
-util.func public @host(%x: tensor<1024xf32>, %acc: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
-  %n = arith.constant 1024 : index
-  %n32 = arith.constant 1024 : i32
-  // expected-error @+1 {{dispatch to @ex::@g ties result 0 (its {output} 'acc_ptr', written in place) to tensor operand 1, but IREE binds the tensor operands in operand order, and the signature puts 'acc_ptr' at operand binding 0: pass the tensor operands in the order (acc_ptr, x_ptr)}}
-  %r:2 = flow.dispatch @ex::@g[%n](%x, %acc, %n32) : (tensor<1024xf32>, tensor<1024xf32>, i32) -> (%acc, tensor<1024xf32>)
-  util.return %r#0, %r#1 : tensor<1024xf32>, tensor<1024xf32>
-}
-
-// -----
-
-// The second output in place, its operand first: refused the same way.
-hal.executable.source private @ex {
-  // expected-note @+1 {{@g is defined here}}
-  hal.executable.autotuning.export @g triton("Inputs/binding_kernels.py", "out_then_acc")
-      signature(x_ptr: *fp32, out_ptr: *fp32 {output}, acc_ptr: *fp32 {output}, n: i32)
-      configs([{BLOCK = 128}])
-      workload(n) grid(cdiv(n, BLOCK))
-}
-util.func public @host(%x: tensor<1024xf32>, %acc: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
-  %n = arith.constant 1024 : index
-  %n32 = arith.constant 1024 : i32
-  // expected-error @+1 {{dispatch to @ex::@g ties result 1 (its {output} 'acc_ptr', written in place) to tensor operand 0}}
-  %r:2 = flow.dispatch @ex::@g[%n](%acc, %x, %n32) : (tensor<1024xf32>, tensor<1024xf32>, i32) -> (tensor<1024xf32>, %acc)
-  util.return %r#0, %r#1 : tensor<1024xf32>, tensor<1024xf32>
-}
-
-// -----
-
 // A scalar whose operand type differs from the parameter's: an f32 for 'eps: i32' would be
 // read as the float's bits (issue 21.7).
 hal.executable.source private @ex {

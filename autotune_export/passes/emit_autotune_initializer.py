@@ -148,7 +148,7 @@ class EmitAutotuneInitializer(ModulePass):
             sources = {sym_name(src): src for src in executable_sources(module)}
             for plan in plans:  # the configs materialize-triton-variants recorded on the exports
                 plan.configs = _configs(ctx, sources[plan.exe], plan.group.variants)
-                plan.fingerprints = variant_fingerprints(sources[plan.exe], plan.group.variants, plan.configs, ctx.source.base_dir)
+                plan.fingerprints = variant_fingerprints(sources[plan.exe], plan.group.variants, ctx.source.base_dir)
             point = ir.InsertionPoint(module.body)
             bench_calls: list[tuple[str, list]] = []  # (bench, result types)
             for plan in plans:

@@ -5,8 +5,8 @@ same code reuses its timings).
 A variant's fingerprint is the SHA-256 (first 32 hex digits) of
 
 * its ``hal.executable.export`` as printed, without its symbol name and ordinal (the layout,
-  count region, workgroup size, shared memory, its own ``objects``);
-* its Triton config (``[[key, value], ...]``, the reflection metadata's), when it has one;
+  count region, workgroup size, shared memory, its own ``objects``, and the Triton config it
+  was compiled from, ``autotune.config``, when it has one);
 * its code: the PTX entry of the same name in the source's objects with the name masked
   (:func:`autotune_export.cuda.ptx.entry_text`), else the ``func.func`` of the same name in the
   source's inner module (hand-written variants, the CPU path), else every object's bytes and the
@@ -19,7 +19,6 @@ before others renames them without changing their code.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 
 from autotune_export.cuda.ptx import entry_text
@@ -34,10 +33,10 @@ def _masked(text: str, name: str) -> str:
     return re.sub(rf"@{re.escape(name)}(?![\w$.])", "@VARIANT", text)
 
 
-def variant_fingerprints(source, variants: list[str], configs: list, base_dir: str) -> list[str]:
+def variant_fingerprints(source, variants: list[str], base_dir: str) -> list[str]:
     """One fingerprint per variant of ``variants`` (exports of ``hal.executable.source``
-    ``source``; ``configs``: per variant its config as JSON-able list or None; ``base_dir``:
-    where object paths are read from). Objects that cannot be read count as empty."""
+    ``source``; ``base_dir``: where object paths are read from). Objects that cannot be read
+    count as empty."""
     exports = exports_of(source)
     try:
         payloads = [data for _, data, _ in hal_attrs.object_payloads(source, base_dir) if data]
@@ -56,12 +55,11 @@ def variant_fingerprints(source, variants: list[str], configs: list, base_dir: s
             if isa(op, func.FuncOp):
                 funcs[sym_name(op.operation)] = op.operation
     out = []
-    for variant, config in zip(variants, configs):
+    for variant in variants:
         h = hashlib.sha256()
         export = exports.get(variant)
         if export is not None:
             h.update(re.sub(r"ordinal\(\d+\)", "ordinal(_)", _masked(str(export), variant)).encode())
-        h.update(json.dumps(config, sort_keys=True, default=str).encode())
         code = next((t for t in (entry_text(text, variant) for text in texts if ".entry" in text) if t is not None), None)
         if code is None and variant in funcs:
             code = _masked(str(funcs[variant]), variant)

@@ -115,7 +115,22 @@ class CacheDirError(Exception):
 
 class KernelLoadError(Exception):
     """A kernel could not be loaded: missing file, import failure, no such attribute, or the
-    attribute is not a Triton kernel. The message is one line."""
+    attribute is not a Triton kernel. The message is one line. ``part`` says which half of
+    ``triton("file.py", "name")`` is wrong (``"file"`` or ``"kernel"``, for the diagnostic's
+    position); ``candidates`` are what was there instead (the ``.py`` files of the directory,
+    or the module's Triton kernels), for a "did you mean"."""
+
+    def __init__(self, message: str, *, part: str = "file", candidates: Sequence[str] = ()):
+        super().__init__(message)
+        self.part = part
+        self.candidates = tuple(candidates)
+
+
+def _kernel_names(module) -> list[str]:
+    """The module-level names of ``module`` that are Triton kernels (a JIT function or a
+    wrapper of one: Autotuner, Heuristics), in definition order."""
+    return [name for name, obj in vars(module).items()
+            if not name.startswith("_") and isinstance(obj, KernelInterface)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -524,10 +539,14 @@ def _kernel_attribute(src: KernelSource) -> tuple[object, str]:
     messages)``. Raises KernelLoadError."""
     path = pathlib.Path(src.path)
     if not path.is_file():
-        raise KernelLoadError(f"kernel file {path} does not exist")
+        try:
+            near = sorted(p.name for p in path.parent.iterdir() if p.suffix == ".py")
+        except OSError:
+            near = []
+        raise KernelLoadError(f"kernel file {path} does not exist", candidates=near)
     module = import_kernel_file(path, src.import_arch or 80)
     if not hasattr(module, src.name):
-        raise KernelLoadError(f"{path} has no attribute '{src.name}'")
+        raise KernelLoadError(f"{path} has no attribute '{src.name}'", part="kernel", candidates=_kernel_names(module))
     return getattr(module, src.name), f"'{src.name}' in {path}"
 
 
@@ -565,7 +584,12 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
     capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.
     Wrappers around the JIT function are peeled off and recorded (:attr:`LoadedKernel.wrappers`).
     Raises KernelLoadError."""
-    obj, wrappers = _unwrap(*_kernel_attribute(src))
+    obj, what = _kernel_attribute(src)
+    try:
+        obj, wrappers = _unwrap(obj, what)
+    except KernelLoadError as err:  # what the name in triton(...) names is no kernel
+        raise KernelLoadError(str(err), part="kernel") from None
+    path = pathlib.Path(src.path)
     autotuners = [w for w in wrappers if isinstance(w, AutotuneWrapper)]
     default_configs = [dict(c) for c in autotuners[0].configs] if autotuners else None
     heuristics: dict[str, Callable] = {}

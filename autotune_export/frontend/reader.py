@@ -42,7 +42,7 @@ from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, 
 from iree.compiler import ir
 from iree.compiler.dialects import hal
 from autotune_export.frontend import compat
-from autotune_export.support.diagnostics import location_of
+from autotune_export.support.diagnostics import did_you_mean, location_of
 from autotune_export.ir.group import descriptor_refusal, symbol
 
 __all__ = ["parse_source", "print_module", "new_context", "find_groups", "SourceFile"]
@@ -335,6 +335,7 @@ class _OpReader:
         self.start_line = start_line
         self.start_col = start_col
         self.following = following  # what comes after the op in the file, for messages
+        self.items: dict[str, Location] = {}  # clause items: "signature.x_ptr" -> where (see AutotuneGroup.clause_locations)
 
     def loc(self, line: int, col: int) -> Location:
         if line == 1:
@@ -397,6 +398,7 @@ class _OpReader:
             if word not in _CLAUSES and after < len(text) and text[after] == "(":
                 return DiagnosticError.at(
                     self.loc_at(pos), f"unknown clause '{word}' in {SUGARED_OP_NAME}; expected one of: {', '.join(_CLAUSES)}"
+                    + did_you_mean(word, _CLAUSES)
                 )
         context = self._context(pos)
         if expected == {"LPAR"}:
@@ -428,6 +430,9 @@ class _OpReader:
                 )
             clause_locs[kind] = self.loc_of(clause)
             getattr(self, "clause_" + kind)(group, clause)
+        for key, where in self.items.items():
+            clause_locs.setdefault(key, where)
+        group.clause_locations = dict(clause_locs)
         self.check(group, clause_locs)
         return group, clause_locs
 
@@ -447,6 +452,8 @@ class _OpReader:
 
     def clause_triton(self, group, node):
         path, kernel = (_string(t) for t in node.children)
+        self.items["triton.path"] = self.loc_of(node.children[0])
+        self.items["triton.kernel"] = self.loc_of(node.children[1])
         if not path:
             raise self.error(node.children[0], "empty kernel path in triton(...)")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kernel):
@@ -466,6 +473,7 @@ class _OpReader:
                     self.loc_of(name_tok), f"parameter '{name}' is declared twice", [Diagnostic("note", "first declared here", self.loc_of(seen[name]))]
                 )
             seen[name] = name_tok
+            self.items[f"signature.{name}"] = self.loc_of(name_tok)
             base = typ[1:] if typ.startswith("*") else typ
             allowed = _POINTER_TYPES if typ.startswith("*") else _SCALAR_TYPES
             if typ == NONE_TYPE:
@@ -476,7 +484,8 @@ class _OpReader:
                 raise self.error(type_tok, descriptor_refusal(name, typ))
             elif base not in allowed:
                 choices = [("*" if typ.startswith("*") else "") + t for t in allowed] + ([] if typ.startswith("*") else [NONE_TYPE])
-                raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(choices))
+                raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(choices)
+                                       + did_you_mean(typ, choices))
             output = False
             if len(p.children) > 2:
                 for flag in p.children[2].children:
@@ -491,15 +500,19 @@ class _OpReader:
                 raise self.error(type_tok, f"'{name}: {typ}:1': only i32/u32 scalars take the hint ':1' (equal to 1)")
             params.append(Param(name, typ, output, hint))
         group.signature = params
+        if getattr(node.meta, "end_line", None) is not None:  # the closing ')'
+            self.items["signature.end"] = self.loc(node.meta.end_line, node.meta.end_column - 1)
 
     def clause_configs(self, group, node):
         configs = []
-        for cfg in node.children:
+        for index, cfg in enumerate(node.children):
             entries: list[tuple[str, Any]] = []
             seen: dict[str, Any] = {}
+            self.items[f"configs.{index}"] = self.loc_of(cfg)
             for entry in cfg.children:
                 key_tok, value_node = entry.children
                 key = str(key_tok)
+                self.items.setdefault(f"configs.{index}.{key}", self.loc_of(key_tok))
                 if key in seen:
                     raise self.error(key_tok, f"config key '{key}' is given twice")
                 seen[key] = key_tok
@@ -526,6 +539,8 @@ class _OpReader:
                 raise self.error(tok, f"'{tok}' appears twice in workload(...)")
         group.workload = names
         self._workload_tokens = {str(t): t for t in node.children}
+        for tok in node.children:
+            self.items[f"workload.{tok}"] = self.loc_of(tok)
 
     def clause_grid(self, group, node):
         exprs = []
@@ -538,6 +553,9 @@ class _OpReader:
                 col = (err.column or 1) - 1
                 raise DiagnosticError.at(self._offset(tok, col), str(err)) from None
             exprs.append((expr, tok, lead))
+            self.items[f"grid.{len(exprs) - 1}"] = self._offset(tok, lead)
+            for nm in grid_mod.names(expr):
+                self.items.setdefault(f"grid.{nm.name}", self._offset(tok, nm.column - 1))
         if not 1 <= len(exprs) <= 3:
             raise self.error(node, f"a grid has 1 to 3 dimensions, got {len(exprs)}")
         group.grid = [grid_mod.format_expr(e) for e, _, _ in exprs]
@@ -625,6 +643,7 @@ class _OpReader:
             seen[str(tok)] = tok
             if tok.type == "INT" and not fits_i64(int(tok)):
                 raise self.error(tok, f"result index {tok} in {clause}(...) does not fit in a 64-bit signed integer")
+            self.items[f"{clause}.{tok}"] = self.loc_of(tok)
         setattr(group, clause, [int(t) if t.type == "INT" else str(t) for t in node.children])
         if not hasattr(self, "_refs"):
             self._refs = {}  # clause -> its tokens, for _check_output_refs
@@ -651,7 +670,8 @@ class _OpReader:
                 param = next((p for p in group.signature if p.name == str(tok)), None)
                 if param is None:
                     raise self.error(tok, f"{clause}(...) names '{tok}', which is not a parameter of the signature "
-                                          f"({', '.join(p.name for p in group.signature)})")
+                                          f"({', '.join(p.name for p in group.signature)})"
+                                          + did_you_mean(str(tok), [p.name for p in group.signature if p.output]))
                 if not (param.is_pointer and param.output):
                     raise self.error(tok, f"{clause}(...) names '{tok}', which is not an {{output}} pointer: IREE treats "
                                           "dispatch operands as immutable, so only what the dispatch returns can be "
@@ -728,6 +748,7 @@ class _OpReader:
                         hint = "; it is missing from some configs"
                     else:
                         hint = "; names in a grid are workload values, config constants and " + ", ".join(OPTION_NAMES)
+                        hint += did_you_mean(nm.name, sorted(in_scope | set(group.constexpr_keys())))
                     raise DiagnosticError.at(where, f"grid uses unknown name '{nm.name}'{hint}")
             if group.configs is None:
                 # Only constant subexpressions can be checked: every name stays symbolic.
@@ -840,7 +861,7 @@ class _DtypeError(ValueError):
 
     def __init__(self, token):
         super().__init__(f"unknown Triton dtype '{token}' in configs(...); expected one of: "
-                         + ", ".join(f"tl.{n}" for n in TRITON_DTYPES))
+                         + ", ".join(f"tl.{n}" for n in TRITON_DTYPES) + did_you_mean(str(token), [f"tl.{n}" for n in TRITON_DTYPES]))
         self.token = token
 
 
@@ -954,7 +975,10 @@ def parse_source(source: SourceFile, context=None):
         raise from_mlir_error(err, source.name, remap=colmap) from None
     for op in find_groups(module):
         if _PENDING in op.attributes:
-            groups[int(op.attributes[_PENDING].value)][0].write_into(op)
+            group = groups[int(op.attributes[_PENDING].value)][0]
+            group.write_into(op)
+            with ctx:
+                op.location = _with_clauses(op.location, group)
     seen: dict[tuple[int, str], Location | None] = {}
     sugared = {(g.location.line, g.location.col) for g, _ in groups if g.location is not None}
     for op, parent in find_groups(module, with_parent=True):
@@ -973,6 +997,16 @@ def parse_source(source: SourceFile, context=None):
             raise DiagnosticError.at(grp.location, f"redefinition of symbol @{grp.name} in {_source_name(parent)}", notes)
         seen[key] = grp.location
     return module
+
+
+def _with_clauses(loc, group: AutotuneGroup):
+    """``loc`` (the op's position) fused with one named location per clause and clause item
+    (``loc(fused["-":3:3, "triton"("-":4:7), "triton.kernel"("-":4:22), ...])``, positions in
+    the parser's buffer ``-`` as the op's own), so that passes reading the op report at the
+    clause (:meth:`AutotuneGroup.at`); :func:`location_of` still gives the op's position."""
+    parts = [ir.Location.name(key, childLoc=ir.Location.file("-", where.line, where.col))
+             for key, where in group.clause_locations.items()]
+    return ir.Location.fused([loc, *parts]) if parts else loc
 
 
 def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int, int]]) -> AutotuneGroup:

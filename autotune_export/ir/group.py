@@ -66,7 +66,7 @@ from typing import Any, Callable
 
 from iree.compiler import ir
 
-from autotune_export.support.diagnostics import Location, location_of
+from autotune_export.support.diagnostics import Location, location_of, named_locations
 
 __all__ = [
     "GENERIC_OP_NAME",
@@ -543,6 +543,14 @@ class AutotuneGroup:
     equal_one: list[int] | None = None
     location: Location | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Where the user wrote each clause and clause item, for diagnostics: ``"triton"``,
+    #: ``"triton.path"``, ``"triton.kernel"``, ``"signature"``, ``"signature.NAME"`` (each
+    #: parameter), ``"signature.end"`` (its ``)``), ``"configs"``, ``"configs.I"`` (config I's
+    #: ``{``), ``"configs.I.KEY"``, ``"workload.NAME"``, ``"grid"``, ``"grid.D"`` (dimension
+    #: D), ``"grid.NAME"`` (a name's first use), ``"reset_to_zero.NAME"``, ... The front end
+    #: keeps them in the op's location (a fused location of named parts, read back by
+    #: :meth:`from_op`); a group written in the generic form has none. See :meth:`at`.
+    clause_locations: dict[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
     # ----- generic form (bindings) -------------------------------------------------------
     def attributes(self) -> dict[str, ir.Attribute]:
@@ -582,7 +590,8 @@ class AutotuneGroup:
         name = raw["sym_name"]
         if not isinstance(name, ir.StringAttr):
             raise TypeError("sym_name must be a string")
-        group = cls(name=name.value, location=location_of(op.location, filename))
+        group = cls(name=name.value, location=location_of(op.location, filename),
+                    clause_locations=named_locations(op.location, filename))
         for clause in CLAUSES:
             if clause.attributes[0] in raw:
                 try:
@@ -604,6 +613,14 @@ class AutotuneGroup:
         return head + "".join(f"\n{indent}    {c}" for c in clauses)
 
     # ----- helpers -----------------------------------------------------------------------
+    def at(self, *keys: str) -> Location | None:
+        """Where to report about a clause: the location of the first of ``keys`` (names of
+        :attr:`clause_locations`, most specific first) that the group has, else the op's."""
+        for key in keys:
+            if key in self.clause_locations:
+                return self.clause_locations[key]
+        return self.location
+
     @property
     def is_triton(self) -> bool:
         return self.triton is not None

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,7 +62,7 @@ from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
-from autotune_export.support.diagnostics import location_of
+from autotune_export.support.diagnostics import did_you_mean, location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.variant_config import config_attr
 from autotune_export.contract import VARIANT_CONFIG_ATTR
@@ -151,6 +152,56 @@ def _conversion(have: str, want: str) -> str:
     if fb:
         return "sitofp"
     return "extsi" if wb > wa else "trunci"
+
+
+
+def _kernel_path(ctx: PassContext, path: str) -> tuple[str, str]:
+    """``(absolute, shown)``: the kernel file of ``triton("path", ...)`` (relative paths resolve
+    in the input's directory) and how diagnostics name it: as the user gave it, relative to
+    the current directory (an absolute ``path`` as written)."""
+    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
+    return full, (path if os.path.isabs(path) else os.path.relpath(full))
+
+
+def _config_location(group: AutotuneGroup, index: int | None, key: str | None = None):
+    """Where config ``index`` (its ``key``; None: the configs) was written: its entry in
+    configs([...]), or the kernel's name in triton(...) when the configs are its
+    triton.autotune's."""
+    if group.configs is None:
+        return group.at("triton.kernel", "triton")
+    keys = ([f"configs.{index}.{key}"] if key is not None and index is not None else []) + \
+        ([f"configs.{index}"] if index is not None else [])
+    return group.at(*keys, "configs")
+
+
+def _signature_mismatch_at(group: AutotuneGroup, declared: list[str], kernel_params: list[str]):
+    """Where a signature(...) that does not list ``kernel_params`` goes wrong: the first
+    entry that differs, else its ``)`` (a parameter is missing), else the clause."""
+    for i, name in enumerate(declared):
+        if i >= len(kernel_params) or name != kernel_params[i]:
+            return group.at(f"signature.{name}", "signature")
+    return group.at("signature.end", "signature")
+
+
+def _signature_hint(declared: list[str], kernel_params: list[str], constexprs: list[str]) -> str:
+    """What to change in a signature(...) that differs from the kernel's parameters: a
+    misspelt name ("did you mean"), a constexpr listed as a parameter, or the first one
+    missing. Empty when nothing more specific can be said."""
+    for i, name in enumerate(declared):
+        if i < len(kernel_params) and name == kernel_params[i]:
+            continue
+        if name in constexprs:
+            return f"; '{name}' is a constexpr of the kernel: give it in configs([...]), not in signature(...)"
+        if name not in kernel_params:
+            hint = did_you_mean(name, [p for p in kernel_params if p not in declared])
+            if not hint and i < len(kernel_params) and kernel_params[i] not in declared:
+                hint = f"; did you mean '{kernel_params[i]}'?"  # the kernel's parameter at that place
+            return hint or f"; the kernel has no parameter '{name}'"
+        if i < len(kernel_params):
+            return f"; parameter {i} is '{kernel_params[i]}' in the kernel (the signature lists them in the kernel's order)"
+        break
+    missing = [p for p in kernel_params if p not in declared]
+    return f"; add '{missing[0]}'" if missing else ""
 
 
 def _config_entries(cfg: dict) -> list[tuple[str, Any]]:
@@ -574,19 +625,22 @@ class MaterializeTritonVariants(ModulePass):
                     [Diagnostic("note", f"the group @{group.name} is here", loc)],
                 )
         path, kernel_name = group.triton
-        full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
+        full, shown = _kernel_path(ctx, path)
         try:
             # Triton's driver answers for the first target while the file is imported.
             kernel = tc.load_kernel(tc.KernelSource(full, kernel_name, import_arch=targets_of(self.target)[0][1]))
         except tc.KernelLoadError as err:
-            raise DiagnosticError.at(loc, str(err)) from None
+            wrong = kernel_name if err.part == "kernel" else os.path.basename(path)
+            raise DiagnosticError.at(group.at(f"triton.{'kernel' if err.part == 'kernel' else 'path'}", "triton"),
+                                     str(err).replace(full, shown) + did_you_mean(wrong, err.candidates)) from None
         runtime_args = [a for a in kernel.arg_names if a not in kernel.constexpr_names]
         declared = [p.name for p in group.signature]
         if declared != runtime_args:
             raise DiagnosticError.at(
-                loc,
+                _signature_mismatch_at(group, declared, runtime_args),
                 f"signature does not match kernel '{kernel_name}': the signature declares "
-                f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})",
+                f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})"
+                + _signature_hint(declared, runtime_args, kernel.constexpr_names),
             )
         _autotuner_outputs(ctx, group, kernel, tc)
         # `none` parameters: the call passes None, which Triton's JIT specializes to a constexpr
@@ -621,14 +675,19 @@ class MaterializeTritonVariants(ModulePass):
                 "(it would fail when the module loads)",
             )
         if group.configs is None and not kernel.default_configs:
-            raise DiagnosticError.at(loc, f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
+            raise DiagnosticError.at(group.at("triton.kernel", "triton"),
+                                     f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
         for index, cfg in enumerate(group.configs or ()):
             for key, _ in cfg:
                 if key not in OPTION_NAMES and key not in kernel.constexpr_names:
                     raise DiagnosticError.at(
-                        loc, f"config {index} sets '{key}', which is not a constexpr parameter of '{kernel_name}' (constexprs: {', '.join(kernel.constexpr_names) or 'none'})"
+                        _config_location(group, index, key),
+                        f"config {index} sets '{key}', which is not a constexpr parameter of '{kernel_name}' "
+                        f"(constexprs: {', '.join(kernel.constexpr_names) or 'none'})"
+                        + did_you_mean(key, [*kernel.constexpr_names, *OPTION_NAMES]),
                     )
         configs, constexpr_values = self._launch_variants(ctx, source, op, group, kernel, nones, tc)
+        self._check_grid_names(group, configs, constexpr_values)
         archs = targets_of(self.target)
         config_specs, constexpr_sets = [], []
         for index, cfg in enumerate(configs):
@@ -663,12 +722,31 @@ class MaterializeTritonVariants(ModulePass):
                         divisibility=hints,
                     )
                 except ValueError as err:  # e.g. a value the op cannot hold (a tuple)
-                    raise DiagnosticError.at(loc, f"config {index}: {err}") from None
+                    raise DiagnosticError.at(_config_location(group, index), f"config {index}: {err}") from None
                 config_specs.append(spec)
             constexpr_sets.append(values)
         # One copy of every spec per target architecture, target-major.
         specs = [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]
         return _Planned(source, op, group, configs, constexpr_sets, specs, 0, archs)
+
+    def _check_grid_names(self, group: AutotuneGroup, configs, constexpr_values) -> None:
+        """The grid's names against what each config gives (workload values, constexprs,
+        launch options): known only now when the configs are the kernel's triton.autotune's
+        (the front end checked those of configs([...])). Before anything compiles; a
+        DiagnosticError at the unknown name in grid(...)."""
+        kernel_name = group.triton[1]
+        for index, values in enumerate(constexpr_values):
+            known = {*values, *OPTION_NAMES, *(group.workload or [])}
+            for text in group.grid:
+                for nm in grid_mod.names(grid_mod.parse(text)):
+                    if nm.name not in known:
+                        raise DiagnosticError.at(
+                            group.at(f"grid.{nm.name}", "grid"),
+                            f"grid uses unknown name '{nm.name}'; names in a grid are workload values "
+                            f"({', '.join(group.workload or []) or 'none'}), the configs' constexprs "
+                            f"({', '.join(k for k in values if k not in OPTION_NAMES) or 'none'}"
+                            + (f"; from the triton.autotune of '{kernel_name}'" if group.configs is None else "")
+                            + f") and {', '.join(OPTION_NAMES)}" + did_you_mean(nm.name, sorted(known)))
 
     # ---------------------------------------------------------------------------------------
     def _launch_variants(self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict,
@@ -750,10 +828,17 @@ class MaterializeTritonVariants(ModulePass):
                                               f"{err}; {fix}") from None
             if err.stage and err.stage.startswith("heuristic ") and err.unknown is not None:
                 hname = err.stage[len("heuristic "):]
-                raise DiagnosticError.at(loc, f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'; "
-                                              f"give '{hname}' in every config") from None
+                raise DiagnosticError.at(_config_location(group, None),
+                                         f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'; "
+                                         f"give '{hname}' in every config") from None
             if err.stage == "constexpr":
-                raise DiagnosticError.at(loc, f"{str(err).replace(' gives no value for', ' does not give')}") from None
+                # "config N gives no value for ...": at config N (its "{" in configs([...]), or
+                # the kernel's name when the configs are its triton.autotune's).
+                m = re.match(r"config (\d+) ", str(err))
+                message = str(err).replace(" gives no value for", " does not give")
+                if m and explicit is None:
+                    message = message.replace(m.group(0), f"{m.group(0)}(a config of the triton.autotune of '{kernel_name}') ", 1)
+                raise DiagnosticError.at(_config_location(group, int(m.group(1)) if m else None), message) from None
             raise DiagnosticError.at(loc, f"@{group.name}: {err}") from None
 
         constexprs = [{c: tc.plain_value(v) for c, v in variant.constexprs} for variant in plan.variants]
@@ -971,6 +1056,7 @@ class MaterializeTritonVariants(ModulePass):
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
+        full, shown = _kernel_path(ctx, group.triton[0])
         archs = item.archs or targets_of(self.target)
         multi = len(archs) > 1
         per_target = len(item.specs) // len(archs)
@@ -989,14 +1075,15 @@ class MaterializeTritonVariants(ModulePass):
                 if pruned is not None:
                     break
             if pruned is not None:
+                reason = pruned.reason.replace(full, shown)  # the kernel file as the user names it
                 # A config whose specialized (fast-path) variant cannot run is dropped whole, as
                 # Triton's autotuner drops a config that fails on aligned inputs; with several
                 # targets, a config that cannot run on one of them is dropped for all (every
                 # target's object has the same exports).
                 which = " (specialized variant)" if per_config == 2 and pruned is mine[1] else ""
                 where = f" on {tname}" if multi else ""
-                pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {pruned.reason}", loc))
-                pruned_notes.append(Diagnostic("note", f"config {index} {text}{where}: {pruned.reason}", loc))
+                pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {reason}", loc))
+                pruned_notes.append(Diagnostic("note", f"config {index} {text}{where}: {reason}", loc))
             else:
                 survivors.append((index, cfg, item.constexprs[index], mine_by_target))
         if not survivors:
@@ -1109,7 +1196,7 @@ class MaterializeTritonVariants(ModulePass):
                 grid_mod.check_grid(exprs, {**env, **{w: None for w in group.workload}})
             except grid_mod.GridError as err:
                 text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-                raise DiagnosticError.at(loc, f"{err} for config {index} {text}") from None
+                raise DiagnosticError.at(group.at("grid"), f"{err} for config {index} {text}") from None
             need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
             exports.append(
                 _Export(

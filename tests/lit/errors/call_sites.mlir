@@ -29,7 +29,8 @@ hal.executable.source private @ex {
 
 // A none parameter is still a parameter of the kernel: the signature lists every one, in order.
 hal.executable.source private @ex {
-  // expected-error @+1 {{signature does not match kernel 'scale_bias_kernel': the signature declares (x_ptr, out_ptr, bias_ptr, alpha, n, flag)}}
+  // At the first entry that differs, with the kernel's parameter there.
+  // expected-error @+3 {{signature does not match kernel 'scale_bias_kernel': the signature declares (x_ptr, out_ptr, bias_ptr, alpha, n, flag) but the kernel's non-constexpr parameters are (x_ptr, bias_ptr, out_ptr, alpha, n, flag); parameter 1 is 'bias_ptr' in the kernel}}
   hal.executable.autotuning.export @g
       triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
       signature(x_ptr: *fp16, out_ptr: *fp16 {output}, bias_ptr: none, alpha: none, n: i32, flag: u1)
@@ -42,7 +43,7 @@ hal.executable.source private @ex {
 
 // A config cannot set a run-time parameter to none: that is the signature's job.
 hal.executable.source private @ex {
-  // expected-error @+1 {{config 0 sets 'bias_ptr', which is not a constexpr parameter of 'scale_bias_kernel' (constexprs: BLOCK, OUT_DTYPE, HAS_BIAS, CLAMP)}}
+  // expected-error @+4 {{config 0 sets 'bias_ptr', which is not a constexpr parameter of 'scale_bias_kernel' (constexprs: BLOCK, OUT_DTYPE, HAS_BIAS, CLAMP)}}
   hal.executable.autotuning.export @g
       triton("../Inputs/call_site_kernels.py", "scale_bias_kernel")
       signature(x_ptr: *fp16, bias_ptr: *fp16, out_ptr: *fp16 {output}, alpha: fp32, n: i32, flag: u1)
@@ -55,7 +56,7 @@ hal.executable.source private @ex {
 
 // A triton.heuristics function that needs what only the call knows (a tensor's shape).
 hal.executable.source private @ex {
-  // expected-error @+1 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.shape'; give 'BLOCK' in every config}}
+  // expected-error @+4 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.shape'; give 'BLOCK' in every config}}
   hal.executable.autotuning.export @g
       triton("../Inputs/call_site_kernels.py", "shape_heuristic_kernel")
       signature(x_ptr: *fp16, out_ptr: *fp16 {output}, n: i32)

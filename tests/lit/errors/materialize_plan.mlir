@@ -25,7 +25,7 @@ hal.executable.source private @ex {
 
 // A config naming no constexpr of the kernel.
 hal.executable.source private @ex {
-  // expected-error @+1 {{config 0 sets 'BLOK', which is not a constexpr parameter of 'add_kernel' (constexprs: BLOCK)}}
+  // expected-error @+4 {{config 0 sets 'BLOK', which is not a constexpr parameter of 'add_kernel' (constexprs: BLOCK); did you mean 'BLOCK'?}}
   hal.executable.autotuning.export @g
       triton("../Inputs/kernels.py", "add_kernel")
       signature(x_ptr: *fp32, y_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)

@@ -23,7 +23,7 @@ from autotune_export.passes import (  # noqa: F401  (each module registers its p
     zero_outputs,
 )
 from autotune_export.passes.base import PASSES, ModulePass, PassContext, pass_options
-from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.support.diagnostics import DiagnosticError, did_you_mean, input_named
 from iree.compiler import ir
 
 __all__ = ["DEFAULT_PIPELINES", "PIPELINE_OPTIONS", "SPEC_ONLY_OPTIONS", "PipelineOption", "PassSpec", "check_options",
@@ -208,14 +208,16 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
             continue
         cls = PASSES.get(item.name)
         if cls is None:
-            raise DiagnosticError.at(None, f"unknown pass '{item.name}'; known passes: {', '.join(sorted(PASSES))}")
+            raise DiagnosticError.at(None, f"unknown pass '{item.name}'; known passes: {', '.join(sorted(PASSES))}"
+                                     + did_you_mean(item.name, sorted(PASSES)))
         fields = {f.name: f for f in pass_options(cls)}
         values = {fname: value for key, value in defaults.items() for name, fname in mapping[key].sets if name == cls.name}
         for key, text in item.options.items():
             fname = key.replace("-", "_")
             if fname not in fields:
                 known = ", ".join(n.replace("_", "-") for n in fields) or "none"
-                raise DiagnosticError.at(None, f"pass '{cls.name}' has no option '{key}' (its options: {known})")
+                raise DiagnosticError.at(None, f"pass '{cls.name}' has no option '{key}' (its options: {known})"
+                                         + did_you_mean(key, [n.replace("_", "-") for n in fields]))
             values[fname] = _convert(cls, fields[fname], text)
         out.append(cls(**values))
     return out
@@ -226,6 +228,6 @@ def run_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], ctx: Pas
     and run its passes in order on ``module``. Raises DiagnosticError."""
 
     passes = build_pipeline(pipeline, **defaults)
-    with module.context, ir.Location.unknown():
+    with module.context, ir.Location.unknown(), input_named(ctx.source.name):  # "-" is this input
         for p in passes:
             p.apply(ctx, module)

@@ -10,14 +10,16 @@
 
 ``--emit mlir`` (default) prints the sugared groups for reading and FileCheck; ``iree`` prints
 plain input for the installed ``iree-compile``; ``vmfb`` runs ``iree-compile`` for CUDA.
-``-`` stands for stdin/stdout. Errors are MLIR-style diagnostics (``FILE:LINE:COL: error:``)
-with exit status 1 and no output file; internal errors exit with status 2.
+``-`` stands for stdin/stdout (with ``-o -`` stdout gets the IR alone: whatever else prints
+meanwhile goes to stderr); ``-o /dev/null`` and other devices are written in place. Errors are
+MLIR-style diagnostics (``FILE:LINE:COL: error:``, the file as given, ``<stdin>`` for stdin) with
+exit status 1 and no output (usage errors too); internal errors exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
+import contextlib
 import importlib
 import os
 import re
@@ -30,12 +32,12 @@ from autotune_export.cuda.ptx import parse_ptx_version
 from autotune_export.cuda.workers import jobs_argument
 from autotune_export.cuda.targets import CudaTarget, TargetError, iree_codegen_target, parse_targets
 from autotune_export.support import files, progress
-from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, location_of
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, did_you_mean, location_of
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import read_objects, target_backend
 from autotune_export.ir.walk import executable_sources, groups_of, module_functions, sym_name
-from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, run_pipeline
+from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, parse_pipeline, run_pipeline
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
 from iree.compiler.tools import CompilerToolError, compile_str
 from autotune_export.passes import PASSES, pass_options
@@ -62,8 +64,27 @@ NOT_SUBCOMMANDS = {
 }
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its usage errors as the command's other errors: one line
+    (``autotune-export: error: ...``, argparse's words), exit status 1 (2 is an internal error here), and a "did you mean" for a misspelt option
+    or choice."""
+
+    def error(self, message: str):
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            unknown = next((w for w in message.split(":", 1)[1].split() if w.startswith("-")), None)
+            if unknown is not None:
+                options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+                hint = did_you_mean(unknown.split("=", 1)[0], options)
+        else:
+            m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+            if m:
+                hint = did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+        self.exit(1, f"{self.prog}: error: {message}{hint} ({self.prog} --help lists the options)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="autotune-export",
         description="Compile parameterized Triton kernels into autotuned IREE executables.",
         epilog="subcommands (autotune-export NAME --help for theirs):\n"
@@ -75,10 +96,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=("mlir", "iree", "vmfb"), default="mlir", help="what to write (default: mlir)")
     p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
                    help="passes to run instead of the --emit pipeline: name{option=value ...},name ('' for none)")
-    p.add_argument("--target", default="sm_80", help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
+    p.add_argument("--target", default=None, help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
     p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help="processes compiling variants (at least 1; default: one per core)")
-    p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help="object embedded in the executable (default: ptx)")
-    p.add_argument("--ptx-version", type=parse_ptx_version, default=86, metavar="VERSION",
+    p.add_argument("--object-format", choices=("ptx", "cubin"), default=None, help="object embedded in the executable (default: ptx)")
+    p.add_argument("--ptx-version", type=parse_ptx_version, default=None, metavar="VERSION",
                    help="PTX ISA version pinned in the variants: 86 or 8.6 (default: 86)")
     p.add_argument("--tuning-results", default=None, help="freeze the choices of this tuning-results JSON into the IR")
     p.add_argument("--cache-dir", default=None,
@@ -193,9 +214,8 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
     host CPU (groups whose variants IREE compiles itself from an MLIR body; ``target`` is not
     used). Relative object paths resolve in ``search_dirs``, then the current directory (as
     verify-autotuning-groups looks for them). Runs the ``iree-compile`` of the installed
-    iree-base-compiler. ``output`` is written atomically
-    (:func:`autotune_export.support.files.atomic_write`, default permissions): it is left
-    untouched when compiling fails.
+    iree-base-compiler. ``output`` is written as :func:`write_output` writes (atomically, or
+    into a device such as ``/dev/null``): it is left untouched when compiling fails.
 
     Raises DiagnosticError with iree-compile's first error when it fails: located in the input
     ``source_name`` when ``debug_text`` (the same module printed with its locations, compiled
@@ -229,10 +249,23 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
                 failure, text = located, located_text
         given = [a.split("=", 1)[1] for a in args if a.startswith("--iree-cuda-target=")]
         raise _iree_diagnostics(failure, text, source_name, given[-1] if given else codegen) from None
+    write_output(output, vmfb)
+
+
+def write_output(path: str, data: bytes | str) -> None:
+    """Write the command's output ``data`` to ``path``: a regular file (or a new one) atomically
+    (:func:`autotune_export.support.files.atomic_write`, default permissions: no partial
+    file, ever); anything else that exists and is not a directory (``/dev/null``, a FIFO, a
+    terminal) is opened and written in place, as shells and MLIR tools write to it (an atomic
+    write would replace the device by a file). Raises DiagnosticError when it cannot."""
     try:
-        files.atomic_write(output, vmfb)
+        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+            with open(path, "wb") as f:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        else:
+            files.atomic_write(path, data)
     except OSError as exc:
-        raise DiagnosticError.at(None, f"cannot write '{output}': {exc.strerror or exc}") from None
+        raise DiagnosticError.at(None, f"cannot write '{path}': {exc.strerror or exc}") from None
 
 
 def _targets(target: str) -> list[CudaTarget]:
@@ -275,13 +308,57 @@ def _read_input(path: str) -> SourceFile:
         stream = getattr(sys.stdin, "buffer", None)
         if stream is None:  # a text-only stream (tests replace sys.stdin)
             return SourceFile(sys.stdin.read(), "<stdin>", os.getcwd())
-        return SourceFile(_decode(stream.read(), "<stdin>"), "<stdin>", os.getcwd())
+        data = stream.read()
+        _refuse_vmfb("<stdin>", data)
+        return SourceFile(_decode(data, "<stdin>"), "<stdin>", os.getcwd())
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as err:
         raise DiagnosticError.at(None, f"cannot read '{path}': {err.strerror}") from None
+    _refuse_vmfb(path, data)
     return SourceFile(_decode(data, path), path, os.path.dirname(os.path.abspath(path)))
+
+
+def _refuse_vmfb(name: str, data: bytes) -> None:
+    """A compiled module given to the compile command (which reads MLIR text): a
+    DiagnosticError naming the subcommands that take it, not an MLIR parse error about
+    its bytes. What a .vmfb is: :mod:`autotune_export.tools.inspection`'s test."""
+    from autotune_export.tools.inspection import _is_vmfb
+
+    if _is_vmfb("" if name == "<stdin>" else name, data[:8]):
+        raise DiagnosticError.at(None, f"{name} is a compiled module (.vmfb); use autotune-export inspect/tune "
+                                       "(this command compiles .mlir)")
+
+
+@contextlib.contextmanager
+def _stdout_for_output(reserve: bool):
+    """With ``reserve`` (``-o -``): while the command runs, whatever else writes to standard
+    output (a kernel file printing when it is imported, Triton's and LLVM's own dumps,
+    compile workers started meanwhile) goes to standard error, so that standard output gets
+    the IR alone, written after this (``sys.stdout`` and file descriptor 1 are restored)."""
+    if not reserve:
+        yield
+        return
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    saved_fd = None
+    try:
+        saved_fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 or 2: nothing to keep apart
+        saved_fd = None
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
 def _check_output(path: str, emit: str) -> None:
@@ -301,10 +378,13 @@ def _check_output(path: str, emit: str) -> None:
         parent = up
     if not os.path.isdir(parent):
         raise DiagnosticError.at(None, f"cannot write -o {path}: {parent} is not a directory")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a FIFO (/dev/null): written in place (write_output).
+        if not os.access(path, os.W_OK):
+            raise DiagnosticError.at(None, f"cannot write -o {path}: permission denied")
+        return
     if not os.access(parent, os.W_OK | os.X_OK):
         raise DiagnosticError.at(None, f"cannot write -o {path}: the directory {parent} is not writable")
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise DiagnosticError.at(None, f"cannot write -o {path}: it exists and is not a regular file")
 
 
 def _check_backend(module, source: SourceFile, backend: str) -> None:
@@ -403,20 +483,68 @@ def _start_workers_early(args, compiles: bool, record: str | None) -> None:
 
     if not compiles or args.verify_diagnostics or (record is not None and os.path.exists(record)):
         return
-    workers.start(args.jobs)
+    try:
+        workers.start(args.jobs)
+    except ValueError:  # a -j the pipeline refuses (jobs=0 in a -p spec): materialize-triton-variants says so
+        return
+
+
+#: The command's flags that are pass options too (``--target`` is ``target=`` of every pass
+#: that has it), with their defaults; ``None``: no default beyond the pass's own.
+_PASS_OPTION_FLAGS = {"target": "sm_80", "object_format": "ptx", "ptx_version": 86, "jobs": None,
+                      "cache_dir": None, "tuning_results": None}
+
+
+def _settle_pass_options(args) -> None:
+    """Give the command's pass-option flags (:data:`_PASS_OPTION_FLAGS`) their values, in
+    place: the flag as given; else the value a ``-p`` spec gives that option (every pass of
+    the spec that sets it must give the same value), which so reaches every other pass that
+    takes it and iree-compile (``-p 'materialize-triton-variants{target=sm_90},verify-autotuning-groups'``
+    verifies for sm_90, as ``--target sm_90`` would); else the default. A flag given on the
+    command line is the option of the passes whose spec leaves it out (the spec's value holds
+    for its own pass). Raises DiagnosticError for a malformed spec, an unknown pass or option,
+    and an option given different values by two passes without the flag."""
+    given: dict[str, list[tuple[str, str]]] = {}  # option -> [(pass, value as written)]
+    if args.passes:
+        for spec in parse_pipeline(args.passes):
+            for key, text in spec.options.items():
+                name = key.replace("-", "_")
+                if name in _PASS_OPTION_FLAGS:
+                    given.setdefault(name, []).append((spec.name, text))
+    for name, default in _PASS_OPTION_FLAGS.items():
+        if getattr(args, name, None) is not None or name not in given:
+            if getattr(args, name, None) is None:
+                setattr(args, name, default)
+            continue
+        values = given[name]
+        if len({text for _, text in values}) > 1:
+            flag = "--" + name.replace("_", "-")
+            raise DiagnosticError.at(None, f"the pipeline gives option '{name.replace('_', '-')}' different values ("
+                                     + ", ".join(f"{text} for {p}" for p, text in values)
+                                     + f"); give {flag} for the passes and tools that do not set it")
+        # The value as the pass reads it (its type), from the pass that sets it.
+        first = values[0][0]
+        built = build_pipeline([spec for spec in parse_pipeline(args.passes) if spec.name == first][:1])
+        setattr(args, name, getattr(built[0], name))
 
 
 def _run(args) -> int:
     """The compile command: :func:`_build`, with the workers started early when it is likely
     to compile, and its completion recorded."""
+    _settle_pass_options(args)
     passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
     compiles, record = _build_record(args, passes)
-    try:
-        rc = _build(args, lambda: _start_workers_early(args, compiles, record))
-    finally:
-        from autotune_export.cuda import workers
+    printed: list[str] = []  # the IR for standard output (-o -), written when the build is done
+    with _stdout_for_output(args.output == "-" and args.emit != "vmfb"):
+        try:
+            rc = _build(args, lambda: _start_workers_early(args, compiles, record), printed.append)
+        finally:
+            from autotune_export.cuda import workers
 
-        workers.stop()
+            workers.stop()
+    if rc == 0 and printed:
+        sys.stdout.write("".join(printed))
+        sys.stdout.flush()
     if rc == 0 and record is not None and not os.path.exists(record):
         try:
             files.atomic_write(record, b"")
@@ -425,7 +553,9 @@ def _run(args) -> int:
     return rc
 
 
-def _build(args, on_input: Callable[[], object] = lambda: None) -> int:
+def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Callable[[str], object] | None = None) -> int:
+    """The compile command's work; the IR for ``-o -`` goes to ``to_stdout`` (default: written
+    to ``sys.stdout``). Returns the exit status; raises DiagnosticError."""
     if args.input is None:
         raise DiagnosticError.at(None, "no input file (give IN.mlir, or '-' for stdin)")
     passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
@@ -496,13 +626,13 @@ def _build(args, on_input: Callable[[], object] = lambda: None) -> int:
                      debug_text=lambda: "\n// -----\n".join(f() for f in located), source_name=source.name,
                      search_dirs=[source.base_dir])
     elif args.output == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if to_stdout is not None:
+            to_stdout(text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
     else:
-        try:
-            files.atomic_write(args.output, text)  # no partial file; default permissions
-        except OSError as err:
-            raise DiagnosticError.at(None, f"cannot write '{args.output}': {err.strerror or err}") from None
+        write_output(args.output, text)  # no partial file; default permissions
     if args.output != "-":
         elapsed = time.perf_counter() - start
         compiled, cached = stats.get("compiled", 0), stats.get("cached", 0)
@@ -524,9 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: '{argv[0]}' is not a subcommand (subcommands: {', '.join(SUBCOMMANDS)}; anything else is "
                   f"the input file): {NOT_SUBCOMMANDS[argv[0]]}", file=sys.stderr)
             return 1
-        close = difflib.get_close_matches(argv[0], list(SUBCOMMANDS), n=1, cutoff=0.6)
-        if close:  # a misspelt subcommand, not a missing input file
-            print(f"error: unknown subcommand '{argv[0]}'; did you mean '{close[0]}'? (subcommands: "
+        hint = did_you_mean(argv[0], list(SUBCOMMANDS))
+        if hint:  # a misspelt subcommand, not a missing input file
+            print(f"error: unknown subcommand '{argv[0]}'{hint} (subcommands: "
                   f"{', '.join(SUBCOMMANDS)}; anything else is the input file)", file=sys.stderr)
             return 1
     args = _parser().parse_args(argv)

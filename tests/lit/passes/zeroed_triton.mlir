@@ -42,7 +42,9 @@ util.func public @host_ends(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tens
 
 // -----
 
-// The zeroed output between the others; the dispatch passes the last one in place.
+// The zeroed output between the others; the dispatch passes the last one in place. a and c,
+// which the kernel updates atomically (tl.atomic_add), get zeros as fake data in the benchmark
+// and check entries (autotune.fake_zeros: a's alloca, c in place).
 // CHECK-LABEL: hal.executable.source private @middle
 // CHECK:         hal.executable.autotuning.export @s
 // CHECK-NEXT:        variants([@s_0_128_w4_s3])
@@ -51,7 +53,7 @@ util.func public @host_ends(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> (tens
 // CHECK-LABEL: util.func public @host_middle(
 // CHECK:         %[[A:.+]] = flow.tensor.alloca : tensor<1xf32>
 // CHECK:         %[[B:.+]] = flow.tensor.bitcast %{{.+}} : tensor<1024xi32> -> tensor<1024xf32> attributes {autotune.zeroed}
-// CHECK-NEXT:    flow.dispatch @middle::@s[%{{.+}}](%[[A]], %arg0, %[[B]], %arg1, %arg2, %{{.+}}) : {{.+}} -> (%[[A]], %[[B]], %arg2)
+// CHECK-NEXT:    flow.dispatch @middle::@s[%{{.+}}](%[[A]], %arg0, %[[B]], %arg1, %arg2, %{{.+}}) {autotune.fake_zeros = array<i64: 0, 4>} : {{.+}} -> (%[[A]], %[[B]], %arg2)
 hal.executable.source private @middle {
   hal.executable.autotuning.export @s
       triton("../Inputs/zeroed_kernels.py", "sums")
@@ -71,7 +73,8 @@ util.func public @host_middle(%x: tensor<1024xf32>, %y: tensor<1024xf32>, %c: te
 // -----
 
 // No clauses: the kernel's triton.autotune(reset_to_zero=["acc_ptr"], restore_value=["hist_ptr"]);
-// hist_ptr is passed in place (restored around timed runs), acc_ptr zero-filled.
+// hist_ptr is passed in place (restored around timed runs; updated atomically: zeros as fake
+// data), acc_ptr zero-filled.
 // CHECK-LABEL: hal.executable.source private @from_kernel
 // CHECK:         hal.executable.autotuning.export @t
 // CHECK-NEXT:        variants([@t_0_128_w4_s3, @t_1_256_w4_s3])
@@ -79,7 +82,7 @@ util.func public @host_middle(%x: tensor<1024xf32>, %y: tensor<1024xf32>, %c: te
 // CHECK-NEXT:        restore_value(0)
 // CHECK-LABEL: util.func public @host_from_kernel(
 // CHECK:         %[[Z:.+]] = flow.tensor.bitcast %{{.+}} attributes {autotune.zeroed}
-// CHECK-NEXT:    flow.dispatch @from_kernel::@t[%{{.+}}](%arg0, %arg1, %[[Z]], %{{.+}}) : {{.+}} -> (%arg1, %[[Z]])
+// CHECK-NEXT:    flow.dispatch @from_kernel::@t[%{{.+}}](%arg0, %arg1, %[[Z]], %{{.+}}) {autotune.fake_zeros = array<i64: 1>} : {{.+}} -> (%arg1, %[[Z]])
 hal.executable.source private @from_kernel {
   hal.executable.autotuning.export @t
       triton("../Inputs/zeroed_kernels.py", "tuned_sum")
@@ -105,7 +108,7 @@ util.func public @host_from_kernel(%x: tensor<1024xf32>, %h: tensor<1xf32>) -> (
 // CHECK-NEXT:        restore_value(0)
 // CHECK-LABEL: util.func public @host_overridden(
 // CHECK-NOT:     autotune.zeroed
-// CHECK:         flow.dispatch @overridden::@t[%{{.+}}](%arg0, %arg1, %{{.+}}) : (tensor<1024xf32>, tensor<1xf32>, i32) -> (%arg1, tensor<1xf32>)
+// CHECK:         flow.dispatch @overridden::@t[%{{.+}}](%arg0, %arg1, %{{.+}}) {autotune.fake_zeros = array<i64: 1>} : (tensor<1024xf32>, tensor<1xf32>, i32) -> (%arg1, tensor<1xf32>)
 hal.executable.source private @overridden {
   hal.executable.autotuning.export @t
       triton("../Inputs/zeroed_kernels.py", "tuned_sum")

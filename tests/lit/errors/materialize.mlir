@@ -118,7 +118,7 @@ hal.executable.source private @e {
 // per config besides): Triton's message at the kernel file's line and column (1-based).
 hal.executable.source private @e {
   // expected-error @+3 {{every config of @g was pruned for sm_80}}
-  // expected-note @+2 {{Inputs/kernels.py:50:12: arange's range must be a power of 2}}
+  // expected-note @+2 {{kernels.py:50:12: arange's range must be a power of 2}}
   // expected-note @+1 {{config 1 {BLOCK = 64, num_warps = 2}: compile error}}
   hal.executable.autotuning.export @g
       triton("../Inputs/kernels.py", "broken_kernel")

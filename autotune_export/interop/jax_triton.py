@@ -778,10 +778,14 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
     # triton.autotune's own reset_to_zero / restore_value, so the clauses are explicit whenever
     # the kernel has them: restored are the aliased outputs (jax-triton's tuner saves and
     # restores the aliased buffers), which are written in place.
+    # A PyTorch-style launch (convention TRITON) leaves both clauses out, so that the kernel's
+    # own triton.autotune(reset_to_zero=..., restore_value=...) apply as in Triton: materialize
+    # reads them from the kernel, their one home (an empty clause here would override them and
+    # leave an atomic accumulator an undefined buffer).
     tuner = k.autotuner
-    if zeroed or getattr(tuner, "reset_to_zero", None):
+    if convention is not launch_model.TRITON and (zeroed or getattr(tuner, "reset_to_zero", None)):
         group.reset_to_zero = [out_args[j].name for j in sorted(zeroed)]
-    if getattr(tuner, "restore_value", None):
+    if convention is not launch_model.TRITON and getattr(tuner, "restore_value", None):
         group.restore_value = [out_args[j].name for j in sorted({int(v) for v in aliases.values()} - zeroed)]
     exe = f"{kname}_ex"
     func = name or "main"

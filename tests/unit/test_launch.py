@@ -94,6 +94,14 @@ def pruned(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})], key=["n"],
+                 reset_to_zero=["acc_ptr"])
+@triton.jit
+def accumulate(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(acc_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
 @triton.jit
 def add_into(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -377,3 +385,27 @@ def test_grid_sees_every_argument_and_pruner_positional_constexprs(kernels):
 
 def triton_cdiv(a, b):
     return (a + b - 1) // b
+
+
+def test_the_kernel_s_own_reset_to_zero_applies(kernels, tmp_path):
+    """A launch of a kernel whose triton.autotune zeroes an atomic accumulator: the module
+    leaves reset_to_zero to the kernel (no empty clause overriding it), so the build zero-fills
+    the accumulator as Triton's users expect; an empty clause left it an undefined buffer."""
+    import argparse
+
+    from autotune_export.ir.walk import executable_sources, groups_of
+    from autotune_export.passes.base import PassContext
+    from autotune_export.tools import check
+
+    x, acc = np.empty(1000, np.float32), np.empty(1, np.float32)
+    text = launch_to_mlir(kernels.accumulate, lambda m: ((1000 + m["BLOCK"] - 1) // m["BLOCK"],), x, acc, 1000,
+                          outputs=["acc_ptr"])
+    assert "reset_to_zero" not in text
+    source = SourceFile(text, str(tmp_path / "in.mlir"), str(tmp_path))
+    module = parse_source(source)
+    ctx = PassContext(source=source, remark=[].append)
+    (src,) = executable_sources(module)
+    (op,) = groups_of(src)
+    args = argparse.Namespace(target="sm_80", seed=0, timeout=60.0, reference=None, group=None)
+    (planned,), _ = check._launches_of_group(ctx, module, src, op, args)
+    assert [(b.param, b.fill) for b in planned.buffers] == [("x_ptr", "data"), ("acc_ptr", "zeros")]

@@ -228,7 +228,8 @@ class EmitAutotuneInitializer(ModulePass):
                 raise DiagnosticError.at(
                     plan.group.location,
                     f"cannot tune @{plan.group.name} on fake data: the workload, scalars or sizes of its dispatch in "
-                    f"@{sym_name(plan.host)} cannot be computed from the host's arguments alone ({err})",
+                    f"@{sym_name(plan.host)} cannot be computed from the host's arguments alone ({err}); move the dispatch into a function "
+                    "of its own that takes that value as an argument (docs/limits.md)",
                 ) from None
         plan.arity = len(DispatchOperands.of(plan.site).workload)
         if workload_of_entry(names["workload_of"], plan.site, plan.host, point):

@@ -141,3 +141,23 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %y = flow.dispatch @ex::@k[%n](%x, %n_i32) : (tensor<1024xf32>, i32) -> tensor<1024xf32>
   util.return %y : tensor<1024xf32>
 }
+
+// -----
+
+// A scalar read from a tensor (tensor.extract) cannot be made on fake data: refused, with the way
+// around it (a function of its own that takes the scalar as an argument).
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{(it depends on 'tensor.extract', which is not a side-effect-free value computation); move the dispatch into a function of its own that takes that value as an argument (docs/limits.md)}}
+  hal.executable.autotuning.export @g variants([@a])
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<16xf32>, %s: tensor<i32>) -> tensor<16xf32> {
+  %n = tensor.extract %s[] : tensor<i32>
+  %c = arith.index_cast %n : i32 to index
+  %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<16xf32>, i32) -> tensor<16xf32>
+  util.return %r : tensor<16xf32>
+}

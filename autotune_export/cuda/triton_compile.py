@@ -966,6 +966,9 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     except Exception as e:
         reason, cacheable = _failure(e, kernel.fn, printed.getvalue())
         return {"kind": "pruned", "reason": reason, **({} if cacheable else {"cacheable": False})}
+    if printed.getvalue():
+        # What the kernel printed while compiling (tl.static_print) is the author's: to stderr.
+        sys.stderr.write(printed.getvalue())
     md = compiled.metadata
     limit = max_shared_memory(spec.arch)
     if md.shared > limit:

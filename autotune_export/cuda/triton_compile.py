@@ -490,12 +490,19 @@ def import_kernel_file(path: str | os.PathLike, import_arch: int = 80):
     return module
 
 
+def _env_hint(reads) -> str:
+    """``"; <the last GPU-related environment variable the file read>"`` for a failed import
+    (:class:`~autotune_export.cuda.stub_driver.EnvironmentReads`), or "" when it read none."""
+    hint = reads.hint() if reads is not None else ""
+    return f"; {hint}" if hint else ""
+
+
 def _import_module(path: pathlib.Path, import_arch: int):
     """Execute the kernel file ``path`` (see :func:`load_kernel`; :func:`import_kernel_file`
     calls this once per process and version of the file; a module of a package is imported
     once per process, by its dotted name). Raises KernelLoadError."""
     package = _package_module(path)
-    with _stub_driver.answering_for(import_arch):
+    with _stub_driver.answering_for(import_arch) as reads:
         if package is not None:
             dotted, root = package
             known = sys.modules.get(dotted)
@@ -507,7 +514,8 @@ def _import_module(path: pathlib.Path, import_arch: int):
                 try:
                     known = importlib.import_module(dotted)
                 except (Exception, SystemExit) as e:
-                    raise KernelLoadError(f"importing {path} as {dotted} failed: {type(e).__name__}: {_first_line(e)}") from e
+                    raise KernelLoadError(f"importing {path} as {dotted} failed: {type(e).__name__}: {_first_line(e)}"
+                                          + _env_hint(reads)) from e
                 finally:
                     with contextlib.suppress(ValueError):
                         sys.path.remove(str(root))
@@ -527,7 +535,7 @@ def _import_module(path: pathlib.Path, import_arch: int):
             spec.loader.exec_module(module)
         except (Exception, SystemExit) as e:
             sys.modules.pop(module_name, None)
-            raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}") from e
+            raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}" + _env_hint(reads)) from e
         finally:
             with contextlib.suppress(ValueError):
                 sys.path.remove(str(path.parent))

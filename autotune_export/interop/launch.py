@@ -61,13 +61,17 @@ def answering_for_target(target: str = "sm_90"):
             text = launch_to_mlir(kernel, grid, x, out, 4096, outputs=["out_ptr"], target="sm_90")
 
     What only a GPU has (streams, launching, benchmarking, reading a tensor's values) raises
-    :class:`~autotune_export.cuda.stub_driver.StubDriverError` naming the query. Raises
+    :class:`~autotune_export.cuda.stub_driver.StubDriverError` naming the query. ``nvidia-smi``
+    run through :mod:`subprocess` answers for the target too (or is refused naming the line that
+    ran it); the block yields the GPU-related environment variables read inside it
+    (:class:`~autotune_export.cuda.stub_driver.EnvironmentReads`), and an exception leaving it
+    gets a note naming the last one. Raises
     :class:`~autotune_export.cuda.targets.TargetError` for an unsupported ``target``."""
     from autotune_export.cuda import stub_driver
     from autotune_export.cuda.targets import parse_target
 
-    with stub_driver.answering_for(parse_target(target).capability, "inside answering_for_target"):
-        yield
+    with stub_driver.answering_for(parse_target(target).capability, "inside answering_for_target") as reads:
+        yield reads
 
 
 class _Spec:

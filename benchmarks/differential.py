@@ -639,7 +639,6 @@ def _interpret_worker(job_path: str, out_path: str, parent: int) -> int:
 def compare(case: Case, module: dict, triton_side: dict, variants: list[str]) -> list[str]:
     """Differences between the module's host results and Triton's, per variant, workload and
     result (the runtime's cross-check tolerances)."""
-    import numpy as np
 
     from autotune_export.runtime.tuner import results_agree
 
@@ -680,7 +679,7 @@ def _np(t):
 
 def _module_launches(path: str):
     """check's launches of every dispatch and workload of the module at ``path``."""
-    from autotune_export.frontend.reader import SourceFile, parse_source
+    from autotune_export.frontend.reader import parse_source
     from autotune_export.ir.walk import executable_sources, groups_of
     from autotune_export.passes.base import PassContext
     from autotune_export.tools import check

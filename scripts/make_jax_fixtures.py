@@ -132,7 +132,7 @@ def to_ffi_spelling(text: str) -> str:
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib.mlir import ir
 
-    with jmlir.make_ir_context() as ctx:
+    with jmlir.make_ir_context():
         module = ir.Module.parse(text)
 
         def walk(op):

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The test suites of autotune-export (lit/FileCheck tests, then pytest), from the repository root:
 #   sh scripts/test.sh              fast suite, then integration suite (what CI runs)
-#   sh scripts/test.sh fast         unit and lit tests that compile no Triton kernel (~160 CPU-s)
+#   sh scripts/test.sh fast         ruff lint, then unit and lit tests that compile no Triton kernel
 #   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
@@ -17,6 +17,10 @@ bin="${VENV:-.venv}/bin"
 fast_workers=${PYTEST_WORKERS:+-n $PYTEST_WORKERS}
 run() {  # suite pytest-marker-expression pytest-worker-options
     echo "== $1 suite =="
+    if [ "$1" = fast ]; then
+        "$bin/ruff" check --quiet .   # lint errors fail the suite (set -e); pyproject's [tool.ruff]
+        echo "ruff: no lint errors"
+    fi
     "$bin/lit" -v --param suite="$1" tests/lit
     AUTOTUNE_EXPORT_SUITE="$1" "$bin/pytest" tests/unit -m "$2" $3
 }

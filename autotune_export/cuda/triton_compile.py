@@ -597,7 +597,6 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
         obj, wrappers = _unwrap(obj, what)
     except KernelLoadError as err:  # what the name in triton(...) names is no kernel
         raise KernelLoadError(str(err), part="kernel") from None
-    path = pathlib.Path(src.path)
     autotuners = [w for w in wrappers if isinstance(w, AutotuneWrapper)]
     default_configs = [dict(c) for c in autotuners[0].configs] if autotuners else None
     heuristics: dict[str, Callable] = {}

@@ -38,7 +38,7 @@ from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
 from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TRITON_DTYPES,
-                                      AutotuneGroup, Param, TritonDtype, format_value, mlir_string)
+                                      AutotuneGroup, Param, TritonDtype, format_value)
 from iree.compiler import ir
 from iree.compiler.dialects import hal
 from autotune_export.frontend import compat

@@ -54,7 +54,7 @@ import os
 import re
 import struct
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from autotune_export.ir import binding as _binding
@@ -68,7 +68,6 @@ from autotune_export.cuda.ttir import written_params_from_ttir
 from autotune_export.ir import builders, hal_attrs
 from autotune_export.cuda.targets import parse_target
 from iree.compiler.dialects import arith
-from autotune_export.cuda.targets import TargetError, parse_target
 from autotune_export.frontend.reader import SourceFile, new_context, print_module
 from autotune_export.interop import jax_triton_proto as proto
 from autotune_export.interop.kernel_usage import call_mismatch

@@ -38,7 +38,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, flow
 
 from autotune_export.ir.group import Param
-from autotune_export.ir.walk import defining_op, entry_point_refs, isa
+from autotune_export.ir.walk import defining_op, isa
 
 __all__ = [
     "SCALAR_OPERAND_TYPES",

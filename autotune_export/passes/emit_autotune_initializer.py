@@ -67,7 +67,6 @@ from autotune_export.ir.walk import (
     groups_of,
     module_functions,
     sym_name,
-    walk,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, fake_element_error, one_element, workload_entry, workload_of_entry
@@ -75,7 +74,6 @@ from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
 from iree.compiler.dialects import flow
-from iree.compiler.dialects import tensor
 
 __all__ = ["EmitAutotuneInitializer"]
 

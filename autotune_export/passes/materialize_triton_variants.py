@@ -61,7 +61,7 @@ from autotune_export.ir import binding, builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.support.diagnostics import did_you_mean, location_of
 from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
 from autotune_export.ir.variant_config import config_attr

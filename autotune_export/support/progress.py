@@ -36,7 +36,6 @@ import os
 import sys
 import threading
 from typing import IO, Iterable, Iterator, TypeVar
-from autotune_export.support import progress
 from rich.console import Console
 
 __all__ = [

@@ -70,7 +70,7 @@ from typing import Any, Sequence
 from autotune_export.cuda import abi
 from autotune_export.ir import binding
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.group import OPTION_DEFAULTS, AutotuneGroup, variant_name
 from autotune_export.ir.walk import enclosing_function, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import PassContext
 from autotune_export.passes.bench_entries import DispatchOperands

@@ -9,8 +9,6 @@ a correct group passes, a config-dependent bug and binding mistakes fail, named 
 from __future__ import annotations
 
 import argparse
-import os
-import textwrap
 
 import pytest
 

@@ -323,7 +323,7 @@ def whole_files(draw) -> str:
         wargs = ", ".join(f"%w{i}: index" for i in range(n_work))
         for ordinal, v in enumerate(variants):
             wg = draw(st.sampled_from([32, 64, 128, 256]))
-            ret = f"    %c1 = arith.constant 1 : index\n    hal.return %w0, %c1, %c1 : index, index, index"
+            ret = "    %c1 = arith.constant 1 : index\n    hal.return %w0, %c1, %c1 : index, index, index"
             style = draw(st.sampled_from(["new", "old", "mid"]))
             if style == "new":
                 parts.append(
@@ -860,11 +860,11 @@ def kernel_cases(draw) -> KernelCase:
         reset = "\n      " + draw(st.sampled_from(["reset_to_zero(out_ptr)", "restore_value()", "reset_to_zero()"]))
     dynamic = draw(st.booleans())
     if dynamic:
-        host = (f"util.func public @f(%x: tensor<?xf32>) -> tensor<?xf32> {{\n  %c0 = arith.constant 0 : index\n"
-                f"  %d = tensor.dim %x, %c0 : tensor<?xf32>\n  %n = arith.index_cast %d : index to i32\n"
-                f"  %s = arith.constant 2.5 : f32\n"
-                f"  %r = flow.dispatch @ex::@g[%d](%x, %n, %s) : (tensor<?xf32>{{%d}}, i32, f32) -> tensor<?xf32>{{%d}}\n"
-                f"  util.return %r : tensor<?xf32>\n}}\n")
+        host = ("util.func public @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n  %c0 = arith.constant 0 : index\n"
+                "  %d = tensor.dim %x, %c0 : tensor<?xf32>\n  %n = arith.index_cast %d : index to i32\n"
+                "  %s = arith.constant 2.5 : f32\n"
+                "  %r = flow.dispatch @ex::@g[%d](%x, %n, %s) : (tensor<?xf32>{%d}, i32, f32) -> tensor<?xf32>{%d}\n"
+                "  util.return %r : tensor<?xf32>\n}\n")
         tune = f"\n      tune_workload(tensor<{n}xf32>)" if draw(st.integers(0, 3)) > 0 else ""
     else:
         host = (f"util.func public @f(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{\n  %n = arith.constant {n} : i32\n"

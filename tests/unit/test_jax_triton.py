@@ -351,7 +351,7 @@ def _add_call():
     text = _fixture("two_kernels")
     from iree.compiler import ir
 
-    with ir.Context() as ctx:
+    with ir.Context():
         module = ir.Module.parse(text)
         op = next(o for o in walk(module.operation) if o.name == "stablehlo.custom_call")
         return proto.decode_backend_config(jt._backend_bytes(op))

@@ -20,7 +20,9 @@ Triton's ``restore_value`` restores them, so the data never drifts (an in-place 
 doubling its input would reach inf after a few dozen runs); the others are filled once per
 call and fenced per loop iteration (so the dispatches cannot be hoisted out of the loop or
 merged). A one-element slice of every result of the last iteration is returned, keeping the
-work alive without making the host wait inside the loop.
+work alive without making the host wait inside the loop. A tensor without elements
+(:func:`has_no_elements`, an empty optional input) gets a plain ``tensor.empty`` (no fill, no
+barrier) and an empty result no slice: they hold no data (docs/limits.md, "Zero-element tensors").
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROE
 from autotune_export.ir.slicing import SliceError, clone_slice
 
 __all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "fake_element_error", "fake_fill", "fake_zeros",
-           "fake_zero_arguments", "mark_fake_zeros", "argument_seed", "FAKE_DATA_SEED", "one_element"]
+           "fake_zero_arguments", "mark_fake_zeros", "argument_seed", "FAKE_DATA_SEED", "one_element",
+           "has_no_elements"]
 
 
 #: The seed of the fake data (:func:`fake_fill`); argument ``j`` of a dispatch hashes from
@@ -210,11 +213,21 @@ def mark_fake_zeros(dispatch, arguments) -> None:
         dispatch.attributes[FAKE_ZEROS_ATTR] = ir.DenseI64ArrayAttr.get(merged)
 
 
+def has_no_elements(t) -> bool:
+    """Whether ``t`` is a ranked tensor type with a static size 0 (``tensor<0xf32>``,
+    ``tensor<?x0xf16>``): it holds no data, so it gets no fake fill, no barrier and no
+    one-element slice (IREE's verifier refuses ``tensor.extract_slice %r[0] [1] [1]`` of a
+    ``tensor<0xf32>``: "offset 0 is out-of-bounds", and a barrier over a zero-size fill folded to
+    a constant fails ``iree-stream-refine-usage``)."""
+    return isinstance(t, ir.RankedTensorType) and any(d == 0 for d in t.shape)
+
+
 def one_element(value):
-    """A one-element static slice of a ranked tensor (the value itself when it is not one or
-    already has a single element of static shape)."""
+    """A one-element static slice of a ranked tensor (the value itself when it is not one, has
+    no elements (:func:`has_no_elements`) or already has a single element of static shape)."""
     t = value.type
-    if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape):
+    if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape) \
+            or has_no_elements(t):
         return value
     small = ir.RankedTensorType.get([1] * t.rank, t.element_type)
     return tensor.ExtractSliceOp(small, value, [], [], [], [0] * t.rank, [1] * t.rank, [1] * t.rank).result
@@ -248,7 +261,10 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
     index = ir.IndexType.get()
     parts = DispatchOperands.of(dispatch)
     tied_args = {t for t in parts.tied if t >= 0}
-    result_types = [_one_element_type(r.type) for r in dispatch.results]
+    # Results without elements are not returned: they hold nothing to keep alive, and IREE folds
+    # them to constants that its barriers cannot take with the others (has_no_elements).
+    kept = [i for i, r in enumerate(dispatch.results) if not has_no_elements(r.type)]
+    result_types = [_one_element_type(dispatch.results[i].type) for i in kept]
     out_types = result_types * BENCH_UNROLL
     if check:
         out_types = [r.type for r in dispatch.results]
@@ -270,6 +286,8 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             the loop variable, so the fill is made at run time, in every iteration (never
             hoisted out of the loop or merged with another buffer's)."""
             t = parts.arguments[j].type
+            if has_no_elements(t):  # no data to fill or to keep apart; the kernel never reads it
+                return _empty(t, dims[j])
             extra = [tie] if tie is not None else []
             if j in zero_args:
                 return fake_zeros(t, dims[j], lambda ty: fn.barrier([fn.constant(ir.IntegerAttr.get(ty, 0))] + extra)[0])
@@ -296,7 +314,7 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             for i, v in enumerate(new_operands):
                 clone.operands[i] = v
             clone.attributes[FIXED_CHOICE_ATTR] = fixed
-            return list(clone.results) if whole else [one_element(r) for r in clone.results]
+            return list(clone.results) if whole else [one_element(clone.results[i]) for i in kept]
 
         if check:
             return run(filled, whole=True)
@@ -309,11 +327,12 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
 
         def loop(i, _carried):
             # One barrier per input and iteration gives BENCH_UNROLL distinct copies of it.
-            keys = sorted(filled)
+            keys = sorted(j for j in filled if not has_no_elements(filled[j].type))
             fenced = fn.barrier([filled[j] for j in keys for _ in range(BENCH_UNROLL)]) if keys else []
             yields = []
             for u in range(BENCH_UNROLL):
                 inputs = {j: fenced[n * BENCH_UNROLL + u] for n, j in enumerate(keys)}
+                inputs.update({j: v for j, v in filled.items() if j not in inputs})
                 yields.extend(run(inputs, i))
             return yields
 
@@ -321,6 +340,19 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
 
     fn.util_func(name, [] if check else [index], out_types, body, ip=point)
     return out_types
+
+
+def _empty(t, dims: list) -> ir.Value:
+    """``tensor.empty`` of type ``t`` (dynamic sizes ``dims``): the fake value of a tensor
+    without elements."""
+    sizes, k = [], 0
+    for d in t.shape:
+        if d == ir.ShapedType.get_dynamic_size():
+            sizes.append(dims[k])
+            k += 1
+        else:
+            sizes.append(d)
+    return tensor.EmptyOp(sizes, t.element_type).result
 
 
 def _zeros(t) -> ir.Attribute:

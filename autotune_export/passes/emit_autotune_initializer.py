@@ -367,6 +367,17 @@ def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inpu
                 raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{host_name} ({t})")
             if not gt.has_static_shape:
                 raise DiagnosticError.at(group.location, f"tune_workload value {i} ({given}) must have a static shape")
+            empty = [d for d, (a, b) in enumerate(zip(gt.shape, t.shape)) if a == 0 and b < 0]
+            if empty:
+                # A static 0 (an empty optional input, tensor<0xf16>) builds; a 0 given for a
+                # dynamic size does not: IREE folds it into the benchmark entries' dispatch and
+                # refuses their one-element slice of an empty result ('stream.async.slice' ...
+                # length > resource size), and a kernel timed on no data times nothing.
+                raise DiagnosticError.at(
+                    group.location,
+                    f"tune_workload value {i} ({given}) has no elements, but argument {i} of @{host_name} ({t}) has a "
+                    f"dynamic size there (dimension {empty[0]}): benchmark entries cannot be built on an empty workload; give a size above 0 "
+                    "(docs/limits.md)")
         elif attr.type != t:
             raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}")
         tune.append(attr)

@@ -114,14 +114,7 @@ def fake_fill(t, dims: list, seed) -> ir.Value:
     width = elem.width
     bits_t = elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(width)
     i32 = ir.IntegerType.get_signless(32)
-    sizes, k = [], 0
-    for d in t.shape:
-        if d == ir.ShapedType.get_dynamic_size():
-            sizes.append(dims[k])
-            k += 1
-        else:
-            sizes.append(d)
-    empty = tensor.EmptyOp(sizes, bits_t).result
+    empty = _empty(t, dims, bits_t)
     rank = t.rank
     identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
     # The iterator types through the enum's registered attribute builder: the linalg package's
@@ -342,9 +335,10 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
     return out_types
 
 
-def _empty(t, dims: list) -> ir.Value:
-    """``tensor.empty`` of type ``t`` (dynamic sizes ``dims``): the fake value of a tensor
-    without elements."""
+def _empty(t, dims: list, element_type=None) -> ir.Value:
+    """``tensor.empty`` of ``t``'s shape (dynamic sizes ``dims``, in order) and element type
+    ``element_type`` (default ``t``'s): the fake value of a tensor without elements, and the
+    destination of a fake fill."""
     sizes, k = [], 0
     for d in t.shape:
         if d == ir.ShapedType.get_dynamic_size():
@@ -352,7 +346,7 @@ def _empty(t, dims: list) -> ir.Value:
             k += 1
         else:
             sizes.append(d)
-    return tensor.EmptyOp(sizes, t.element_type).result
+    return tensor.EmptyOp(sizes, element_type or t.element_type).result
 
 
 def _zeros(t) -> ir.Attribute:

@@ -203,7 +203,7 @@ def mark_fake_zeros(dispatch, arguments) -> None:
         have = {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
     merged = sorted(have | {int(j) for j in arguments})
     if merged:
-        dispatch.attributes[FAKE_ZEROS_ATTR] = ir.DenseI64ArrayAttr.get(merged)
+        dispatch.attributes[FAKE_ZEROS_ATTR] = ir.DenseI64ArrayAttr.get(merged, context=dispatch.context)
 
 
 def has_no_elements(t) -> bool:

@@ -42,7 +42,6 @@ variant wins, its results on the fake data are checked against the default varia
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import pathlib
 import platform
@@ -55,8 +54,7 @@ from typing import Callable, Sequence
 from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, REFLECTION_KEY, RESULTS_FORMAT, GroupReflection,
                                       TuningWorkload, choose_result, decode_reflection, per_workload_choices,
                                       workload_values_problem)
-from autotune_export.support import files
-from autotune_export.support.paths import default_cache_dir
+from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
                                             loop_bench, pick, race)
 
@@ -126,84 +124,6 @@ def device_identity(driver: str) -> dict:
     if name == "unknown" and not driver.startswith("cuda"):
         name = platform.processor() or platform.machine()
     return {"driver": driver, "device": name, "driver_version": version}
-
-
-def default_results_path() -> pathlib.Path:
-    """``tuning.json`` in the cache folder (:func:`autotune_export.support.paths.default_cache_dir`)."""
-
-    return default_cache_dir() / "tuning.json"
-
-
-class TuningCache:
-    """A tuning-results JSON file used as a cache (format ``autotune-export.tuning-results/1``).
-
-    ``results`` (decisions): ``{"executable", "group", "variant", "device", "driver",
-    "driver_version", "module_sha256", "workload", "median_ms": {variant: ms}, "spread_ms":
-    {variant: [p20, p80]}, "strategy", "time"}`` and, when the group has a per-workload table,
-    ``"workload_values"`` (the dispatch's workload values). ``timings`` (per variant): see
-    :meth:`timings`. Writes are atomic under the file's lock (``<path>.lock``, see
-    :mod:`autotune_export.support.files`); an unreadable file is treated as empty (and replaced
-    on the next write).
-    """
-
-    def __init__(self, path: str | os.PathLike | None = None):
-        self.path = pathlib.Path(path) if path is not None else default_results_path()
-
-    def entries(self) -> list[dict]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-        if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
-            return []
-        return [e for e in data.get("results", []) if isinstance(e, dict)]
-
-    @staticmethod
-    def _key(e: dict) -> tuple:
-        return (e.get("device"), e.get("driver_version"), e.get("module_sha256"), e.get("executable"), e.get("group"), e.get("workload"))
-
-    def lookup(self, **key) -> dict | None:
-        """The entry matching device, driver_version, module_sha256, executable, group, workload."""
-        want = self._key(key)
-        return next((e for e in self.entries() if self._key(e) == want), None)
-
-    def _data(self) -> dict:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) and data.get("format") == RESULTS_FORMAT else {}
-
-    def timings(self) -> list[dict]:
-        """The per-variant timing entries: ``{"fingerprint", "device", "driver_version",
-        "workload", "ruler", "median_ms", "spread_ms": [p20, p80], "samples", "time"}`` (ms).
-        ``ruler`` is ``"bench"`` (a benchmark entry on fake data) or ``"live"`` (live calls,
-        round-robin): timings of different rulers are never compared."""
-        return [t for t in self._data().get("timings", []) if isinstance(t, dict)]
-
-    @staticmethod
-    def _timing_key(t: dict) -> tuple:
-        return (t.get("fingerprint"), t.get("device"), t.get("driver_version"), t.get("workload"), t.get("ruler"))
-
-    def timing(self, **key) -> dict | None:
-        """The timing entry matching fingerprint, device, driver_version, workload, ruler."""
-        want = self._timing_key(key)
-        return next((t for t in self.timings() if self._timing_key(t) == want), None)
-
-    def store(self, entry: dict | None, timings: Sequence[dict] = ()) -> None:
-        """Add or replace the decision ``entry`` (same key) and the per-variant ``timings`` (same
-        timing key), in one atomic write. Raises OSError when the file cannot be written."""
-        with files.locked(self.path):
-            data = self._data()
-            results = [e for e in data.get("results", []) if isinstance(e, dict)]
-            if entry is not None:
-                results = [e for e in results if self._key(e) != self._key(entry)] + [entry]
-            new = {self._timing_key(t) for t in timings}
-            kept = [t for t in data.get("timings", []) if isinstance(t, dict) and self._timing_key(t) not in new]
-            out = {"format": RESULTS_FORMAT, "results": results}
-            if kept or timings:
-                out["timings"] = kept + list(timings)
-            files.atomic_write(self.path, json.dumps(out, indent=1, sort_keys=True))
 
 
 class AutotunedModule:

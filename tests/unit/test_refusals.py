@@ -12,7 +12,7 @@ import pytest
 from autotune_export.cuda import ptx
 from autotune_export.cuda.targets import CudaTarget
 from autotune_export.passes.materialize_triton_variants import POINTER_ELEMENT_TYPES, threads_refusal
-from autotune_export.runtime import tuner
+from autotune_export.runtime import device, tuner
 from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -75,7 +75,7 @@ def test_runtime_names_the_driver_and_what_is_missing(tmp_path, monkeypatch):
             raise RuntimeError("Error creating driver: ... CUDA driver library 'libcuda.so'/'nvcuda.dll' not available")
 
     with pytest.raises(RuntimeError) as err:
-        tuner._config(FakeRuntime, "cuda")
+        device.make_config(FakeRuntime, "cuda")
     text = str(err.value)
     assert "IREE driver 'cuda'" in text and "libcuda.so" in text and "Could not create device." in text
     assert "follows" not in text
@@ -85,7 +85,7 @@ def test_runtime_names_an_unknown_driver():
     import iree.runtime as rt
 
     with pytest.raises(RuntimeError, match="IREE driver 'no-such-driver': iree.runtime has no such driver"):
-        tuner._config(rt, "no-such-driver")
+        device.make_config(rt, "no-such-driver")
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,6 @@ import os
 import pathlib
 import time
 import warnings
-import weakref
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -55,6 +54,7 @@ from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, RESU
                                       workload_values_problem)
 from autotune_export.runtime.checking import CHECK_TOLERANCES, results_agree  # noqa: F401  (re-exported)
 from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
+from autotune_export.runtime.calls import argument_bucket, as_list, to_host, values_key, workload_key
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
                                             loop_bench, pick, race)
@@ -267,7 +267,7 @@ class AutotunedModule:
             fn = self._invokers.get(function)
             if fn is not None:
                 result = fn(*args)
-                return result if (self.device_results if device is None else device) else _to_host(result)
+                return result if (self.device_results if device is None else device) else to_host(result)
         device = self.device_results if device is None else device
         for spilled in self._spilled.get(function, ()):
             self._refill_slot(spilled, args)
@@ -282,8 +282,8 @@ class AutotunedModule:
                 self.autotune()
                 return None
             result = self._invoker(function)(*args)
-            return result if device else _to_host(result)
-        bucket = _bucket(args)
+            return result if device else to_host(result)
+        bucket = argument_bucket(args)
         values = None
         if self._per_workload(info):  # the module tells workloads apart by their workload values only
             known = self._bucket_values.setdefault(info.key, {})
@@ -296,14 +296,14 @@ class AutotunedModule:
         if rounds is None and values is not None and values in self.per_workload.get(info.key, {}):
             rounds = buckets[bucket] = _LOCKED  # decided already (tuned, from the cache or results): not timed again
         if rounds is None:  # a workload not seen before
-            key = _values_key(values) if values is not None else _workload_of(args)
+            key = values_key(values) if values is not None else workload_key(args)
             self._live_keys.setdefault(info.key, {})[bucket] = key
             rounds = buckets[bucket] = self._cached_rounds(info, key)
             if self._maybe_lock(info, rounds, key, values):
                 rounds = buckets[bucket] = _LOCKED
         if rounds is _LOCKED:
             result = self._invoker(function)(*args)
-            return result if device else _to_host(result)
+            return result if device else to_host(result)
         key = self._live_keys[info.key][bucket]
         variant = min((v for v, r in rounds.items() if not r.cached), key=lambda v: len(rounds[v].times))
         index = info.variants.index(variant)
@@ -315,7 +315,7 @@ class AutotunedModule:
         rounds[variant].times.append(ms)
         if self._maybe_lock(info, rounds, key, values):
             buckets[bucket] = _LOCKED
-        return result if device else _to_host(result)
+        return result if device else to_host(result)
 
     def _invoker(self, function: str):
         """The (cached) iree.runtime function of ``function``."""
@@ -575,8 +575,8 @@ class AutotunedModule:
         """Why variant ``k``'s check results differ from the default variant's, or None."""
         ref = self._references.get(info.key)
         if ref is None:
-            ref = self._references[info.key] = _as_list(_to_host(self._invoker(info.check[info.default])()))
-        out = _as_list(_to_host(self._invoker(info.check[k])()))
+            ref = self._references[info.key] = as_list(to_host(self._invoker(info.check[info.default])()))
+        out = as_list(to_host(self._invoker(info.check[k])()))
         return results_agree(ref, out)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:
@@ -676,74 +676,8 @@ class _Rounds:
         return VariantTiming(variant, ts[1:] if len(ts) > 2 else ts)
 
 
-def _as_list(result) -> list:
-    return list(result) if isinstance(result, (list, tuple)) else [result]
-
-
 def _tune_workload(info: GroupInfo) -> str:
     """The cache key of a group's tuning workload: its fake arguments' types, ``x``-joined."""
     return "x".join(info.tune_args) if info.tune_args else ""
 
 
-def _to_host(result):
-    if isinstance(result, (list, tuple)):
-        return tuple(r.to_host() if hasattr(r, "to_host") else r for r in result)
-    return result.to_host() if hasattr(result, "to_host") else result
-
-
-#: id(DeviceArray) -> (weak reference, shape): iree.runtime's DeviceArray.shape asks the buffer
-#: view each time (~4 us); a round-robin call must look its workload up in well under that.
-_DEVICE_SHAPES: dict[int, tuple] = {}
-
-
-def _shape_of(a) -> tuple:
-    if not hasattr(a, "_buffer_view"):
-        return tuple(a.shape)
-    hit = _DEVICE_SHAPES.get(id(a))
-    if hit is not None and hit[0]() is a:
-        return hit[1]
-    shape = tuple(a.shape)
-    try:
-        if len(_DEVICE_SHAPES) > 4096:
-            _DEVICE_SHAPES.clear()
-        _DEVICE_SHAPES[id(a)] = (weakref.ref(a), shape)
-    except TypeError:  # not weakly referenceable: no caching
-        pass
-    return shape
-
-
-def _arg_key(a):
-    if hasattr(type(a), "dtype") and hasattr(type(a), "shape"):
-        shape = _shape_of(a)
-        if not shape and hasattr(a, "item") and not hasattr(a, "_buffer_view"):
-            return a.item()  # a numpy scalar: its value, as a Python scalar's
-        return shape, a.dtype
-    return a
-
-
-def _bucket(args):
-    """A cheap hashable key of live arguments: shapes and dtypes of arrays, values of scalars
-    (the same partition as :func:`_workload_of`, which spells it as text for the cache)."""
-    try:
-        key = tuple(_arg_key(a) for a in args)
-        hash(key)
-        return key
-    except TypeError:
-        return _workload_of(args)
-
-
-def _values_key(values: Sequence[int]) -> str:
-    """The tuning-cache key of a live workload of a group with a per-workload table: its
-    workload values as ``choices(...)`` spells them, e.g. ``"[4096, 4096, 4096]"``."""
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
-def _workload_of(args) -> str:
-    """A cache key for live arguments: shapes and dtypes of arrays, values of scalars."""
-    parts = []
-    for a in args:
-        if hasattr(a, "shape") and hasattr(a, "dtype"):
-            parts.append("x".join(str(d) for d in a.shape) + ":" + str(a.dtype))
-        else:
-            parts.append(repr(a))
-    return ",".join(parts)

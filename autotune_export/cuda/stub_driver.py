@@ -280,6 +280,22 @@ class StubDriver:
         return f"StubDriver(sm_{self.capability})"
 
 
+def _answer_as_cuda_driver() -> None:
+    """Make a :class:`StubDriver` an instance of Triton's CUDA driver class for ``isinstance``
+    (a virtual subclass: ``CudaDriver.register``), as it answers in its place. Kernel files
+    that torch.compile (Inductor) writes call ``triton_helpers.set_driver_to_gpu()`` when
+    imported: it keeps the active driver when it is an instance of the active GPU backend's
+    driver class, and otherwise makes that class's driver (which needs libcuda). Methods the
+    stub does not answer still raise :class:`StubDriverError` naming them. Idempotent; does
+    nothing when Triton has no CUDA backend."""
+    try:
+        from triton.backends.nvidia.driver import CudaDriver
+    except Exception:  # noqa: BLE001 - a Triton built without its NVIDIA backend
+        return
+    if not issubclass(StubDriver, CudaDriver):
+        CudaDriver.register(StubDriver)
+
+
 _lock = threading.RLock()
 
 #: GPU-related environment variables read inside the outermost :func:`answering_for` block.
@@ -471,6 +487,7 @@ def answering_for(capability: int, during: str = "while the kernel file was impo
     from triton.runtime.driver import driver
 
     stub = StubDriver(capability, during)
+    _answer_as_cuda_driver()
     with _lock:
         saved = getattr(driver, "_active", None)  # None: no driver made yet (none is made here)
         driver.set_active(stub)

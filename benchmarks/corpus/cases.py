@@ -17,6 +17,7 @@ what a recording brings back from the GPU machine is limited (64 MiB).
 
 from __future__ import annotations
 
+import contextlib
 import types
 import zlib
 from typing import Callable
@@ -40,6 +41,27 @@ def labels(tag: str, n: int, classes: int, device="cpu", ignore: int | None = No
     if ignore is not None:
         y[::every] = ignore
     return y.to(device)
+
+
+_UNRECORDED = [0]
+
+
+@contextlib.contextmanager
+def unrecorded():
+    """Launches a case makes inside this block are not part of the corpus: record.py lets them
+    run unseen, replay.py expects none there (setting a library up: a first call of a
+    ``torch.compile``d function, which compiles, autotunes and selects its kernels, or a
+    layer's weight packing whose wrapper takes a torch path for CPU tensors)."""
+    _UNRECORDED[0] += 1
+    try:
+        yield
+    finally:
+        _UNRECORDED[0] -= 1
+
+
+def recording_paused() -> bool:
+    """Whether the case is inside :func:`unrecorded`."""
+    return _UNRECORDED[0] > 0
 
 
 class Ctx(types.SimpleNamespace):
@@ -428,6 +450,218 @@ def fla_swiglu(d, rows, cols, dtype, use_weight):
     swiglu_fwdbwd(x, y, rand(f"fla.glu.g{rows}{cols}{dtype}", (rows, cols), dtype, d), use_weight)
 
 
+# --------------------------------------------------------------------------------------------
+# gemlite (0.6.0.post2): low-bit quantized matmuls (GemLiteLinear layers made by gemlite.helper,
+# called as modules: the custom op gemlite::forward_functional picks GEMV / GEMV_REVSPLITK /
+# GEMV_SPLITK / GEMM_SPLITK / GEMM by the batch size), the weight packing kernel and the
+# activation quantizers. Kernels: triton.autotune with prune_configs_by (gemlite's pruner reads
+# M, N, K, group_size... from the arguments, and the shared memory of the device), heuristics,
+# split-K sums with atomics, int4 unpacking, fp8 operands. gemlite asks the device when imported
+# (torch.cuda.get_device_capability, get_device_properties(0).name to load its shipped autotune
+# cache of that GPU): every case is marked :func:`asks_device`, and each starts from an empty
+# config cache (gemlite.reset_config: the H200 has no shipped cache; the stand-in answers as an
+# H100, whose cache would otherwise pick other configs here than on the GPU).
+
+
+def _gemlite():
+    import gemlite
+
+    gemlite.reset_config()
+    return gemlite
+
+
+def gemlite_bitpack(d, rows, cols, nbits, packing):
+    _gemlite()
+    from gemlite.bitpack import pack_weights_over_cols_triton
+
+    w = torch.randint(0, 2**nbits, (rows, cols), generator=_gen(f"gl.pack{rows}{cols}{nbits}"), dtype=torch.uint8)
+    pack_weights_over_cols_triton(w.to(d), W_nbits=nbits, packing_bitwidth=packing, transpose=True)
+
+
+def gemlite_a16wn(d, m, n, k, nbits, group, dtype):
+    """A layer of ``nbits`` weights (asymmetric, grouped by ``group`` along K), fp16/bf16 activations."""
+    _gemlite()
+    from gemlite.helper import A16Wn
+
+    w_q = torch.randint(0, 2**nbits, (n, k), generator=_gen(f"gl.wq{n}{k}{nbits}"), dtype=torch.uint8)
+    scales = (rand(f"gl.s{n}{k}{group}", (n, k // group), scale=0.01).abs() + 0.005).to(dtype)
+    zeros = torch.full((n, k // group), 2 ** (nbits - 1), dtype=dtype)
+    with unrecorded():  # packs with Triton on a GPU, with torch for CPU tensors
+        layer = A16Wn(device=d, dtype=dtype).from_weights(w_q.to(d), scales.to(d), zeros.to(d), nbits, group)
+    layer(rand(f"gl.x{m}{k}{dtype}", (m, k), dtype, d))
+
+
+def gemlite_a16w8(d, m, n, k, dtype):
+    """Channel-wise int8 weights (quantized by gemlite from a float weight), fp16 activations."""
+    _gemlite()
+    from gemlite.helper import A16W8_INT8
+
+    w = rand(f"gl.w8.{n}{k}", (n, k), scale=0.05)
+    layer = A16W8_INT8(device=d, dtype=dtype).from_weights(w.to(dtype).to(d))
+    layer(rand(f"gl.x8.{m}{k}{dtype}", (m, k), dtype, d))
+
+
+def gemlite_a8w8_dynamic(d, m, n, k, fp8):
+    """Dynamic per-token activation quantization (int8 or fp8) and the quantized matmul."""
+    _gemlite()
+    from gemlite.helper import A8W8_fp8_dynamic, A8W8_int8_dynamic
+
+    w = rand(f"gl.wd.{n}{k}", (n, k), scale=0.05)
+    layer = (A8W8_fp8_dynamic if fp8 else A8W8_int8_dynamic)(device=d, dtype=torch.float16).from_weights(w.to(torch.float16).to(d))
+    layer(rand(f"gl.xd.{m}{k}", (m, k), torch.float16, d))
+
+
+def gemlite_quant_per_token(d, m, k, dtype, w_dtype):
+    _gemlite()
+    from gemlite.quant_utils import scale_activations_per_token
+
+    scale_activations_per_token(rand(f"gl.q{m}{k}{dtype}", (m, k), dtype, d, 3.0), w_dtype=w_dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels torch.compile writes (Inductor, the torch of the recording). A case compiles a small
+# function and calls it twice: the first call (unrecorded) compiles, autotunes each kernel's
+# configs and selects the matmul templates; the second is recorded. record.py makes Inductor's
+# launches of its generated kernels (CachingAutotuner.run) go through Triton's front door, as
+# Inductor itself does under TRITON_INTERPRET=1 (CachingAutotuner._interpret_args_grid):
+# ``kernel.fn[grid](*args, **config.kwargs, num_warps=..., num_stages=...)`` with the config its
+# autotuning chose, and keeps the generated kernel files with the recording. Without a GPU
+# (replay.py) nothing is compiled again (Inductor would write other kernels for CPU tensors):
+# :func:`relaunch_generated` imports the recorded files and makes the recorded calls. The dry
+# run (record.py --device cpu) lets Inductor write Triton for CPU tensors (cpu_backend="triton")
+# and run it in Triton's interpreter.
+
+
+def generated(case):
+    """Mark ``case`` as one whose kernels are written at run time (torch.compile): replay.py
+    relaunches them from the recorded files (:func:`relaunch_generated`) instead of calling it."""
+    case.generated = True
+    case.asks_device = True  # the dry run: Triton's driver answering (Inductor asks it for the target)
+    return case
+
+
+def inductor_compiled(d, fn, inputs, max_autotune=False, dynamic=False):
+    import torch._dynamo
+    import torch._inductor.config as ic
+
+    torch._dynamo.reset()
+    patches = {"compile_threads": 1, "fx_graph_cache": False}
+    if d == "cpu":
+        patches["cpu_backend"] = "triton"
+    if max_autotune:  # the Triton mm templates only, at most 4 of their configs (a short recording)
+        patches.update(max_autotune=True, max_autotune_gemm_backends="TRITON", max_autotune_pointwise=False)
+        if hasattr(ic, "test_configs") and hasattr(ic.test_configs, "max_mm_configs"):
+            patches["test_configs.max_mm_configs"] = 4
+    with ic.patch(patches):
+        compiled = torch.compile(fn, dynamic=dynamic, fullgraph=True)
+        with unrecorded():
+            compiled(*inputs)
+        compiled(*inputs)
+
+
+def _pointwise(x, y):
+    return torch.relu(x * torch.sigmoid(y) + 1.0) - 0.5 * y
+
+
+def _reductions(x):
+    return x.sum(-1) * 0.5 + x.amax(-1), x.mean(0)
+
+
+def _softmax(x):
+    return torch.softmax(x * 2.0, dim=-1)
+
+
+def _layer_norm(x, w, b):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, 1e-5)
+
+
+def _rms_norm_residual(x, r, w):
+    h = x + r
+    return h * torch.rsqrt(h.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(h.dtype) * w, h
+
+
+def _mm_epilogue(x, w, b):
+    return torch.relu(x @ w + b) * 2.0
+
+
+def inductor_case(d, what, dtype=torch.float32, shape=(64, 256), **kw):
+    if what == "pointwise":
+        inputs = (rand(f"ind.pw.x{shape}", shape, dtype, d), rand(f"ind.pw.y{shape}", shape, dtype, d))
+        fn = _pointwise
+    elif what == "reductions":
+        inputs, fn = (rand(f"ind.red.x{shape}", shape, dtype, d),), _reductions
+    elif what == "softmax":
+        inputs, fn = (rand(f"ind.sm.x{shape}", shape, dtype, d),), _softmax
+    elif what == "layer_norm":
+        inputs = (rand(f"ind.ln.x{shape}", shape, dtype, d), rand(f"ind.ln.w{shape[-1]}", shape[-1:], dtype, d, 0.1, 1.0),
+                  rand(f"ind.ln.b{shape[-1]}", shape[-1:], dtype, d, 0.1))
+        fn = _layer_norm
+    elif what == "rms_norm_residual":
+        inputs = (rand(f"ind.rn.x{shape}", shape, dtype, d), rand(f"ind.rn.r{shape}", shape, dtype, d),
+                  rand(f"ind.rn.w{shape[-1]}", shape[-1:], dtype, d, 0.1, 1.0))
+        fn = _rms_norm_residual
+    elif what == "mm_epilogue":
+        m, k, n = shape
+        inputs = (rand(f"ind.mm.x{m}{k}", (m, k), dtype, d), rand(f"ind.mm.w{k}{n}", (k, n), dtype, d, 0.1),
+                  rand(f"ind.mm.b{n}", (n,), dtype, d))
+        fn = _mm_epilogue
+    else:
+        raise ValueError(what)
+    inductor_compiled(d, fn, inputs, **kw)
+
+
+def relaunch_generated(launches: list[dict], folder, device: str = "cpu") -> None:
+    """Make the recorded launches of a :func:`generated` case again, as they were made: per
+    launch, the kernel object of the recorded generated file (imported from ``folder``, the
+    recording), indexed by the recorded grid and called with the recorded arguments (tensors
+    made from their recorded contents, scalars, the constexprs and launch options as keywords).
+    This is the call record.py saw on the GPU (Inductor's own launch through Triton's front
+    door), now made on ``device`` tensors."""
+    import importlib.util
+    import pathlib
+
+    import numpy as np
+
+    import common
+
+    folder = pathlib.Path(folder)
+    modules: dict = {}
+    for launch in launches:
+        source = launch["kernel"].get("source")
+        if source is None:
+            raise RuntimeError(f"launch {launch['index']} has no recorded generated file")
+        mod = modules.get(source)
+        if mod is None:
+            path = folder / source
+            spec = importlib.util.spec_from_file_location(f"corpus_generated_{path.stem}", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            modules[source] = mod
+        kernel = getattr(mod, launch["kernel"]["function"])
+        jit = kernel
+        while not hasattr(jit, "arg_names") and hasattr(jit, "fn"):
+            jit = jit.fn
+        with np.load(folder / launch["data"]) as z:
+            arrays = {k: z[k] for k in z.files}
+        args, kwargs = [], {}
+        for p in launch["params"]:
+            if p["kind"] == "default":
+                continue
+            if p["kind"] == "tensor":
+                a = common.from_numpy(arrays[f"before__{p['name']}"], p["dtype"]).reshape(p["shape"])
+                v = torch.empty_strided(p["shape"], p["strides"], dtype=a.dtype, device=device)
+                v.copy_(a)
+            else:
+                v = common.tl_value(p)
+            if p["constexpr"]:
+                kwargs[p["name"]] = v
+            else:
+                args.append(v)
+        for k, d in launch.get("options", {}).items():
+            kwargs[k] = common.tl_value(d)
+        jit[tuple(launch["grid"])](*args, **kwargs)
+
+
 f16, bf16, f32 = torch.float16, torch.bfloat16, torch.float32
 
 #: name -> case(device). Launch counts are what the cases make (see record.py's index).
@@ -500,4 +734,24 @@ CASES: dict[str, Callable[[str], None]] = {
                                                                                 lengths=(15, 25), backward=True)),
     "fla.swiglu.f32": asks_device(lambda d: fla_swiglu(d, 32, 256, f32, False)),
     "fla.swiglu.bf16.weight": asks_device(lambda d: fla_swiglu(d, 16, 300, bf16, True)),
+    "gemlite.bitpack.w4": asks_device(lambda d: gemlite_bitpack(d, 128, 256, 4, 32)),
+    "gemlite.a16w4.gemv.f16": asks_device(lambda d: gemlite_a16wn(d, 1, 256, 512, 4, 64, f16)),
+    "gemlite.a16w4.splitk.f16": asks_device(lambda d: gemlite_a16wn(d, 16, 256, 512, 4, 64, f16)),
+    "gemlite.a16w4.gemm.bf16": asks_device(lambda d: gemlite_a16wn(d, 64, 256, 512, 4, 128, bf16)),
+    "gemlite.a16w2.gemm.f16": asks_device(lambda d: gemlite_a16wn(d, 96, 128, 256, 2, 64, f16)),
+    "gemlite.a16w8.gemv.f16": asks_device(lambda d: gemlite_a16w8(d, 1, 256, 512, f16)),
+    "gemlite.a8w8.int8.gemm": asks_device(lambda d: gemlite_a8w8_dynamic(d, 64, 256, 512, False)),
+    "gemlite.a8w8.fp8.splitk": asks_device(lambda d: gemlite_a8w8_dynamic(d, 16, 256, 512, True)),
+    "gemlite.quant.per_token.int8": asks_device(lambda d: gemlite_quant_per_token(d, 48, 512, f16, torch.int8)),
+    "gemlite.quant.per_token.fp8.bf16": asks_device(lambda d: gemlite_quant_per_token(d, 32, 300, bf16, torch.float8_e4m3fn)),
+    "inductor.pointwise.f32": generated(lambda d: inductor_case(d, "pointwise", f32, (64, 256))),
+    "inductor.pointwise.f16.dynamic": generated(lambda d: inductor_case(d, "pointwise", f16, (48, 100), dynamic=True)),
+    "inductor.reductions.f32": generated(lambda d: inductor_case(d, "reductions", f32, (32, 1000))),
+    "inductor.reductions.long.f32": generated(lambda d: inductor_case(d, "reductions", f32, (8, 20000))),
+    "inductor.softmax.f16": generated(lambda d: inductor_case(d, "softmax", f16, (48, 512))),
+    "inductor.softmax.wide.f32": generated(lambda d: inductor_case(d, "softmax", f32, (4, 6000))),
+    "inductor.layer_norm.f32": generated(lambda d: inductor_case(d, "layer_norm", f32, (64, 512))),
+    "inductor.rms_norm_residual.bf16": generated(lambda d: inductor_case(d, "rms_norm_residual", bf16, (32, 768))),
+    "inductor.mm_epilogue.f16": generated(lambda d: inductor_case(d, "mm_epilogue", f16, (64, 128, 256), max_autotune=True)),
+    "inductor.mm_epilogue.f32": generated(lambda d: inductor_case(d, "mm_epilogue", f32, (32, 64, 96), max_autotune=True)),
 }

@@ -29,7 +29,7 @@ REPO = HERE.parent.parent
 #: Where fetch_sources.sh puts the public code (git-ignored).
 SOURCES = REPO / "scratch_gpu" / "corpus_src"
 #: Folders put on sys.path (package roots of the libraries).
-SOURCE_PATHS = [SOURCES / "liger" / "src", SOURCES / "attorch", SOURCES / "fla"]
+SOURCE_PATHS = [SOURCES / "liger" / "src", SOURCES / "attorch", SOURCES / "fla", SOURCES / "gemlite"]
 #: What replay.py writes (git-ignored).
 GPU_CORPUS = REPO / ".gpu_corpus"
 
@@ -42,16 +42,21 @@ _STORED = {
 }
 
 
-def add_sources() -> None:
-    """Put the libraries' package roots on ``sys.path`` (run fetch_sources.sh first)."""
+def add_sources() -> list[str]:
+    """Put the libraries' package roots on ``sys.path`` (run fetch_sources.sh first). A library
+    fetch_sources.sh left out (no mirror) is not there: its cases fail to import, the others run.
+    Returns the missing roots; exits when none is there."""
     import sys
 
     missing = [str(p) for p in SOURCE_PATHS if not p.is_dir()]
-    if missing:
+    if len(missing) == len(SOURCE_PATHS):
         raise SystemExit(f"corpus: {', '.join(missing)} missing: run sh benchmarks/corpus/fetch_sources.sh first")
+    if missing:
+        print(f"corpus: not fetched (their cases fail to import): {', '.join(missing)}", file=sys.stderr)
     for p in reversed(SOURCE_PATHS):
-        if str(p) not in sys.path:
+        if p.is_dir() and str(p) not in sys.path:
             sys.path.insert(0, str(p))
+    return missing
 
 
 def dtype_name(t) -> str:
@@ -192,7 +197,14 @@ def tl_value(d: dict) -> Any:
     if d["kind"] == "tl_dtype":
         import triton.language as tl
 
-        return getattr(tl, {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}.get(d["value"], d["value"]))
+        named = getattr(tl, d["value"], None)
+        if isinstance(named, tl.dtype):
+            return named
+        # Triton's short names (fp16, bf16, fp8e4nv, ...): the tl.dtype of that name
+        for v in vars(tl).values():
+            if isinstance(v, tl.dtype) and v.name == d["value"]:
+                return v
+        raise ValueError(f"no triton.language dtype named {d['value']!r}")
     return d.get("value")
 
 
@@ -226,7 +238,7 @@ def unpack(recording: str | os.PathLike, into: str | os.PathLike) -> pathlib.Pat
 def merge_recordings(folders: list[pathlib.Path], into: pathlib.Path) -> dict:
     """One recording in ``into`` made of the recordings in ``folders`` (each holding an
     ``index.json``): their cases in order (a case name recorded twice is an error) and their
-    ``launches/`` arrays. They must come from one environment (GPU, torch, Triton); the
+    ``launches/`` arrays (and ``generated/`` kernel files). They must come from one environment (GPU, torch, Triton); the
     sources are the last one's (a superset: record.py --cases records a part of one tree).
     Returns the merged index, also written to ``into/index.json``."""
     into = pathlib.Path(into)
@@ -249,6 +261,8 @@ def merge_recordings(folders: list[pathlib.Path], into: pathlib.Path) -> dict:
         merged["seconds"] = round(merged["seconds"] + index.get("seconds", 0), 1)
         if (pathlib.Path(folder) / "launches").is_dir():
             shutil.copytree(pathlib.Path(folder) / "launches", into / "launches", dirs_exist_ok=True)
+        if (pathlib.Path(folder) / "generated").is_dir():  # kernel files written at run time (Inductor's)
+            shutil.copytree(pathlib.Path(folder) / "generated", into / "generated", dirs_exist_ok=True)
     assert merged is not None
     (into / "index.json").write_text(json.dumps(merged, indent=1))
     return merged

@@ -52,6 +52,7 @@ class Recorder:
         self.launches: list[dict] = []
         self.inner: tuple | None = None  # (jit, args, kwargs, return value) of the last JITFunction.run
         self.depth = 0
+        self.paused = lambda: False  # cases.recording_paused once cases is imported
 
     # --- patches --------------------------------------------------------------------------
     def install(self) -> None:
@@ -63,7 +64,7 @@ class Recorder:
 
         def getitem(kernel, grid):
             launcher = original_getitem(kernel, grid)
-            if rec.case is None or rec.depth:
+            if rec.case is None or rec.depth or rec.paused():
                 return launcher
 
             def launch(*args, **kwargs):
@@ -86,12 +87,43 @@ class Recorder:
                 return ret
             cls.run = run
         del jit_mod
+        self._install_inductor()
         if self.device == "cpu":
             # Dry run: nothing can be timed in the interpreter; each autotuner takes its first
             # config (all configs "take" the same time, the first one wins).
             from triton.runtime.autotuner import Autotuner
 
             Autotuner._bench = lambda self, *args, config, **meta: [1.0, 1.0, 1.0]
+
+    def _install_inductor(self) -> None:
+        """Inductor launches the kernels it generated through ``CachingAutotuner.run`` and its own
+        launchers, not through Triton's ``kernel[grid]``. While a case runs (on a GPU), ``run``
+        autotunes as Inductor does (``precompile``, ``autotune_to_one_config``), then launches
+        through Triton's front door with the config it chose: ``self.fn[grid](*args,
+        **config.kwargs, num_warps=, num_stages=)``, the arguments and grid from Inductor's
+        own ``_interpret_args_grid`` (what it does under TRITON_INTERPRET=1, where ``run``
+        takes that path itself: the dry run). That launch is recorded like any other."""
+        try:
+            from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+        except ImportError:  # pragma: no cover - a torch without Inductor
+            return
+        original = CachingAutotuner.run
+        rec = self
+
+        def run(self, *args, stream=None, benchmark_run=False, **kwargs):
+            if (rec.case is None or benchmark_run or getattr(self, "triton_interpret", False)
+                    or not hasattr(self, "_interpret_args_grid")):
+                return original(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
+            if not self.launchers:
+                self.precompile()
+            if len(self.launchers) > 1:
+                self.autotune_to_one_config(*args, **kwargs)
+            config = self.launchers[0].config
+            kernel_args, grid = self._interpret_args_grid(args, config)
+            options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+            return self.fn[grid](*kernel_args, **kwargs, **config.kwargs, **options)
+
+        CachingAutotuner.run = run
 
     # --- one launch -----------------------------------------------------------------------
     def launch(self, kernel, grid, launcher, args, kwargs):
@@ -123,8 +155,7 @@ class Recorder:
         entry = {
             "case": self.case,
             "index": index,
-            "kernel": {"file": os.path.relpath(os.path.abspath(fn.__code__.co_filename), common.SOURCES),
-                       "function": fn.__name__, "wrappers": common.wrappers(kernel)},
+            "kernel": {**self._kernel_file(fn), "function": fn.__name__, "wrappers": common.wrappers(kernel)},
             "params": [{"name": n, "constexpr": c, **(common.describe_value(values[n]) if n in values else {"kind": "default"})}
                        for n, c, _ in common.parameters(fn)],
             "options": {k: common.describe_value(v) for k, v in options.items()},
@@ -148,6 +179,20 @@ class Recorder:
               f"grid={entry['grid']} changed={','.join(changed) or '-'} {entry['bytes'] // 1024} KiB"
               + (f" NOT RUN ({not_run})" if not_run else ""), flush=True)
         return ret
+
+    def _kernel_file(self, fn) -> dict:
+        """Where the kernel's code is: a path under the corpus' sources, or (a file written at
+        run time, e.g. by Inductor) a copy kept with the recording, ``generated/NAME``
+        (``source``)."""
+        path = os.path.abspath(fn.__code__.co_filename)
+        if path.startswith(str(common.SOURCES) + os.sep) or not os.path.isfile(path):
+            return {"file": os.path.relpath(path, common.SOURCES)}
+        kept = f"generated/{os.path.basename(path)}"
+        target = self.out / kept
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(pathlib.Path(path).read_bytes())
+        return {"file": kept, "source": kept, "written_at": path}
 
     def _final_constexprs(self, fn) -> dict | None:
         """The constexpr values the innermost JITFunction.run was called with."""
@@ -216,6 +261,7 @@ def environment(device: str) -> dict:
 def pack(out: pathlib.Path, part_mib: float) -> list[pathlib.Path]:
     """Put index.json and launches/ into corpus-NNN.tar parts of at most part_mib MiB each."""
     files = sorted(p for p in (out / "launches").rglob("*.npz"))
+    generated = sorted((out / "generated").glob("*.py")) if (out / "generated").is_dir() else []
     limit = int(part_mib * 2**20)
     parts, current, size = [], [], 0
     for f in files:
@@ -233,11 +279,15 @@ def pack(out: pathlib.Path, part_mib: float) -> list[pathlib.Path]:
         with tarfile.open(tar_path, "w") as tar:
             if k == 0:
                 tar.add(out / "index.json", arcname="index.json")
+                for f in generated:
+                    tar.add(f, arcname=str(f.relative_to(out)))
             for f in group:
                 tar.add(f, arcname=str(f.relative_to(out)))
         written.append(tar_path)
-    for f in files:
+    for f in files + generated:
         f.unlink()
+    if generated:
+        (out / "generated").rmdir()
     for d in sorted((out / "launches").rglob("*"), reverse=True):
         if d.is_dir():
             d.rmdir()
@@ -265,6 +315,7 @@ def main(argv=None) -> int:
     import cases
 
     rec = Recorder(out, a.device)
+    rec.paused = cases.recording_paused
     rec.install()
     wanted = [w for w in a.cases.split(",") if w]
     index = {"format": 1, "environment": environment(a.device), "sources": _sources(), "cases": []}

@@ -160,6 +160,7 @@ class Replayer:
         self.results: list[dict] = []
         self.position = 0
         self.case: str | None = None
+        self.paused = lambda: False  # cases.recording_paused once cases is imported
 
     def install(self) -> None:
         from triton.runtime.jit import KernelInterface
@@ -168,7 +169,7 @@ class Replayer:
         me = self
 
         def getitem(kernel, grid):
-            if me.case is None:
+            if me.case is None or me.paused():
                 return original(kernel, grid)
             return lambda *args, **kwargs: me.launch(kernel, grid, args, kwargs)
         KernelInterface.__getitem__ = getitem
@@ -311,6 +312,7 @@ def main(argv=None) -> int:
     import cases
 
     rep = Replayer(rec_dir, out, a.target)
+    rep.paused = cases.recording_paused
     rep.install()
     wanted = [w for w in a.cases.split(",") if w]
     t0 = time.time()
@@ -333,7 +335,10 @@ def main(argv=None) -> int:
             answered_sms = device_properties(int(capability[0]) * 10 + int(capability[1]))["multiprocessor_count"]
         try:
             with answers:
-                fn("cpu")
+                if getattr(fn, "generated", False):  # kernels written at run time: the recorded files
+                    cases.relaunch_generated(case["launches"], rec_dir)
+                else:
+                    fn("cpu")
         except Exception as e:  # noqa: BLE001
             failure = (f"the case failed on the CPU before this launch: {type(e).__name__}: {e}",
                        traceback.format_exc()[-3000:])

@@ -159,3 +159,23 @@ def test_torch_kernel_file_builds_a_vmfb_for_sm_90(tmp_path):
     text = mlir.read_text()
     assert "variants([@persistent_0_1024x132_w4_s3])" in text
     assert "0 compiled, 1 from cache" in proc.stderr
+
+
+def test_inductor_kernel_file_imports_under_the_stand_in():
+    """A kernel file torch.compile writes calls ``triton_helpers.set_driver_to_gpu()`` when
+    imported: it keeps an active driver that is an instance of the CUDA backend's driver class
+    and otherwise makes a real one (libcuda). The stand-in is one (a virtual subclass), so the
+    file imports without a GPU and the stand-in stays active; before, ``hasattr(driver.active,
+    "_obj")`` raised StubDriverError there."""
+    pytest.importorskip("torch._inductor.runtime.triton_heuristics")
+    from torch._inductor.runtime import triton_helpers
+    from triton.runtime.driver import driver
+
+    with stub_driver.answering_for(90):
+        triton_helpers.set_driver_to_gpu()
+        assert isinstance(driver.active, stub_driver.StubDriver)
+        assert driver.active.get_current_target().arch == 90
+    data = ROOT / "tests" / "unit" / "data" / "inductor_generated.py"
+    k = tc.load_kernel(tc.KernelSource(str(data), "triton_poi_fused_add_mul_relu_0", import_arch=90))
+    assert type(k.fn).__name__ == "JITFunction"
+    assert list(k.fn.arg_names) == ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel", "XBLOCK"]

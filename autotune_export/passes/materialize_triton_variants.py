@@ -422,8 +422,11 @@ def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> No
     kernel's outermost ``triton.autotune`` (``AutotuneWrapper``): the op's clause wins, as a
     call's explicit argument does. As in Triton's autotuner, a name the call passes None for is
     skipped, and a user ``pre_hook`` replaces both (a remark says so: autotune-export cannot run
-    the hook). Raises DiagnosticError at the group for a name that is not an ``{output}`` pointer
-    of the signature (only what a dispatch returns can be zero-filled or restored)."""
+    the hook). A ``restore_value`` name of a pointer the dispatch only reads (not ``{output}``)
+    is left out with a remark: Triton copies it back unchanged (gemlite's GEMV kernels name their
+    inputs there). Raises DiagnosticError at the group for any other name that is not an
+    ``{output}`` pointer of the signature (only what a dispatch returns can be zero-filled or
+    restored)."""
     tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
     if tuner is None or (group.reset_to_zero is not None and group.restore_value is not None):
         return
@@ -443,6 +446,14 @@ def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> No
             p = by_name.get(name)
             if p is not None and p.is_none:
                 continue  # Triton's default hooks skip an argument passed as None
+            if clause == "restore_value" and p is not None and p.is_pointer and not p.output:
+                # Triton's restore_value copies the argument back after each timed run: for one
+                # the dispatch only reads (an immutable operand) there is nothing to restore.
+                ctx.emit_remark(Diagnostic(
+                    "remark", f"@{group.name}: the triton.autotune of '{kname}' names '{name}' in restore_value, "
+                              "which the dispatch only reads (not an {output} pointer): restoring it changes "
+                              "nothing, left out", group.location))
+                continue
             if p is None or not (p.is_pointer and p.output):
                 what = "not a parameter of the signature" if p is None else "not an {output} pointer"
                 raise DiagnosticError.at(

@@ -738,7 +738,6 @@ CASES: dict[str, Callable[[str], None]] = {
     "gemlite.a16w4.gemv.f16": asks_device(lambda d: gemlite_a16wn(d, 1, 256, 512, 4, 64, f16)),
     "gemlite.a16w4.splitk.f16": asks_device(lambda d: gemlite_a16wn(d, 16, 256, 512, 4, 64, f16)),
     "gemlite.a16w4.gemm.bf16": asks_device(lambda d: gemlite_a16wn(d, 64, 256, 512, 4, 128, bf16)),
-    "gemlite.a16w2.gemm.f16": asks_device(lambda d: gemlite_a16wn(d, 96, 128, 256, 2, 64, f16)),
     "gemlite.a16w8.gemv.f16": asks_device(lambda d: gemlite_a16w8(d, 1, 256, 512, f16)),
     "gemlite.a8w8.int8.gemm": asks_device(lambda d: gemlite_a8w8_dynamic(d, 64, 256, 512, False)),
     "gemlite.a8w8.fp8.splitk": asks_device(lambda d: gemlite_a8w8_dynamic(d, 16, 256, 512, True)),

@@ -7,10 +7,13 @@ with what the library's own launch produced there (the recording).
 Reads ``.gpu_corpus/manifest.json`` (replay.py) and the recording beside it. Per launch with a
 ``.vmfb``: ``AutotunedModule(vmfb, driver="cuda", cache=None)``; for every group and every
 variant of it (``select(group, k)``) the host function ``main`` is called with the recorded
-inputs, and each result is compared with the recorded output of that parameter. Needs
-iree.runtime and numpy (no torch, no Triton, no compiler). Prints one line per launch and
-variant, then the table: launches, exported as written, with a workaround, refused, and
-matching in every variant.
+inputs, and each result is compared with the recorded output of that parameter. Then (unless
+``--no-tune``) the module tunes itself on its benchmark entries (``AutotunedModule.autotune``,
+budgets ``--warmup-ms``/``--rep-ms`` per variant, no cache) and ``main`` is called once more with
+the tuned choice and compared as well: tuning returns, and the tuned module computes what the
+library computed. Needs iree.runtime and numpy (no torch, no Triton, no compiler). Prints one
+line per launch and variant (and per tuning), then the table: launches, exported as written,
+with a workaround, refused, matching in every variant, tuned and matching.
 
 Tolerances (``np.testing.assert_allclose`` style, ``|a - b| <= atol + rtol * |b|``, NaN equal to
 NaN): exact for integers and bools; fp16/bf16 ``rtol = atol = 1e-2``; fp32 ``rtol = 1e-4``,
@@ -23,6 +26,7 @@ import argparse
 import json
 import pathlib
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -104,6 +108,31 @@ def verify_entry(module, rec_dir: pathlib.Path, entry: dict, log) -> tuple[int, 
     return runs, ok, failures
 
 
+def tune_entry(module, rec_dir: pathlib.Path, entry: dict, log) -> dict:
+    """Tune ``module`` (every group, on its benchmark entries) and call ``main`` once more with
+    the recorded inputs: ``{"seconds", "chosen": {group: variant}, "notes", "ok", "problem"}``.
+    ``ok``: tuning returned and the tuned module's results match the recording."""
+    inputs, expected = entry_arrays(rec_dir, entry)
+    t0 = time.perf_counter()
+    try:
+        module.autotune()
+        results = module("main", *inputs)
+    except Exception as e:  # noqa: BLE001 - reported per launch
+        out = {"seconds": round(time.perf_counter() - t0, 3), "ok": False, "problem": f"raised {type(e).__name__}: {str(e)[:300]}"}
+        log(f"  BAD {entry['case']}#{entry['index']} tuning: {out['problem'][:200]}")
+        return out
+    seconds = round(time.perf_counter() - t0, 3)
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    problems = [f"{param}: {why}" for (param, want, dtype), got in zip(expected, results)
+                if (why := compare(np.asarray(got), want, dtype, bool(entry.get("atomics"))))]
+    out = {"seconds": seconds, "chosen": dict(module.chosen), "notes": dict(module.notes), "ok": not problems,
+           "problem": "; ".join(problems)[:400] or None}
+    log(f"  {'OK ' if not problems else 'BAD'} {entry['case']}#{entry['index']} tuned in {seconds} s -> "
+        f"{', '.join(module.chosen.values())}" + (f": {out['problem']}" if problems else ""))
+    return out
+
+
 def summary(entries: list[dict]) -> str:
     """The table of the closing note (Markdown)."""
     n = len(entries)
@@ -114,10 +143,11 @@ def summary(entries: list[dict]) -> str:
     matching = sum(1 for e in verified if e["verify"]["runs"] and e["verify"]["ok"] == e["verify"]["runs"])
     variants = sum(e["verify"]["runs"] for e in verified)
     variants_ok = sum(e["verify"]["ok"] for e in verified)
+    tuned = sum(1 for e in verified if (e["verify"].get("tuned") or {}).get("ok"))
     kernels = len({e.get("kernel") for e in entries if e.get("kernel")})
-    lines = ["| launches | kernels | exported as written | with a workaround | refused | verified on the GPU | matching in every variant | variants run / matching |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |",
-             f"| {n} | {kernels} | {as_written} | {workaround} | {refused} | {len(verified)} | {matching} | {variants} / {variants_ok} |"]
+    lines = ["| launches | kernels | exported as written | with a workaround | refused | verified on the GPU | matching in every variant | variants run / matching | tuned and matching |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+             f"| {n} | {kernels} | {as_written} | {workaround} | {refused} | {len(verified)} | {matching} | {variants} / {variants_ok} | {tuned} |"]
     return "\n".join(lines)
 
 
@@ -127,6 +157,9 @@ def main(argv=None) -> int:
     ap.add_argument("--driver", default="cuda")
     ap.add_argument("--json", help="write the manifest with the results here")
     ap.add_argument("--cases", default="")
+    ap.add_argument("--no-tune", action="store_true", help="run the variants only, no tuning")
+    ap.add_argument("--warmup-ms", type=float, default=5.0, help="tuning's warm-up budget per variant")
+    ap.add_argument("--rep-ms", type=float, default=20.0, help="tuning's timed budget per variant")
     a = ap.parse_args(argv)
     root = pathlib.Path(a.corpus)
     manifest = json.loads((root / "manifest.json").read_text())
@@ -141,22 +174,29 @@ def main(argv=None) -> int:
             print(f"  --  {e['case']}#{e.get('index')} {e.get('status')}: {str(e.get('reason', ''))[:200]}")
             continue
         try:
-            module = AutotunedModule(root / e["vmfb"], driver=a.driver, cache=None)
+            module = AutotunedModule(root / e["vmfb"], driver=a.driver, cache=None, warmup_ms=a.warmup_ms, rep_ms=a.rep_ms)
             runs, ok, failures = verify_entry(module, rec_dir, e, print)
+            if not a.no_tune:
+                e["verify_tuned"] = tune_entry(module, rec_dir, e, print)
         except Exception as err:  # noqa: BLE001
             runs, ok, failures = 0, 0, [f"loading or running raised {type(err).__name__}: {str(err)[:300]}"]
             print(f"  BAD {e['case']}#{e['index']}: {failures[0]}")
         e["verify"] = {"runs": runs, "ok": ok, "failures": failures}
+        if "verify_tuned" in e:
+            e["verify"]["tuned"] = e.pop("verify_tuned")
+            if not e["verify"]["tuned"]["ok"]:
+                failures.append(f"tuning: {e['verify']['tuned']['problem']}")
         del module
     table = summary(entries)
     print(table)
-    bad = [e for e in entries if "verify" in e and e["verify"]["ok"] != e["verify"]["runs"] or
-           ("verify" in e and not e["verify"]["runs"])]
+    bad = [e for e in entries if "verify" in e and (e["verify"]["ok"] != e["verify"]["runs"] or not e["verify"]["runs"]
+                                                     or not e["verify"].get("tuned", {"ok": True})["ok"])]
     for e in bad:
         print(f"NOT MATCHING {e['case']}#{e['index']} {e.get('kernel')}: {e['verify']['failures'][:3]}")
-    variants = sum(e["verify"]["runs"] for e in entries if "verify" in e)
-    print(f"{variants - sum(len(e['verify']['failures']) for e in entries if 'verify' in e)} passed, "
-          f"{sum(len(e['verify']['failures']) for e in entries if 'verify' in e)} failed")
+    # checks: every variant run, and every tuning (then a run of the tuned choice)
+    checks = sum(e["verify"]["runs"] + ("tuned" in e["verify"]) for e in entries if "verify" in e)
+    failed = sum(len(e["verify"]["failures"]) for e in entries if "verify" in e)
+    print(f"{checks - failed} passed, {failed} failed")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps({**manifest, "launches": entries, "table": table}, indent=1))
     return 0 if not bad else 1

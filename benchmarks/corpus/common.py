@@ -8,7 +8,8 @@ A recorded launch is one ``kernel[grid](*args, **kwargs)`` of a case, seen at Tr
 ``KernelInterface.__getitem__`` (the object the library indexes: a ``JITFunction``, an
 ``Autotuner``, a ``Heuristics``). Its tensors are stored as numpy arrays in one ``.npz`` per
 launch: ``before__P`` for every tensor argument ``P`` (its contents when the launch was made) and
-``after__P`` for those the launch changed (after ``torch.cuda.synchronize()``). bfloat16 and fp8
+``after__P`` for those the launch changed (after ``torch.cuda.synchronize()``); a strided view also
+``span_before__P``/``span_after__P``: the storage it spans (:func:`storage_slice`). bfloat16 and fp8
 tensors are stored as their bits (``uint16``/``uint8``); the index says their dtype.
 """
 
@@ -77,6 +78,18 @@ def to_numpy(t) -> np.ndarray:
         c = c.view(torch.int16 if stored == "uint16" else torch.uint8)
         return c.numpy().view(stored).copy()
     return c.numpy().copy()
+
+
+def storage_slice(t):
+    """The elements of tensor ``t``'s storage from its first element (``storage_offset``) to the
+    last one its view reaches, 1-D in the storage's order (``1 + sum((size_d - 1) * stride_d)``
+    elements): what a kernel can address through the data pointer Triton passes, for a strided
+    view (``b.t()``, a slice, an ``expand``), gaps included. None for a dense (contiguous) tensor,
+    a tensor with no elements or one with a negative stride."""
+    if t.is_contiguous() or t.numel() == 0 or any(s < 0 for s in t.stride()):
+        return None
+    n = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return t.as_strided((n,), (1,), t.storage_offset())
 
 
 def from_numpy(a: np.ndarray, dtype: str):

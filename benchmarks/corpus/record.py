@@ -16,7 +16,8 @@ which pointers the kernel writes and reads (``autotune_export.cuda.ttir``).
 Writes into ``--out``: ``index.json`` (versions, device, per case its launches: kernel file and
 function, wrappers, every argument described, launch options, final constexprs, grid, which
 tensors changed, the TTIR's written/read parameters) and ``launches/CASE/N.npz`` (``before__P``
-for every tensor argument P, ``after__P`` for those that changed). With ``--pack`` the launches
+for every tensor argument P, ``after__P`` for those that changed; for a strided view also
+``span_before__P`` / ``span_after__P``, the storage it spans: common.storage_slice). With ``--pack`` the launches
 go into ``corpus-NNN.tar`` parts of at most ``--part-mib`` MiB (index.json in the first one
 too), which is what comes back from a GPU machine (at most 8 files). ``--device cpu`` is the dry
 run (Triton's interpreter: set TRITON_INTERPRET=1; autotuners take their first config there,
@@ -133,6 +134,10 @@ class Recorder:
         values, options = common.bind(fn, args, kwargs)
         tensors = {p: v for p, v in values.items() if isinstance(v, torch.Tensor)}
         before = {p: common.to_numpy(t) for p, t in tensors.items()}
+        # strided views: also the storage they span (what an export takes as the argument)
+        spans = {p: common.storage_slice(t) for p, t in tensors.items()}
+        spans = {p: s for p, s in spans.items() if s is not None}
+        span_before = {p: common.to_numpy(s) for p, s in spans.items()}
         self.inner = None
         self.depth += 1
         not_run = None
@@ -150,6 +155,7 @@ class Recorder:
             torch.cuda.synchronize()
         after = {p: common.to_numpy(t) for p, t in tensors.items()}
         changed = [p for p in tensors if not common.same_bits(before[p], after[p])]
+        span_after = {p: common.to_numpy(spans[p]) for p in changed if p in spans}
         index = len(self.launches)
         final = self._final_constexprs(fn)
         entry = {
@@ -170,6 +176,8 @@ class Recorder:
         entry.update(self._ttir_access())
         arrays = {f"before__{p}": a for p, a in before.items()}
         arrays.update({f"after__{p}": after[p] for p in changed})
+        arrays.update({f"span_before__{p}": a for p, a in span_before.items()})
+        arrays.update({f"span_after__{p}": a for p, a in span_after.items()})
         path = self.out / entry["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, **arrays)

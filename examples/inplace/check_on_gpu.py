@@ -46,12 +46,14 @@ def main() -> int:
         for key, ts in timings.items():
             print(f"  tuned {key}: " + ", ".join(f"{t.variant}={t.median_ms:.4f}ms" for t in ts) + f" -> {m.chosen[key]}")
         for key, info in m.groups.items():
-            # Fake buffers hold 0.5: x + y = 1.0, a + b = 1.0, c * b = 0.25 after any number of
-            # runs when in-place operands are refilled (drifting data would grow without bound).
-            want = {"two_ex::ax": [0.25, 1.0], "scalar_ex::add": [float(np.float32(0.5) + np.float32(2**33))]}.get(key, [1.0])
+            # Fake data is seeded and position-dependent (docs/runtime.md); an in-place operand is
+            # refilled before every run, so 500 runs leave what one run leaves (drifting data
+            # would grow without bound). Every element is compared, not only the first.
             for bench in info.bench:
-                values = sorted({float(np.asarray(r.to_host()).ravel()[0]) for r in m.functions[bench](500)})
-                check(f"{key} {bench}: fake data after 500 in-place runs gives {values}", values, want)
+                once = [np.asarray(r.to_host()).copy() for r in m.functions[bench](1)]
+                many = [np.asarray(r.to_host()) for r in m.functions[bench](500)]
+                same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(once, many)) and len(once) == len(many)
+                check(f"{key} {bench}: fake data after 500 in-place runs equals after 1 run", same, True)
     except Exception as err:  # noqa: BLE001 - a failing step fails the check
         bad += 1
         print(f"  BAD tuning raised {type(err).__name__}: {err}")

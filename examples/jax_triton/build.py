@@ -29,6 +29,7 @@ sys.path.insert(0, HERE)
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module  # noqa: E402
 from autotune_export.interop.jax_triton import convert_stablehlo, triton_call_to_mlir  # noqa: E402
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, run_pipeline  # noqa: E402
+from autotune_export.cuda.targets import iree_codegen_target, parse_target  # noqa: E402
 
 N = 1 << 20
 
@@ -42,8 +43,10 @@ class ShapeDtype:
 
 def iree_compile(src: str, out: str, target: str, stablehlo: bool = False) -> None:
     exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    # IREE generates its own dispatches' code for the nearest target it supports (sm_90 -> sm_89):
+    # the one rule in autotune_export.cuda.targets; the Triton objects keep their own target.
     args = [exe if os.path.exists(exe) else "iree-compile", src, "--iree-hal-target-device=cuda",
-            f"--iree-cuda-target={target}", "-o", out]
+            f"--iree-cuda-target={iree_codegen_target(parse_target(target))}", "-o", out]
     if stablehlo:
         args.append("--iree-input-type=stablehlo")
     subprocess.run(args, check=True)

@@ -29,30 +29,20 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import ast
 import dataclasses
 import hashlib
-import importlib.util
-import inspect
 import io
 import json
 import os
-import pathlib
-import re
 import sys
 import tempfile
 import threading
-import types
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import triton
-from triton.compiler.errors import CompilationError
-from triton.runtime.autotuner import Autotuner, Heuristics
-from triton.runtime.jit import DependenciesFinder, JITCallable, JITFunction, KernelInterface
 
-from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda import triton_compat as _compat
 from autotune_export.cuda import ttir as _ttir
 from autotune_export.cuda import workers as _workers
@@ -63,6 +53,13 @@ from autotune_export.support import progress as _progress
 from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.ir.group import TritonDtype
+from autotune_export.cuda.compile_errors import failure, first_line
+from autotune_export.cuda.kernel_files import (  # noqa: F401  (part of this module's API)
+    AutotuneWrapper, HeuristicsWrapper, KernelLoadError, KernelSource, LauncherWrapper, LoadedKernel,
+    ELEMENT_SIZE, TORCH_DTYPE, TRITON_DTYPE, config_dict, import_kernel_file, interpreted_kernel, load_kernel,
+    load_kernel_cached, plain_value, triton_value, values_read)
+from autotune_export.cuda.variant_cache import (  # noqa: F401  (part of this module's API)
+    CACHE_FORMAT, CacheDirError, cached_artifact, check_writable, entry_path, read_entry, write_entry)
 
 __all__ = [
     "CacheDirError",
@@ -87,11 +84,6 @@ __all__ = [
     "values_read",
 ]
 
-# Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
-# metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data;
-# 7: compile errors at the kernel file's line and column; 8: the source hash covers the values of the
-# globals and module attributes the kernel reads, LoadedKernel.values_read; 9: read_first_params).
-CACHE_FORMAT = 9
 
 # Compiled-metadata fields copied into CompiledVariant.metadata (all JSON scalars).
 _METADATA_FIELDS = _compat.METADATA_FIELDS
@@ -106,547 +98,6 @@ class CompilationForbidden(BaseException):
     """A variant was to be compiled while :data:`NO_COMPILE_ENV` is set. A BaseException so that
     no handler turns it into a pruned config: it reaches the caller (and fails a test)."""
 
-
-class CacheDirError(Exception):
-    """The variant cache's folder cannot be written (it is a file, read-only, on a full disk):
-    raised by :func:`compile_variants` before it compiles anything, naming the folder. The
-    message is one line."""
-
-
-class KernelLoadError(Exception):
-    """A kernel could not be loaded: missing file, import failure, no such attribute, or the
-    attribute is not a Triton kernel. The message is one line. ``part`` says which half of
-    ``triton("file.py", "name")`` is wrong (``"file"`` or ``"kernel"``, for the diagnostic's
-    position); ``candidates`` are what was there instead (the ``.py`` files of the directory,
-    or the module's Triton kernels), for a "did you mean"."""
-
-    def __init__(self, message: str, *, part: str = "file", candidates: Sequence[str] = ()):
-        super().__init__(message)
-        self.part = part
-        self.candidates = tuple(candidates)
-
-
-def _kernel_names(module) -> list[str]:
-    """The module-level names of ``module`` that are Triton kernels (a JIT function or a
-    wrapper of one: Autotuner, Heuristics), in definition order."""
-    return [name for name, obj in vars(module).items()
-            if not name.startswith("_") and isinstance(obj, KernelInterface)]
-
-
-# --------------------------------------------------------------------------------------------
-# Loading kernels
-
-
-@dataclass(frozen=True)
-class KernelSource:
-    """Where a kernel is defined: the Python file ``path`` (made absolute) and the name of the
-    module-level attribute ``name`` holding the ``@triton.jit`` function, possibly wrapped in
-    ``triton.autotune`` / ``triton.heuristics`` / a library's own ``KernelInterface`` objects.
-    ``import_arch``: the compute capability (90 for sm_90) Triton's driver reports while the
-    file is imported (:mod:`autotune_export.cuda.stub_driver`); None: 80. It is not part of
-    any cache key: only the imported kernel's source is."""
-    path: str
-    name: str
-    import_arch: int | None = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "path", os.path.abspath(os.fspath(self.path)))
-
-
-@dataclass
-class LoadedKernel:
-    """A kernel after :func:`load_kernel`.
-
-    ``default_configs`` come from a ``triton.autotune`` wrapper (the outermost one), one dict per
-    ``triton.Config`` with keys kwargs, num_warps, num_stages, num_ctas, maxnreg (pre-hooks are
-    dropped); None when there is no autotuner. ``heuristics`` maps a parameter name to
-    ``f(named_args) -> value`` from ``triton.heuristics`` wrappers, in the order Triton applies
-    them (outer wrapper first; a later entry for the same name wins). ``source_hash`` is a
-    sha256 hex digest of the JIT function's cache key (Triton's ``JITFunction.cache_key``: the
-    source of the kernel and of the JIT functions it calls, and the ``tl.constexpr`` globals
-    they read) and of :attr:`values_read`. ``values_read``: what that key leaves out but the
-    compiled code depends on, the value of every other global the kernel or a JIT function it
-    calls reads (``ACC = tl.float16``) and of every attribute of a module they read
-    (``cfg.FACTOR``), as sorted ``(name, text)`` pairs (:func:`values_read`); ``values_hash``
-    their sha256 hex digest, which also names Triton's own cache folder under ours.
-
-    ``wrappers`` lists every object between the module attribute and the JIT function, outermost
-    first: :class:`AutotuneWrapper`, :class:`HeuristicsWrapper`, :class:`LauncherWrapper` (a
-    library's own ``triton.KernelInterface`` keeping the kernel in ``.fn``).
-    ``constexpr_defaults``: the defaults the ``def`` gives constexpr parameters.
-    ``not_specialized`` / ``not_aligned``: the parameters of ``@triton.jit(do_not_specialize=...)``
-    / ``do_not_specialize_on_alignment=...`` (Triton's JIT neither makes them constexpr 1 nor
-    assumes them divisible by 16 / never assumes them 16-aligned). Config values
-    are plain Python (``tl.constexpr`` unwrapped, a ``tl.dtype`` as
-    :class:`~autotune_export.ir.group.TritonDtype`)."""
-    fn: JITFunction
-    arg_names: list[str]
-    constexpr_names: list[str]
-    default_configs: list[dict] | None
-    heuristics: dict[str, Callable]
-    source_hash: str
-    wrappers: list = dataclasses.field(default_factory=list)
-    constexpr_defaults: dict = dataclasses.field(default_factory=dict)
-    not_specialized: frozenset = frozenset()
-    not_aligned: frozenset = frozenset()
-    values_read: tuple = ()
-    values_hash: str = ""
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")
-
-
-@dataclass(frozen=True)
-class AutotuneWrapper:
-    """A ``triton.autotune`` met on the way to the JIT function, as Triton's ``Autotuner``
-    holds it: ``configs`` (dicts as in :attr:`LoadedKernel.default_configs`), ``key`` (argument
-    names whose values key the tuning), ``prune_configs_by`` (``early_config_prune``,
-    ``perf_model``, ``top_k``: those given; applied by :mod:`autotune_export.cuda.launch_model`),
-    ``reset_to_zero`` / ``restore_value`` (argument names zeroed / restored around every timed
-    run), ``pre_hook`` / ``post_hook`` (user hooks, or None), ``cache_results``;
-    ``triton_configs``: the ``triton.Config`` objects themselves, in the order of ``configs``
-    (what the pruning functions are given)."""
-    configs: tuple
-    key: tuple[str, ...]
-    prune_configs_by: dict
-    reset_to_zero: tuple[str, ...]
-    restore_value: tuple[str, ...]
-    pre_hook: Callable | None = None
-    post_hook: Callable | None = None
-    cache_results: bool = False
-    triton_configs: tuple = ()
-
-
-@dataclass(frozen=True)
-class HeuristicsWrapper:
-    """A ``triton.heuristics``: ``values`` maps a parameter to ``f(named_args) -> value``, in
-    the order Triton evaluates them (each sees the values of the ones before)."""
-    values: dict
-
-
-@dataclass(frozen=True)
-class LauncherWrapper:
-    """A library's own ``triton.KernelInterface`` (or other object) holding the kernel in
-    ``.fn`` (launcher caches, ``__getitem__`` wrappers): ``type_name`` is its class'
-    qualified name. What it does at launch time is not known here."""
-    type_name: str
-
-
-def plain_value(value):
-    """A constexpr value as autotune-export holds it: ``tl.constexpr`` unwrapped, a
-    ``triton.language.dtype`` as :class:`~autotune_export.ir.group.TritonDtype`, anything else
-    unchanged."""
-    seen = 0
-    while type(value).__name__ == "constexpr" and hasattr(value, "value") and seen < 8:
-        value, seen = value.value, seen + 1
-    dtype = TritonDtype.of(value)
-    return dtype if dtype is not None else value
-
-
-def triton_value(value):
-    """The inverse of :func:`plain_value` for what Triton is given: a
-    :class:`~autotune_export.ir.group.TritonDtype` becomes the ``triton.language`` dtype,
-    anything else is unchanged."""
-    if isinstance(value, TritonDtype):
-        import triton.language as tl
-
-        return getattr(tl, value.name)
-    return value
-
-
-#: Pointee of a signature's pointer type (``*fp16``) -> the ``triton.language`` dtype name.
-TRITON_DTYPE = {
-    "i1": "int1", "u1": "int1", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b8": "float8e4b8",
-    "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15",
-}
-
-#: The same pointee -> the ``torch`` dtype of the tensor a PyTorch launch passes (None: torch
-#: has none; Triton's ``type_canonicalisation_dict`` in ``triton/runtime/jit.py`` maps back).
-TORCH_DTYPE = {
-    "i1": "bool", "u1": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
-    "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": None,
-}
-
-#: Bytes per element of each pointee (a bool is one byte).
-ELEMENT_SIZE = {
-    "i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "fp16": 2,
-    "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1, "fp8e4b15": 1,
-}
-
-
-def config_dict(c) -> dict:
-    """A ``triton.Config`` (or look-alike) as :attr:`LoadedKernel.default_configs` holds it:
-    ``{"kwargs": {...plain values}, "num_warps", "num_stages", "num_ctas", "maxnreg"}``
-    (missing fields: Triton's defaults 4, 3, 1, None)."""
-    return {"kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()}, "num_warps": getattr(c, "num_warps", 4),
-            "num_stages": getattr(c, "num_stages", 3), "num_ctas": getattr(c, "num_ctas", 1),
-            "maxnreg": getattr(c, "maxnreg", None)}
-
-
-def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
-    prune = {name: value for name, value in (("early_config_prune", getattr(obj, "early_config_prune", None)),
-                                             ("perf_model", getattr(obj, "perf_model", None)))
-             if value is not None}
-    if prune.get("perf_model") is not None:
-        prune["top_k"] = getattr(obj, "configs_top_k", 1.0)
-    return AutotuneWrapper(
-        configs=tuple(config_dict(c) for c in obj.configs),
-        key=tuple(getattr(obj, "keys", None) or ()),
-        prune_configs_by=prune,
-        reset_to_zero=tuple(getattr(obj, "reset_to_zero", None) or ()),
-        restore_value=tuple(getattr(obj, "restore_value", None) or ()),
-        pre_hook=obj.pre_hook if getattr(obj, "user_defined_pre_hook", False) else None,
-        post_hook=obj.post_hook if getattr(obj, "user_defined_post_hook", False) else None,
-        cache_results=bool(getattr(obj, "cache_results", False)),
-        triton_configs=tuple(obj.configs),
-    )
-
-
-def _inner(obj):
-    """The object ``obj`` wraps, when it is a wrapper: a ``KernelInterface`` (Triton's
-    Autotuner, Heuristics, a library's launcher) or any object whose ``.fn`` is one. None when
-    ``obj`` wraps nothing."""
-    try:
-        inner = getattr(obj, "fn", None)
-    except Exception:
-        return None
-    if inner is None or isinstance(obj, JITFunction):
-        return None
-    if isinstance(obj, KernelInterface) or isinstance(inner, KernelInterface):
-        return inner
-    return None
-
-
-def _unwrap(obj, what: str, terminal: type = JITFunction):
-    """``(JITFunction, wrappers outermost first)``: peel every wrapper off ``obj`` (see
-    :func:`_inner`) down to an instance of ``terminal`` (Triton's interpreter's
-    ``InterpretedFunction`` for :func:`interpreted_kernel`). Raises KernelLoadError when the
-    chain ends elsewhere or loops."""
-    wrappers: list = []
-    seen: set[int] = set()
-    while not isinstance(obj, terminal):
-        if id(obj) in seen or len(wrappers) > 64:
-            raise KernelLoadError(f"{what}: its .fn chain loops")
-        seen.add(id(obj))
-        inner = _inner(obj)
-        if inner is None:
-            through = f" (reached through {' -> '.join(_wrapper_name(w) for w in wrappers)})" if wrappers else ""
-            raise KernelLoadError(f"{what} is not a Triton kernel (got {type(obj).__name__}){through}")
-        if isinstance(obj, Autotuner):
-            wrappers.append(_autotune_wrapper(obj))
-        elif isinstance(obj, Heuristics):
-            wrappers.append(HeuristicsWrapper(dict(obj.values)))
-        else:
-            wrappers.append(LauncherWrapper(type(obj).__qualname__))
-        obj = inner
-    return obj, wrappers
-
-
-def _wrapper_name(w) -> str:
-    if isinstance(w, AutotuneWrapper):
-        return "Autotuner"
-    if isinstance(w, HeuristicsWrapper):
-        return "Heuristics"
-    return w.type_name
-
-
-class _ValuesFinder(DependenciesFinder):
-    """Triton's own ``DependenciesFinder`` (the visitor behind ``JITFunction.cache_key``,
-    ``triton/runtime/jit.py``, 3.6 to 3.9), made to also write down the values its key leaves
-    out: what it hands to ``record_reference`` under a global's name (it keeps only those
-    wrapped in ``tl.constexpr`` in the key) and under an attribute read (``cfg.FACTOR``, which
-    it does not keep at all), and the same in every JIT function reached (``_update_hash``).
-    Which names count, and what a reference is, stay Triton's."""
-
-    def __init__(self, fn, found: set, seen: set):
-        super().__init__(name=getattr(fn, "_fn_name", fn.__name__), globals=fn.__globals__,
-                         nonlocals=inspect.getclosurevars(fn.fn).nonlocals, src=fn.src)
-        self._found, self._seen, self._labels = found, seen, []
-
-    def visit_Attribute(self, node):
-        self._labels.append(ast.unparse(node))
-        try:
-            return super().visit_Attribute(node)
-        finally:
-            self._labels.pop()
-
-    def record_reference(self, val, var_dict=None, name=None):
-        super().record_reference(val, var_dict, name)
-        label = name if var_dict is not None else (self._labels[-1] if self._labels else None)
-        if label is None or getattr(self, "visiting_arg_default_value", False) or not _is_data(val):
-            return
-        self._found.add((label, _value_text(val)))
-
-    def _update_hash(self, func):
-        super()._update_hash(func)
-        func = getattr(func, "__func__", func)  # a bound constexpr function
-        if id(func) not in self._seen and hasattr(func, "parse"):
-            self._seen.add(id(func))
-            _ValuesFinder(func, self._found, self._seen).visit(func.parse())
-
-
-def _is_data(value) -> bool:
-    """Whether Triton's code generator reads ``value`` as a constant (not a module, class,
-    function, JIT function or Triton builtin)."""
-    import triton.language as tl
-
-    if value is None or isinstance(value, (types.ModuleType, type, JITCallable)):
-        return False
-    if getattr(value, "__triton_builtin__", False) or getattr(value, "__triton_aggregate__", False):
-        return False
-    return isinstance(value, tl.constexpr) or not callable(value)
-
-
-def _value_text(value) -> str:
-    """A value as the same text in every process: ``tl.constexpr`` unwrapped, a Triton dtype
-    as ``tl.float16``, containers element by element, anything else as its type and repr (an
-    object whose repr holds its address then never matches another process's: a cache miss,
-    never a wrong hit)."""
-    value = plain_value(value)
-    if isinstance(value, TritonDtype):
-        return f"tl.{value.name}"
-    if isinstance(value, (list, tuple)):
-        return f"{type(value).__name__}[" + ", ".join(_value_text(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "dict{" + ", ".join(f"{k!r}: {_value_text(v)}" for k, v in value.items()) + "}"
-    return f"{type(value).__qualname__}:{value!r}"
-
-
-def values_read(fn: JITFunction) -> tuple[tuple[str, str], ...]:
-    """What the JIT function ``fn`` and the JIT functions it calls read that Triton's cache key
-    (``fn.cache_key``) does not cover, though the compiled code depends on it: the value of
-    each global they read that is not a ``tl.constexpr`` (``ACC = tl.float16``: Triton's key
-    holds only the constexpr ones, and its launcher checks the others in the process that
-    compiled, not across processes) and of each attribute they read from a module
-    (``cfg.FACTOR``), found by Triton's own visitor (:class:`_ValuesFinder`). Sorted
-    ``(name or attribute text, value text)`` pairs. Raises what ``fn.cache_key`` raises."""
-    found: set = set()
-    _ValuesFinder(fn, found, {id(fn)}).visit(fn.parse())
-    return tuple(sorted(found))
-
-
-def _package_module(path: pathlib.Path) -> tuple[str, pathlib.Path] | None:
-    """``(dotted module name, directory to put on sys.path)`` when ``path`` lies in a regular
-    package (its directory has an ``__init__.py``): the package root is found by walking up
-    the directories that have one (and whose names are identifiers). None otherwise."""
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    if parts and not parts[0].isidentifier():
-        return None
-    d = path.parent
-    while (d / "__init__.py").is_file() and d.name.isidentifier():
-        parts.insert(0, d.name)
-        d = d.parent
-    if d == path.parent or not parts:
-        return None
-    return ".".join(parts), d
-
-
-def _same_file(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-# Per process: (resolved path of a kernel file, import arch) -> (file identity, module). A file is
-# executed once per process and architecture (a file that registers something at import raises when
-# run twice); it is imported again only once it changed on disk (mtime, size or inode).
-_modules: dict[tuple[str, int], tuple[tuple | None, object]] = {}
-
-
-def _file_identity(path) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def import_kernel_file(path: str | os.PathLike, import_arch: int = 80):
-    """The module of the kernel file ``path``: the one loader of kernel files in
-    autotune-export (:func:`load_kernel`, :func:`interpreted_kernel` and everything that loads
-    a kernel go through it). The file is executed once per process for each ``import_arch``
-    (the compute capability Triton's stand-in driver answers for while the file runs,
-    :mod:`autotune_export.cuda.stub_driver`; a build imports its files for one, its first
-    target's): the module is kept by resolved path (``os.path.realpath``) and architecture
-    and served again until the file changes on disk, so a file that registers a name at import
-    time (and raises the second time) loads for every kernel, group and pass of a build that
-    names it. A module of a package stays the one in ``sys.modules`` (imported once). How the
-    file is imported (as a module of its package, or on its own): :func:`load_kernel`. Raises
-    KernelLoadError."""
-    path = pathlib.Path(os.path.abspath(path))
-    key = (os.path.realpath(path), import_arch)
-    identity = _file_identity(key[0])
-    known = _modules.get(key)
-    if known is not None and identity is not None and known[0] == identity:
-        return known[1]
-    module = _import_module(path, import_arch)
-    _modules[key] = (identity, module)
-    return module
-
-
-def _env_hint(reads) -> str:
-    """``"; <the last GPU-related environment variable the file read>"`` for a failed import
-    (:class:`~autotune_export.cuda.stub_driver.EnvironmentReads`), or "" when it read none."""
-    hint = reads.hint() if reads is not None else ""
-    return f"; {hint}" if hint else ""
-
-
-def _import_module(path: pathlib.Path, import_arch: int):
-    """Execute the kernel file ``path`` (see :func:`load_kernel`; :func:`import_kernel_file`
-    calls this once per process and version of the file; a module of a package is imported
-    once per process, by its dotted name). Raises KernelLoadError."""
-    package = _package_module(path)
-    with _stub_driver.answering_for(import_arch) as reads:
-        if package is not None:
-            dotted, root = package
-            known = sys.modules.get(dotted)
-            if known is None or not _same_file(getattr(known, "__file__", None) or "", path):
-                if known is not None:
-                    raise KernelLoadError(f"{path} is module {dotted} (package root {root}), but a different "
-                                          f"{dotted} ({getattr(known, '__file__', None)}) is already imported")
-                sys.path.insert(0, str(root))
-                try:
-                    known = importlib.import_module(dotted)
-                except (Exception, SystemExit) as e:
-                    raise KernelLoadError(f"importing {path} as {dotted} failed: {type(e).__name__}: {_first_line(e)}"
-                                          + _env_hint(reads)) from e
-                finally:
-                    with contextlib.suppress(ValueError):
-                        sys.path.remove(str(root))
-                if not _same_file(getattr(known, "__file__", None) or "", path):
-                    raise KernelLoadError(f"importing {path} as {dotted} gave {getattr(known, '__file__', None)}: "
-                                          f"another package {dotted.split('.')[0]} comes first on sys.path")
-            return known
-        # One module per file and import arch (import_kernel_file keeps both), both in sys.modules.
-        module_name = f"_autotune_export_kernel_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}_sm{import_arch}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise KernelLoadError(f"{path} cannot be imported as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        sys.path.insert(0, str(path.parent))
-        try:
-            spec.loader.exec_module(module)
-        except (Exception, SystemExit) as e:
-            sys.modules.pop(module_name, None)
-            raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {_first_line(e)}" + _env_hint(reads)) from e
-        finally:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(str(path.parent))
-        return module
-
-
-def _kernel_attribute(src: KernelSource) -> tuple[object, str]:
-    """``(the module attribute src.name of the imported src.path, how to name it in
-    messages)``. Raises KernelLoadError."""
-    path = pathlib.Path(src.path)
-    if not path.is_file():
-        try:
-            near = sorted(p.name for p in path.parent.iterdir() if p.suffix == ".py")
-        except OSError:
-            near = []
-        raise KernelLoadError(f"kernel file {path} does not exist", candidates=near)
-    module = import_kernel_file(path, src.import_arch or 80)
-    if not hasattr(module, src.name):
-        raise KernelLoadError(f"{path} has no attribute '{src.name}'", part="kernel", candidates=_kernel_names(module))
-    return getattr(module, src.name), f"'{src.name}' in {path}"
-
-
-def interpreted_kernel(src: KernelSource):
-    """The kernel ``src`` as Triton's interpreter runs it: the ``InterpretedFunction`` that
-    ``@triton.jit`` makes when ``TRITON_INTERPRET=1`` is set while the file is imported (Triton
-    reads the variable at decoration time), wrappers (``triton.autotune``,
-    ``triton.heuristics``, launchers) peeled off as :func:`load_kernel` does. Call it in a
-    process that had the variable set before importing the file (``autotune-export check``
-    runs one). Raises KernelLoadError, also when the file's kernel is not interpreted."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    obj, what = _kernel_attribute(src)
-    if isinstance(obj, JITFunction) or isinstance(getattr(obj, "fn", None), JITFunction):
-        raise KernelLoadError(f"{what} was compiled for the GPU, not interpreted: set TRITON_INTERPRET=1 before the file is imported")
-    return _unwrap(obj, what, terminal=InterpretedFunction)[0]
-
-
-def load_kernel(src: KernelSource) -> LoadedKernel:
-    """Import ``src.path`` and return the kernel named ``src.name``.
-
-    A file in a regular package (its directory has an ``__init__.py``) is imported as a module
-    of that package: the package root is found by walking up the ``__init__.py`` directories,
-    its parent is put on ``sys.path`` while importing, and the module is imported by its dotted
-    name, so relative imports (``from .utils import ...``) work; it is imported once per
-    process (``sys.modules``: an already imported module of that file is reused, and a module
-    of the same name from another file is an error). Any other file is imported as a fresh
-    module named after a hash of its path (so two files called kernel.py do not collide),
-    registered in ``sys.modules``, its directory on ``sys.path`` while it is imported, so it may
-    import its neighbours; it too is executed once per process and ``import_arch``, and again
-    only once it changed on disk (:func:`import_kernel_file`, through which every kernel file
-    is loaded).
-
-    While the file is imported, Triton's active driver is a stand-in that answers for compute
-    capability ``src.import_arch`` (default 80): see :mod:`autotune_export.cuda.stub_driver`.
-    Wrappers around the JIT function are peeled off and recorded (:attr:`LoadedKernel.wrappers`).
-    Raises KernelLoadError."""
-    obj, what = _kernel_attribute(src)
-    try:
-        obj, wrappers = _unwrap(obj, what)
-    except KernelLoadError as err:  # what the name in triton(...) names is no kernel
-        raise KernelLoadError(str(err), part="kernel") from None
-    autotuners = [w for w in wrappers if isinstance(w, AutotuneWrapper)]
-    default_configs = [dict(c) for c in autotuners[0].configs] if autotuners else None
-    heuristics: dict[str, Callable] = {}
-    for w in wrappers:
-        if isinstance(w, HeuristicsWrapper):
-            for name, fn in w.values.items():
-                heuristics.pop(name, None)  # re-insert: an inner wrapper runs later
-                heuristics[name] = fn
-    try:
-        cache_key = obj.cache_key
-        read = values_read(obj)
-    except Exception as e:
-        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {src.path}: "
-                              f"{type(e).__name__}: {_first_line(e)}") from e
-    values_hash = hashlib.sha256(json.dumps(read).encode()).hexdigest()
-    defaults = {p.name: plain_value(p.default) for p in obj.params
-                if p.is_constexpr and getattr(p, "has_default", False)}
-    return LoadedKernel(
-        fn=obj,
-        arg_names=list(obj.arg_names),
-        constexpr_names=[p.name for p in obj.params if p.is_constexpr],
-        default_configs=default_configs,
-        heuristics=heuristics,
-        source_hash=hashlib.sha256(f"{cache_key}\n{values_hash}".encode()).hexdigest(),
-        wrappers=wrappers,
-        constexpr_defaults=defaults,
-        not_specialized=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize", False)),
-        not_aligned=frozenset(p.name for p in obj.params if getattr(p, "do_not_specialize_on_alignment", False)),
-        values_read=read,
-        values_hash=values_hash,
-    )
-
-
-# Per process: KernelSource -> (file identity, LoadedKernel). Avoids re-importing a kernel file
-# once per config in a worker; a changed file (mtime, size or inode) is imported again.
-_loaded: dict[KernelSource, tuple[tuple, LoadedKernel]] = {}
-
-
-def _load_kernel_cached(src: KernelSource) -> LoadedKernel:
-    try:
-        st = os.stat(src.path)
-        identity = (st.st_mtime_ns, st.st_size, st.st_ino)
-    except OSError:
-        identity = None
-    hit = _loaded.get(src)
-    if identity is not None and hit is not None and hit[0] == identity:
-        return hit[1]
-    kernel = load_kernel(src)
-    _loaded[src] = (identity, kernel)
-    return kernel
 
 
 # --------------------------------------------------------------------------------------------
@@ -784,136 +235,6 @@ def _divisible_args(spec: VariantSpec, kernel: LoadedKernel) -> list[int]:
     return [kernel.arg_names.index(spec.signature[i][0]) for i in spec.divisibility]
 
 
-def _error_line(e: Exception, kernel_fn=None) -> str:
-    """One line for a failed compile: for Triton's CompilationError, ``FILE:LINE:COL: message``
-    of the innermost error (a call into another JIT function chains them), the position in the
-    kernel's file (1-based, as MLIR diagnostics count; Triton's own ``at L:C`` counts lines from
-    the ``def`` and columns from 0) when ``kernel_fn`` or a JIT function it can reach by name has
-    that source, and Triton's message (the error's own text, else its cause's: Triton leaves
-    ``error_message`` empty for some errors, whose text then ends in the excerpt's caret).
-    ptxas errors give ptxas' diagnostic; anything else its type and first line."""
-    if isinstance(e, CompilationError):
-        inner = e
-        while isinstance(inner.__cause__, CompilationError):
-            inner = inner.__cause__
-        message = getattr(inner, "error_message", None)
-        if not message and inner.__cause__ is not None:
-            cause = inner.__cause__
-            message = f"{type(cause).__name__}: {_first_line(cause)}" if _first_line(cause) else type(cause).__name__
-        if not message:
-            lines = [line.strip() for line in str(inner).splitlines() if line.strip() and set(line.strip()) != {"^"}]
-            message = lines[-1] if lines else type(inner).__name__
-        message = _first_line(message)
-        node = getattr(inner, "node", None)
-        if node is None or not hasattr(node, "lineno"):
-            return message
-        place = _source_position(inner.src, node.lineno, node.col_offset, kernel_fn)
-        return f"{place}: {message}" if place else f"{message} (kernel line {node.lineno}, column {node.col_offset})"
-    text = str(e)
-    if _is_ptxas_error(e):
-        return _ptxas_message(text)[0]
-    first = _first_line(text)
-    return f"{type(e).__name__}: {first}" if first else type(e).__name__
-
-
-# One diagnostic of ptxas: "ptxas /tmp/x.ptx, line 32; error   : Unknown modifier '.instr'",
-# "ptxas error   : Entry function 'k' uses too much shared data (...)", "ptxas fatal   : ..."; Triton 3.9
-# runs "ptxas-blackwell" for sm_90a and later, which says so in its diagnostics.
-_PTXAS_LINE = re.compile(r"^\s*ptxas[\w-]*\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
-                         re.MULTILINE)
-_PTXAS_ABORTED = "Ptx assembly aborted due to errors"
-
-
-def _is_ptxas_error(e: BaseException) -> bool:
-    """Triton's ``PTXASError`` (3.6 to 3.9: ``triton.runtime.errors``; its text holds ptxas'
-    stderr after "`ptxas` stderr:")."""
-    return type(e).__name__ == "PTXASError"
-
-
-def _printed_ptx(printed: str, error: str) -> str | None:
-    """The PTX in what Triton printed for a failed ptxas run (3.6 to 3.9: a rule of ``=``,
-    the PTXASError's text, a blank line, the PTX, a rule), or None."""
-    start = printed.find(error) if error else -1
-    if start < 0:
-        return None
-    rest = printed[start + len(error):]
-    end = rest.find("\n" + "=" * 64)
-    return rest[:end].strip("\n") if end >= 0 else None
-
-
-def _ptxas_message(text: str, ptx: str | None = None) -> tuple[str, bool]:
-    """``(one line, whether it is the variant's fault)`` for the text of Triton's PTXASError.
-
-    ptxas ends every failed assembly with "ptxas fatal : Ptx assembly aborted due to errors";
-    what went wrong is in the ``error`` lines before it (and ``fatal`` ones that name a line of
-    the PTX: "Unsupported .version 7.9"), which name the line of the PTX (their file is a
-    temporary one, left out): the first is given, with how many more there are, and the line
-    itself when ``ptx`` (the text ptxas was given) has it. Such errors are a property of the
-    PTX (cacheable). Without one (ptxas killed, crashed, out of memory, or a fatal error of its
-    own, ``returncode`` in Triton's first line), the failure is the machine's, not cached."""
-    found = [m for m in _PTXAS_LINE.finditer(text) if m.group("message") != _PTXAS_ABORTED]
-    errors = [m for m in found if m.group("severity") == "error" or (m.group("severity") == "fatal" and m.group("line"))]
-    if errors:
-        first = errors[0]
-        where = ""
-        if first.group("line"):
-            number = int(first.group("line"))
-            lines = ptx.splitlines() if ptx else []
-            quoted = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-            where = f" (PTX line {number}: {quoted})" if quoted else f" (PTX line {number})"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        return f"ptxas {first.group('severity')}: {first.group('message')}{where}{more}", True
-    fatal = [m for m in found if m.group("severity") == "fatal"]
-    if fatal:
-        return f"ptxas fatal: {fatal[0].group('message')}", False
-    return f"ptxas failed: {_first_line(text)}", False
-
-
-def _failure(e: Exception, kernel_fn=None, printed: str = "") -> tuple[str, bool]:
-    """``(reason, cacheable)`` for an exception of ``triton.compile``: the kernel's fault
-    (Triton's front end, an MLIR or LLVM pass, ptxas' diagnostics of the PTX) is cacheable,
-    the machine's is not: an OSError (ptxas missing, a file that cannot be written, a full
-    disk), MemoryError, a subprocess error, ptxas failing without a diagnostic. ``printed``:
-    what Triton printed meanwhile (for a ptxas failure, its error and the PTX: the line a
-    ptxas error names is quoted from it)."""
-    import subprocess
-
-    if _is_ptxas_error(e):
-        text = getattr(e, "error_message", None) or str(e)  # PTXASError's str() adds a prefix
-        message, cacheable = _ptxas_message(text, _printed_ptx(printed, text))
-    else:
-        message = _error_line(e, kernel_fn)
-        cacheable = not isinstance(e, (OSError, MemoryError, subprocess.SubprocessError))
-    reason = f"compile error: {_compat.explain_compile_error(message)}"
-    if not cacheable:
-        reason += " (a failure of this machine, not of the kernel: not cached)"
-    return reason, cacheable
-
-
-def _source_position(src: str | None, lineno: int, col: int, kernel_fn) -> str | None:
-    """``FILE:LINE:COL`` in the file of the JIT function whose source is ``src`` (the kernel,
-    or a JIT function among its module's globals), for Triton's ``lineno`` (1 = the ``def``)
-    and 0-based ``col`` in that source; None when none has it."""
-    if kernel_fn is None or src is None:
-        return None
-    import inspect
-
-    candidates = [kernel_fn] + [v for v in getattr(kernel_fn.fn, "__globals__", {}).values() if isinstance(v, JITFunction)]
-    for jit in candidates:
-        if getattr(jit, "src", None) != src:
-            continue
-        try:
-            lines, start = inspect.getsourcelines(jit.fn)
-            path = inspect.getsourcefile(jit.fn)
-        except (OSError, TypeError):
-            return None
-        offset = next((i for i, line in enumerate(lines) if re.match(r"\s*def\s", line)), 0)
-        indent = len(lines[offset]) - len(lines[offset].lstrip())
-        if path and not os.path.relpath(path).startswith(".."):
-            path = os.path.relpath(path)
-        return f"{path}:{start + offset + lineno - 1}:{col + indent + 1}"
-    return None
-
 
 _settings_lock = threading.Lock()
 
@@ -971,7 +292,7 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
             compiled = _compat.compile_ast(kernel.fn, signature, {n: triton_value(v) for n, v in spec.constexprs},
                                            _divisible_args(spec, kernel), spec.arch, options)
     except Exception as e:
-        reason, cacheable = _failure(e, kernel.fn, printed.getvalue())
+        reason, cacheable = failure(e, kernel.fn, printed.getvalue())
         return {"kind": "pruned", "reason": reason, **({} if cacheable else {"cacheable": False})}
     if printed.getvalue():
         # What the kernel printed while compiling (tl.static_print) is the author's: to stderr.
@@ -1011,65 +332,6 @@ def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int
     return every, [], [], []
 
 
-# --------------------------------------------------------------------------------------------
-# The cache
-
-
-def _digest(payload) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def _entry_path(cache_dir: str | os.PathLike, key: str) -> pathlib.Path:
-    return pathlib.Path(cache_dir) / "variants" / key[:2] / f"{key}.json"
-
-
-def _read_entry(path: pathlib.Path, key: str) -> dict | None:
-    """The payload of a valid entry, or None when it is missing, unreadable, for another key,
-    or fails its checksum (truncated or edited)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("key") != key:
-        return None
-    payload = doc.get("payload")
-    if not isinstance(payload, dict) or doc.get("sha256") != _digest(payload):
-        return None
-    return payload
-
-
-def _write_entry(path: pathlib.Path, key: str, payload: dict) -> None:
-    """Write the entry atomically (:func:`autotune_export.support.files.atomic_write`); the
-    caller holds the entry's lock. Raises OSError."""
-    doc = {"format": CACHE_FORMAT, "key": key, "payload": payload, "sha256": _digest(payload)}
-    _files.atomic_write(path, json.dumps(doc, sort_keys=True))
-
-
-def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material: bytes,
-                    compute: Callable[[], bytes]) -> bytes:
-    """Content-addressed memo for derived artifacts (ptxas checks, assembled cubins).
-
-    ``key_material`` is hashed (sha256) into ``<cache_dir>/<kind>/<hash[:2]>/<hash>``; the file
-    holds ``compute()``'s bytes followed by their sha256 (32 bytes), so a truncated or altered
-    entry is recomputed (:func:`autotune_export.support.files.read_checked` /
-    :func:`~autotune_export.support.files.write_checked`: written atomically under a file
-    lock). ``cache_dir=None`` computes without caching. Exceptions of ``compute`` propagate and
-    nothing is stored; a cache that cannot be written only warns (RuntimeWarning).
-    """
-    if cache_dir is None:
-        return compute()
-    digest = hashlib.sha256(key_material).hexdigest()
-    path = pathlib.Path(cache_dir) / kind / digest[:2] / digest
-    data = _files.read_checked(path)
-    if data is not None:
-        return data
-    data = compute()
-    try:
-        _files.write_checked(path, data)
-    except OSError as e:
-        warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
-    return data
-
 
 def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant | PrunedVariant:
     if payload["kind"] == "pruned":
@@ -1089,11 +351,11 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
     """Compile one variant (the unit of work sent to executors). With a ``cache_dir``, holds
     the entry's file lock, serves an entry another process wrote meanwhile, else compiles and
     writes the entry. ``cache_dir=None`` compiles with no cache at all."""
-    kernel = _load_kernel_cached(spec.kernel)
+    kernel = load_kernel_cached(spec.kernel)
     if cache_dir is None:
         return _result(spec, _compile_payload(spec, kernel, None), cached=False)
     key = spec.key(kernel.source_hash)
-    path = _entry_path(cache_dir, key)
+    path = entry_path(cache_dir, key)
     with contextlib.ExitStack() as lock:
         try:
             lock.enter_context(_files.locked(path))
@@ -1101,13 +363,13 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
             warnings.warn(f"autotune-export: cannot lock cache entry {path}: {e}; compiling without the cache",
                           RuntimeWarning)
             return _result(spec, _compile_payload(spec, kernel, None), cached=False)
-        payload = _read_entry(path, key)
+        payload = read_entry(path, key)
         if payload is not None:
             return _result(spec, payload, cached=True)
         payload = _compile_payload(spec, kernel, _triton_cache_dir(cache_dir, kernel))
         if payload.get("cacheable", True):
             try:
-                _write_entry(path, key, payload)
+                write_entry(path, key, payload)
             except OSError as e:
                 warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
     return _result(spec, payload, cached=False)
@@ -1156,13 +418,13 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
     results: list[CompiledVariant | PrunedVariant | None] = [None] * len(specs)
     misses: dict[str, list[int]] = {}  # key -> indices of the specs with that key
     for i, spec in enumerate(specs):
-        kernel = _load_kernel_cached(spec.kernel)
+        kernel = load_kernel_cached(spec.kernel)
         _check_spec(spec, kernel)
         if spec.num_ctas > 1:
             results[i] = PrunedVariant(spec, f"num_ctas = {spec.num_ctas}: IREE launches no thread-block clusters")
             continue
         key = spec.key(kernel.source_hash)
-        payload = _read_entry(_entry_path(root, key), key) if root is not None else None
+        payload = read_entry(entry_path(root, key), key) if root is not None else None
         if payload is not None:
             results[i] = _result(spec, payload, cached=True)
             _progress.note(f"autotune-export: {_describe(results[i])}")  # -v (progress)
@@ -1171,25 +433,11 @@ def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
 
     todo = [specs[indices[0]] for indices in misses.values()]
     if todo and root is not None:
-        _check_writable(root)
+        check_writable(root)
     for indices, outcome in zip(misses.values(), _run_workers(todo, root, jobs, executor, progress)):
         for i in indices:
             results[i] = dataclasses.replace(outcome, spec=specs[i])
     return results
-
-
-def _check_writable(root: str) -> None:
-    """Raise CacheDirError unless a file can be made in ``<root>/variants`` (made if missing):
-    a cache that cannot take the results would otherwise fail every variant's compilation."""
-    folder = pathlib.Path(root) / "variants"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".writable-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise CacheDirError(f"the variant cache folder {root} cannot be written ({e.strerror or e}): give a writable "
-                            "one (--cache-dir, AUTOTUNE_EXPORT_CACHE_DIR) or build without the cache (--no-cache)") from None
 
 
 def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
@@ -1197,10 +445,10 @@ def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
     machine, whose cache this process cannot see) into this process's cache, if missing."""
     if isinstance(outcome, PrunedVariant) and not outcome.cacheable:
         return
-    kernel = _load_kernel_cached(outcome.spec.kernel)
+    kernel = load_kernel_cached(outcome.spec.kernel)
     key = outcome.spec.key(kernel.source_hash)
-    path = _entry_path(cache_dir, key)
-    if _read_entry(path, key) is not None:
+    path = entry_path(cache_dir, key)
+    if read_entry(path, key) is not None:
         return
     if isinstance(outcome, PrunedVariant):
         payload = {"kind": "pruned", "reason": outcome.reason}
@@ -1208,7 +456,7 @@ def _remember(outcome: CompiledVariant | PrunedVariant, cache_dir: str) -> None:
         payload = {"kind": "compiled", "ptx": outcome.ptx, "metadata": outcome.metadata}
     try:
         with _files.locked(path):
-            _write_entry(path, key, payload)
+            write_entry(path, key, payload)
     except OSError as e:
         warnings.warn(f"autotune-export: cannot write cache entry {path}: {e}", RuntimeWarning)
 
@@ -1244,7 +492,7 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
 
     def failed(spec: VariantSpec, e: Exception) -> PrunedVariant:
         # The worker died or could not run (compile errors never get here).
-        return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {_first_line(e)}", cacheable=False)
+        return PrunedVariant(spec, f"compile worker failed: {type(e).__name__}: {first_line(e)}", cacheable=False)
 
     def here(k: int) -> CompiledVariant | PrunedVariant:
         try:

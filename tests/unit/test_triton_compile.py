@@ -235,7 +235,7 @@ def test_rerun_is_served_from_cache(batch, cache, monkeypatch):
 @pytest.mark.parametrize("damage", ["truncate", "edit", "garbage"])
 def test_damaged_cache_entry_is_rebuilt(batch, kernels, cache, monkeypatch, damage):
     spec, original = batch[0][0], batch[1][0]
-    path = tc._entry_path(cache, spec.key(load_kernel(spec.kernel).source_hash))
+    path = tc.entry_path(cache, spec.key(load_kernel(spec.kernel).source_hash))
     text = path.read_text()
     if damage == "truncate":
         path.write_text(text[:len(text) // 2])

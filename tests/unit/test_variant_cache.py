@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from autotune_export.cuda import triton_compile as tc
+from autotune_export.cuda import compile_errors
 from autotune_export.cuda.triton_compile import KernelLoadError, KernelSource, VariantSpec, load_kernel
 
 KERNEL = textwrap.dedent('''
@@ -124,7 +125,7 @@ def test_a_kernel_file_is_executed_once_per_process(tmp_path, monkeypatch):
     path.write_text(REGISTERS)
     a = load_kernel(KernelSource(str(path), "add", import_arch=90))
     b = load_kernel(KernelSource(str(path), "sub", import_arch=90))
-    c = tc._load_kernel_cached(KernelSource(str(path), "add", import_arch=90))
+    c = tc.load_kernel_cached(KernelSource(str(path), "add", import_arch=90))
     link = tmp_path / "link.py"
     link.symlink_to(path)
     d = load_kernel(KernelSource(str(link), "sub", import_arch=90))  # the same file by another name
@@ -173,16 +174,16 @@ def test_ptxas_own_message_is_the_reason():
     ptxas ends every failure with; what it found is in the error lines before it."""
     from triton.runtime.errors import PTXASError
 
-    reason, cacheable = tc._failure(PTXASError(PTXAS_LOG), None, PRINTED)
+    reason, cacheable = compile_errors.failure(PTXASError(PTXAS_LOG), None, PRINTED)
     assert reason == ("compile error: ptxas error: Unknown modifier '.instr' "
                       "(PTX line 3: bogus.instr.f32 %r2, %r1;) (and 1 more)")
     assert cacheable
     # Without what Triton printed: the line number only; a diagnostic that names no line as it is.
-    assert tc._failure(PTXASError(PTXAS_LOG))[0] == "compile error: ptxas error: Unknown modifier '.instr' (PTX line 3) (and 1 more)"
+    assert compile_errors.failure(PTXASError(PTXAS_LOG))[0] == "compile error: ptxas error: Unknown modifier '.instr' (PTX line 3) (and 1 more)"
     shared = PTXASError("Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas error   : Entry function 'k' uses too "
                         "much shared data (0x40000 bytes, 0xc000 max)\n\nRepro command: ptxas x.ptx\n")
-    assert tc._error_line(shared) == "ptxas error: Entry function 'k' uses too much shared data (0x40000 bytes, 0xc000 max)"
-    assert tc._error_line(KeyError("fp99")) == "KeyError: 'fp99'"
+    assert compile_errors.error_line(shared) == "ptxas error: Entry function 'k' uses too much shared data (0x40000 bytes, 0xc000 max)"
+    assert compile_errors.error_line(KeyError("fp99")) == "KeyError: 'fp99'"
 
 
 @pytest.mark.parametrize("error,shown", [
@@ -234,7 +235,7 @@ def test_a_ptxas_fatal_error_at_a_ptx_line_is_the_variants():
 
     log = ("Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas-blackwell /tmp/t.ptx, line 1; fatal   : Unsupported "
            ".version 7.9; current version is '9.4'\nptxas-blackwell fatal   : Ptx assembly aborted due to errors\n")
-    assert tc._failure(PTXASError(log)) == ("compile error: ptxas fatal: Unsupported .version 7.9; current version is "
+    assert compile_errors.failure(PTXASError(log)) == ("compile error: ptxas fatal: Unsupported .version 7.9; current version is "
                                             "'9.4' (PTX line 1)", True)
 
 

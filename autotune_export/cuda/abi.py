@@ -38,8 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from autotune_export.ir import binding
-from autotune_export.ir.group import Param, descriptor_refusal
+from autotune_export.ir import binding_rule
+from autotune_export.ir.params import Param, descriptor_refusal
 from autotune_export.ir.markers import SCRATCH_ATTR  # re-exported for the passes
 
 __all__ = [
@@ -218,7 +218,7 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     order ``tied`` gives when it is a tuple of every operand-bound pointer
     (:func:`autotune_export.ir.binding.tied_outputs`), else in signature order; then the
     other ``{output}`` pointers, bound to the untied results
-    (:func:`autotune_export.ir.binding.pointer_order`).
+    (:func:`autotune_export.ir.binding_rule.pointer_order`).
 
     ``none`` parameters (the call passes None: Triton's JIT makes them constexpr None, so they
     are not parameters of the PTX entry) are neither: they are left out, and the plan's
@@ -228,9 +228,9 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
     specialization hint on a float, or a signature without outputs.
     """
     signature = [p for p in signature if not p.is_none]
-    # IREE's binding order (autotune_export.ir.binding.pointer_order): the pointers bound to the
+    # IREE's binding order (autotune_export.ir.binding_rule.pointer_order): the pointers bound to the
     # tensor operands, then those bound to the untied results.
-    as_operands, as_results = binding.pointer_order(signature, tied if isinstance(tied, (tuple, list)) else frozenset(tied))
+    as_operands, as_results = binding_rule.pointer_order(signature, tied if isinstance(tied, (tuple, list)) else frozenset(tied))
     index = {id(p): i for i, p in enumerate(signature)}
     inputs, outputs = [index[id(p)] for p in as_operands], [index[id(p)] for p in as_results]
     scalars = []
@@ -267,16 +267,16 @@ def layout_attr(read_only: Sequence[bool], num_constants: int) -> str:
 
 def constant_slots(mlir_type: str) -> int | None:
     """32-bit IREE constants a dispatch operand of MLIR type ``mlir_type`` becomes, or None
-    when IREE's ABI has no spelling for it (:func:`autotune_export.ir.binding.constant_slots`)."""
-    return binding.constant_slots(mlir_type)
+    when IREE's ABI has no spelling for it (:func:`autotune_export.ir.binding_rule.constant_slots`)."""
+    return binding_rule.constant_slots(mlir_type)
 
 
 def operand_matches(param: Param, mlir_type: str) -> bool:
     """Whether a dispatch operand of ``mlir_type`` carries scalar parameter ``param``: its
-    type is :data:`autotune_export.ir.binding.SCALAR_OPERAND_TYPES` of the parameter's (an
+    type is :data:`autotune_export.ir.binding_rule.SCALAR_OPERAND_TYPES` of the parameter's (an
     ``f32`` for ``fp32``, an ``i64`` for ``i64``/``u64``...). Another type of the same width
     would reach the kernel as the wrong bits (a float read as an integer), so it does not."""
-    return binding.SCALAR_OPERAND_TYPES.get(param.type) == str(mlir_type).strip()
+    return binding_rule.SCALAR_OPERAND_TYPES.get(param.type) == str(mlir_type).strip()
 
 
 def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | None = None) -> str | None:

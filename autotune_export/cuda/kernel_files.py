@@ -23,7 +23,7 @@ from triton.runtime.jit import DependenciesFinder, JITCallable, JITFunction, Ker
 
 from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda.compile_errors import first_line
-from autotune_export.ir.group import TritonDtype
+from autotune_export.ir.params import TritonDtype
 
 
 class KernelLoadError(Exception):

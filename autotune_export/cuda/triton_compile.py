@@ -52,7 +52,7 @@ from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
 from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 from autotune_export.cuda import ptx as ptx_mod
-from autotune_export.ir.group import TritonDtype
+from autotune_export.ir.params import TritonDtype
 from autotune_export.cuda.compile_errors import failure, first_line
 from autotune_export.cuda.kernel_files import (  # noqa: F401  (part of this module's API)
     AutotuneWrapper, HeuristicsWrapper, KernelLoadError, KernelSource, LauncherWrapper, LoadedKernel,

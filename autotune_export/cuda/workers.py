@@ -151,10 +151,9 @@ def warm_up() -> None:
 
 def _ready() -> None:
     """The first thing a worker started by :func:`start` runs: its start-up, so that its first
-    variant does not wait for it: :func:`warm_up`, and IREE's bindings, which the compile
-    function's module needs (for the Triton dtypes of constexprs)."""
+    variant does not wait for it: :func:`warm_up` (the compile function's module,
+    :mod:`autotune_export.cuda.triton_compile`, imports no IREE)."""
     warm_up()
-    import autotune_export.ir.group  # noqa: F401
 
 
 def start(jobs: int | None = None) -> None:

@@ -12,8 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_import_linter_contracts_hold():
-    """lint-imports over pyproject.toml's contracts: layers, a compiler-free runtime, a
-    dependency-free contract module."""
+    """lint-imports over pyproject.toml's contracts: layers, a compiler-free runtime, kernel
+    stages (launch model, compile, link) free of IREE, a dependency-free contract module."""
     lint = os.path.join(os.path.dirname(sys.executable), "lint-imports")
     proc = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

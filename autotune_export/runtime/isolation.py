@@ -1,0 +1,362 @@
+"""Tuning in a worker process (issue 24 item 5): the parent side.
+
+A variant that faults (a CUDA illegal address poisons the context for good; a CPU dispatch's
+out-of-bounds store is a segmentation fault), never finishes, or that ``iree.runtime`` refuses
+to run must not take down or hang the program being tuned. As XLA's, Helion's and IREE's
+tuners do, the benchmark and check entries run in a separate process (:mod:`.worker`) that
+loads the same ``.vmfb`` with ``iree.runtime`` and hands back timings and verdicts; this side
+starts it, gives every request a time limit, and reads the outcome:
+
+* a reply: the timings, or the cross-check's verdict;
+* the worker died (a signal, an exit): the variant that was running **faulted**; the worker is
+  gone with its poisoned context, the next request starts a fresh one;
+* the limit passed: the variant **hung**; the worker is killed (a running kernel cannot be
+  stopped any other way, docs/limits.md) and the next request starts a fresh one;
+* an error reply (the runtime raised, e.g. it cannot load or launch the variant): the variant
+  **failed** with the runtime's reason; the worker is restarted too, since a CUDA error may
+  leave the context unusable.
+
+Each outcome is a :class:`VariantFailure` with ``kind`` ``"fault"``, ``"hang"`` or
+``"error"`` and a one-line ``reason``. A worker that cannot start or load the module raises
+:class:`WorkerUnavailable` instead (no variant's fault).
+
+The design follows Helion's ``helion/autotuner/benchmark_worker.py`` (pytorch/helion): one
+long-lived worker started with a fresh interpreter (spawn, not fork: a forked child would
+inherit the parent's CUDA state), a pipe with a ``poll`` limit per job, the worker killed and
+started again after a timeout, a sticky CUDA error or an unexpected exit, and
+``PR_SET_PDEATHSIG`` so a worker never outlives its parent. Here the worker is a
+``subprocess`` running ``python -m autotune_export.runtime.worker`` rather than a
+``multiprocessing`` spawn, which would re-import the program's ``__main__`` in the child (a
+script without an ``if __name__ == "__main__"`` guard would run again); requests and replies are
+JSON lines, so nothing but the (picklable) benchmarker is pickled.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import pathlib
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Sequence, TypeVar
+
+__all__ = ["ISOLATION_MODES", "VariantFailure", "WorkerUnavailable", "TuningWorker", "Isolation"]
+
+#: ``AutotunedModule(isolation=...)``: ``"process"`` (every benchmark and check entry of
+#: tuning runs in a worker), ``"none"`` (in this process, as before), ``"auto"`` (the default:
+#: in a worker unless every variant to run already ran to completion on this device).
+ISOLATION_MODES = ("auto", "process", "none")
+
+_T = TypeVar("_T")
+
+
+class VariantFailure(Exception):
+    """A variant that cannot be tuned: ``kind`` is ``"fault"`` (the worker died while it ran),
+    ``"hang"`` (it ran past its time limit, ``limit_s`` seconds) or ``"error"`` (the runtime
+    raised); ``reason`` says what happened, in one line."""
+
+    def __init__(self, kind: str, reason: str, limit_s: float | None = None):
+        super().__init__(reason)
+        self.kind, self.reason, self.limit_s = kind, reason, limit_s
+
+
+class WorkerUnavailable(Exception):
+    """The worker could not start or could not load the module (``reason``): no variant's
+    fault; the tuning process decides what to do without it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Died(Exception):
+    pass
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _signal_name(code: int) -> str:
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+    what = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGABRT": "aborted", "SIGFPE": "arithmetic fault",
+            "SIGILL": "illegal instruction", "SIGKILL": "killed"}.get(name)
+    return f"{name} ({what})" if what else name
+
+
+class TuningWorker:
+    """One worker process (:mod:`.worker`) that has loaded ``module`` (a .vmfb path) on IREE
+    driver ``driver``; ``flush``: the name of the module's L2-flush entry, for a benchmarker
+    that flushes; ``flags``: ``iree.runtime`` flags the worker parses before it creates its
+    device (``iree.runtime.flags.parse_flags``: the ones the program parsed, so the worker's
+    device is configured as the program's). Started by :meth:`start`; :meth:`request` sends one request and returns its
+    final reply. Raises :class:`WorkerUnavailable` when it cannot start or load the module
+    within ``start_timeout_s`` seconds (loading includes creating the device and, on CUDA, the
+    driver's compilation of PTX)."""
+
+    def __init__(self, module: str | os.PathLike, driver: str, *, flush: str | None = None,
+                 start_timeout_s: float = 120.0, sha256: str | None = None, flags: Sequence[str] = ()):
+        self.module, self.driver, self.flush, self.flags = str(module), driver, flush, list(flags)
+        self.start_timeout_s, self.sha256 = start_timeout_s, sha256
+        self.proc: subprocess.Popen | None = None
+        self._fd = -1
+        self._buf = b""
+        self._log = None
+        #: Seconds the last :meth:`start` took (process start, imports, module load).
+        self.start_s = 0.0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        """Start the worker and load the module (a no-op while it is alive)."""
+        if self.alive:
+            return
+        self.kill()
+        t0 = time.perf_counter()
+        read_fd, write_fd = os.pipe()
+        self._log = tempfile.TemporaryFile()
+        env = dict(os.environ)
+        # The worker imports what this process imports: the same autotune_export and iree.
+        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "autotune_export.runtime.worker", "--reply-fd", str(write_fd)],
+                stdin=subprocess.PIPE, stdout=self._log, stderr=self._log, pass_fds=(write_fd,), env=env,
+                close_fds=True)
+        except OSError as err:
+            os.close(read_fd)
+            os.close(write_fd)
+            raise WorkerUnavailable(f"cannot start the tuning worker ({err.strerror or err})") from None
+        os.close(write_fd)
+        self._fd, self._buf = read_fd, b""
+        try:
+            reply = self.request({"op": "load", "module": self.module, "driver": self.driver, "flush": self.flush,
+                                  "flags": self.flags},
+                                 self.start_timeout_s)
+        except (_Died, _TimedOut, VariantFailure) as err:
+            reason = err.reason if isinstance(err, VariantFailure) else str(err)
+            self.kill()
+            raise WorkerUnavailable(f"the tuning worker cannot load the module: {reason}") from None
+        if self.sha256 and reply.get("sha256") != self.sha256:
+            self.kill()
+            raise WorkerUnavailable(f"the tuning worker loaded another module from {self.module} (it changed on disk)")
+        self.start_s = time.perf_counter() - t0
+
+    def request(self, message: dict, timeout_s: float, on_reply: Callable[[dict], None] | None = None) -> dict:
+        """Send ``message`` and return its final reply (one with ``ok`` or ``error``); replies
+        before it go to ``on_reply``. Raises :class:`VariantFailure` (``"error"``) for an error
+        reply, ``_Died`` when the worker dies, ``_TimedOut`` (after killing the worker) when no
+        final reply comes within ``timeout_s`` seconds."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _Died(self._death()) from None
+        while True:
+            reply = self._read(deadline, timeout_s)
+            if "ok" in reply:
+                return reply
+            if "error" in reply:
+                raise VariantFailure("error", reply["error"])
+            if on_reply is not None:
+                on_reply(reply)
+
+    def _read(self, deadline: float, timeout_s: float) -> dict:
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise _TimedOut(f"no answer within {timeout_s:.3g} s")
+            ready, _, _ = select.select([self._fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                raise _Died(self._death())
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def _death(self) -> str:
+        """Why the worker is gone, in one line (its exit, and the last line it printed)."""
+        code = None
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = self.proc.wait(timeout=10)
+        how = ("the worker process was killed by " + _signal_name(code) if code is not None and code < 0
+               else f"the worker process exited with status {code}" if code is not None else "the worker process stopped answering")
+        last = self._last_output()
+        self.kill()
+        return how + (f"; its last output: {last}" if last else "")
+
+    def _last_output(self) -> str:
+        if self._log is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._log.seek(0)
+            lines = [ln.strip() for ln in self._log.read().decode(errors="replace").splitlines() if ln.strip()]
+            return lines[-1][:300] if lines else ""
+        return ""
+
+    def kill(self) -> None:
+        """End the worker (at once: a worker stuck in a kernel answers nothing)."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                self.proc.wait(timeout=10)
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+        self.proc, self._fd, self._buf, self._log = None, -1, b"", None
+
+    def close(self) -> None:
+        """Ask the worker to exit, then make sure it has."""
+        if self.alive:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.write(b'{"op": "exit"}\n')
+                self.proc.stdin.flush()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+        self.kill()
+
+
+class Isolation:
+    """The tuning process's worker and its limits: ``module`` (a .vmfb path, or its bytes: then
+    written to a temporary file the worker loads), ``driver``, ``sha256`` (the module's, checked
+    against what the worker loaded), ``flush`` (the L2-flush entry's name or None),
+    ``variant_timeout_s`` (seconds one variant's step may take: one call, one check, or the
+    measurement of one variant), ``start_timeout_s`` (starting a worker and loading the
+    module) and ``flags`` (``iree.runtime`` flags, :class:`TuningWorker`). The worker starts on the first request and again after a failure.
+
+    :meth:`run` runs one step of one variant and turns every way it can go wrong into a
+    :class:`VariantFailure`. Times are wall-clock seconds."""
+
+    def __init__(self, module: str | os.PathLike | bytes, driver: str, sha256: str, *, flush: str | None = None,
+                 variant_timeout_s: float = 60.0, start_timeout_s: float = 120.0, flags: Sequence[str] = ()):
+        self._tmp = None
+        if isinstance(module, (bytes, bytearray)):
+            self._tmp = tempfile.mkdtemp(prefix="autotune-export-worker-")
+            path = pathlib.Path(self._tmp) / "module.vmfb"
+            path.write_bytes(bytes(module))
+            module = path
+        self.variant_timeout_s = variant_timeout_s
+        self.worker = TuningWorker(module, driver, flush=flush, start_timeout_s=start_timeout_s, sha256=sha256,
+                                   flags=flags)
+        #: Workers started (1 + restarts) and their start times in s, for reports.
+        self.starts: list[float] = []
+
+    def _ready(self) -> TuningWorker:
+        if not self.worker.alive:
+            self.worker.start()
+            self.starts.append(self.worker.start_s)
+        return self.worker
+
+    def run(self, step: Callable[[TuningWorker, float], _T], deadline: float | None = None, *, what: str = "") -> _T:
+        """``step(worker, timeout_s)`` with ``timeout_s`` = the variant limit, or what is left
+        until ``deadline`` (``time.monotonic()`` seconds; the group's limit) when that is less.
+        Raises :class:`VariantFailure` (``what`` names the step in the reason) or
+        :class:`WorkerUnavailable`."""
+        limit = self.variant_timeout_s
+        group_limited = False
+        if deadline is not None and deadline - time.monotonic() < limit:
+            limit, group_limited = max(0.0, deadline - time.monotonic()), True
+        if limit <= 0:
+            raise VariantFailure("hang", f"not run{' (' + what + ')' if what else ''}: the group's time limit had passed",
+                                 limit_s=0.0)
+        worker = self._ready()
+        try:
+            return step(worker, limit)
+        except _TimedOut:
+            which = "the group's time limit" if group_limited else f"the limit of {limit:.3g} s per variant"
+            raise VariantFailure("hang", f"{what + ' ' if what else ''}did not finish within {which} "
+                                         f"({limit:.3g} s); the worker was killed", limit_s=limit) from None
+        except _Died as died:
+            raise VariantFailure("fault", f"{what + ': ' if what else ''}{died}") from None
+        except VariantFailure as err:  # an error reply: restart, since a CUDA error may be sticky
+            self.worker.kill()
+            raise VariantFailure("error", f"{what + ': ' if what else ''}{err.reason}") from None
+
+    # --- the steps ---------------------------------------------------------------------------
+    def call(self, function: str, *args: int, deadline: float | None = None, what: str = "") -> float:
+        """Run entry ``function(*args)`` once in the worker; its wall time in ms."""
+        return self.run(lambda w, t: w.request({"op": "call", "function": function, "args": list(args)}, t)["ms"],
+                        deadline, what=what)
+
+    def check(self, reference: str, function: str, deadline: float | None = None, what: str = "") -> str | None:
+        """Check entry ``function``'s results against entry ``reference``'s, in the worker:
+        None when they agree, else the first difference."""
+        return self.run(lambda w, t: w.request({"op": "check", "reference": reference, "function": function}, t)["problem"],
+                        deadline, what=what)
+
+    def measure(self, benchmarker, info, workload: str, variants: list[int], benches: list[str], *,
+                deadline: float | None = None, warmup_ms: float | None = None,
+                rep_ms: float | None = None) -> dict[int, list[float]]:
+        """``benchmarker.measure`` of ``variants`` (their benchmark entries ``benches``) in one
+        request to the worker, with the variant limit times their number: per variant its
+        samples (ms). Give one variant to learn which one failed; several when the benchmarker
+        must see them together (a race interleaves them). Raises :class:`VariantFailure`."""
+        payload = {"op": "measure", "benchmarker": _pickled(benchmarker), "info": info.to_json(), "workload": workload,
+                   "variants": list(variants), "benches": list(benches), "warmup_ms": warmup_ms, "rep_ms": rep_ms,
+                   "flushed": getattr(benchmarker, "flush", None) is not None}
+        done: dict[int, list[float]] = {}
+
+        def on_reply(reply: dict) -> None:
+            if "samples" in reply:
+                done[reply["variant"]] = reply["samples"]
+
+        saved = self.variant_timeout_s
+        self.variant_timeout_s = saved * max(1, len(variants))
+        try:
+            self.run(lambda w, t: w.request(payload, t, on_reply), deadline, what="its measurement")
+        finally:
+            self.variant_timeout_s = saved
+        return done
+
+    def close(self) -> None:
+        """End the worker and remove the temporary module file."""
+        self.worker.close()
+        if self._tmp is not None:
+            import shutil
+
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+def _pickled(obj) -> str:
+    """``obj`` pickled for the worker, without what cannot cross a process (a flush function
+    of this process's module: the worker binds its own)."""
+    import copy
+
+    clone = copy.copy(obj)
+    if getattr(clone, "flush", None) is not None:
+        clone.flush = None
+    return base64.b64encode(pickle.dumps(clone)).decode()
+
+
+def picklable(obj) -> bool:
+    """Whether ``obj`` (a benchmarker) can be measured with in the worker."""
+    try:
+        _pickled(obj)
+    except Exception:  # noqa: BLE001 - lambdas, open handles, module functions: measured here instead
+        return False
+    return True

@@ -31,7 +31,8 @@ class TuningCache:
     "driver_version", "module_sha256", "workload", "median_ms": {variant: ms}, "spread_ms":
     {variant: [p20, p80]}, "strategy", "time"}`` and, when the group has a per-workload table,
     ``"workload_values"`` (the dispatch's workload values). ``timings`` (per variant): see
-    :meth:`timings`. Writes are atomic under the file's lock (``<path>.lock``, see
+    :meth:`timings`. ``failures`` (per variant that faulted, hung or that the runtime refused
+    while tuning, so it is not run again on every load): see :meth:`failures`. Writes are atomic under the file's lock (``<path>.lock``, see
     :mod:`autotune_export.support.files`); an unreadable file is treated as empty (and replaced
     on the next write).
     """
@@ -80,9 +81,26 @@ class TuningCache:
         want = self._timing_key(key)
         return next((t for t in self.timings() if self._timing_key(t) == want), None)
 
-    def store(self, entry: dict | None, timings: Sequence[dict] = ()) -> None:
-        """Add or replace the decision ``entry`` (same key) and the per-variant ``timings`` (same
-        timing key), in one atomic write. Raises OSError when the file cannot be written."""
+    def failures(self) -> list[dict]:
+        """The variants that failed while tuning (:mod:`autotune_export.runtime.isolation`):
+        ``{"fingerprint", "device", "driver_version", "workload", "kind", "reason", "limit_s",
+        "time"}``; ``kind`` is ``"fault"``, ``"hang"`` (``limit_s``: the limit it ran past, s)
+        or ``"error"``."""
+        return [f for f in self._data().get("failures", []) if isinstance(f, dict)]
+
+    @staticmethod
+    def _failure_key(f: dict) -> tuple:
+        return (f.get("fingerprint"), f.get("device"), f.get("driver_version"), f.get("workload"))
+
+    def failure(self, **key) -> dict | None:
+        """The failure entry matching fingerprint, device, driver_version, workload."""
+        want = self._failure_key(key)
+        return next((f for f in self.failures() if self._failure_key(f) == want), None)
+
+    def store(self, entry: dict | None, timings: Sequence[dict] = (), failures: Sequence[dict] = ()) -> None:
+        """Add or replace the decision ``entry`` (same key), the per-variant ``timings`` (same
+        timing key) and ``failures`` (same failure key), in one atomic write. Raises OSError
+        when the file cannot be written."""
         with files.locked(self.path):
             data = self._data()
             results = [e for e in data.get("results", []) if isinstance(e, dict)]
@@ -93,4 +111,8 @@ class TuningCache:
             out = {"format": RESULTS_FORMAT, "results": results}
             if kept or timings:
                 out["timings"] = kept + list(timings)
+            gone = {self._failure_key(f) for f in failures}
+            held = [f for f in data.get("failures", []) if isinstance(f, dict) and self._failure_key(f) not in gone]
+            if held or failures:
+                out["failures"] = held + list(failures)
             files.atomic_write(self.path, json.dumps(out, indent=1, sort_keys=True))

@@ -39,6 +39,7 @@ import json
 import os
 import pathlib
 import pickle
+import re
 import select
 import signal
 import subprocess
@@ -47,12 +48,25 @@ import tempfile
 import time
 from typing import Callable, Sequence, TypeVar
 
-__all__ = ["ISOLATION_MODES", "VariantFailure", "WorkerUnavailable", "TuningWorker", "Isolation"]
+__all__ = ["ISOLATION_MODES", "ISOLATION_ENV", "default_isolation", "VariantFailure", "WorkerUnavailable",
+           "TuningWorker", "Isolation", "measure_variants", "measures_in_worker"]
 
 #: ``AutotunedModule(isolation=...)``: ``"process"`` (every benchmark and check entry of
 #: tuning runs in a worker), ``"none"`` (in this process, as before), ``"auto"`` (the default:
 #: in a worker unless every variant to run already ran to completion on this device).
 ISOLATION_MODES = ("auto", "process", "none")
+#: Environment variable giving the isolation of an ``AutotunedModule`` (and of ``tune``)
+#: created without one (a CI or a benchmark that wants ``"none"``, as triton.autotune runs).
+ISOLATION_ENV = "AUTOTUNE_EXPORT_ISOLATION"
+
+
+def default_isolation() -> str:
+    """``$AUTOTUNE_EXPORT_ISOLATION`` when set, else ``"auto"``. Raises ValueError for a value
+    that is not one of :data:`ISOLATION_MODES`."""
+    value = os.environ.get(ISOLATION_ENV, "").strip() or "auto"
+    if value not in ISOLATION_MODES:
+        raise ValueError(f"{ISOLATION_ENV}={value!r} is not one of {', '.join(ISOLATION_MODES)}")
+    return value
 
 _T = TypeVar("_T")
 
@@ -74,6 +88,14 @@ class WorkerUnavailable(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+#: CUDA errors that leave the context unusable (the process must go): the variant faulted,
+#: though the runtime answered with an error rather than dying. CUDA driver API,
+#: ``cudaError_enum``; Helion's tuner treats the same ones as unrecoverable.
+_STICKY = re.compile(r"ILLEGAL_ADDRESS|illegal memory access|LAUNCH_FAILED|unspecified launch failure|ILLEGAL_INSTRUCTION|"
+                     r"MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_ADDRESS_SPACE|INVALID_PC|LAUNCH_TIMEOUT|ECC_UNCORRECTABLE",
+                     re.IGNORECASE)
 
 
 class _Died(Exception):
@@ -264,6 +286,7 @@ class Isolation:
                                    flags=flags)
         #: Workers started (1 + restarts) and their start times in s, for reports.
         self.starts: list[float] = []
+        self._references_of, self._references = None, set()
 
     def _ready(self) -> TuningWorker:
         if not self.worker.alive:
@@ -294,7 +317,8 @@ class Isolation:
             raise VariantFailure("fault", f"{what + ': ' if what else ''}{died}") from None
         except VariantFailure as err:  # an error reply: restart, since a CUDA error may be sticky
             self.worker.kill()
-            raise VariantFailure("error", f"{what + ': ' if what else ''}{err.reason}") from None
+            kind = "fault" if _STICKY.search(err.reason) else "error"
+            raise VariantFailure(kind, f"{what + ': ' if what else ''}{err.reason}") from None
 
     # --- the steps ---------------------------------------------------------------------------
     def call(self, function: str, *args: int, deadline: float | None = None, what: str = "") -> float:
@@ -302,9 +326,22 @@ class Isolation:
         return self.run(lambda w, t: w.request({"op": "call", "function": function, "args": list(args)}, t)["ms"],
                         deadline, what=what)
 
-    def check(self, reference: str, function: str, deadline: float | None = None, what: str = "") -> str | None:
-        """Check entry ``function``'s results against entry ``reference``'s, in the worker:
-        None when they agree, else the first difference."""
+    def check(self, reference: str, function: str, deadline: float | None = None, what: str = "",
+              reference_what: str = "") -> str | None:
+        """Check entry ``function``'s results against entry ``reference``'s (the default
+        variant's), in the worker: None when they agree, else the first difference. The
+        reference runs first, in a request of its own, once per worker: a failure there is
+        raised with ``.reference`` True (``reference_what`` names it)."""
+        if self._references_of != self.worker.proc or reference not in self._references:
+            try:
+                self.run(lambda w, t: w.request({"op": "reference", "function": reference}, t), deadline,
+                         what=reference_what)
+            except VariantFailure as err:
+                err.reference = True
+                raise
+            if self._references_of != self.worker.proc:
+                self._references_of, self._references = self.worker.proc, set()
+            self._references.add(reference)
         return self.run(lambda w, t: w.request({"op": "check", "reference": reference, "function": function}, t)["problem"],
                         deadline, what=what)
 
@@ -360,3 +397,72 @@ def picklable(obj) -> bool:
     except Exception:  # noqa: BLE001 - lambdas, open handles, module functions: measured here instead
         return False
     return True
+
+
+def measures_in_worker(benchmarker) -> bool:
+    """Whether ``benchmarker`` takes its measurements in the worker (a :class:`WallClock`
+    that can be pickled: its clock is then the worker's, next to the kernels), rather than here
+    with each of its calls sent to the worker (any other benchmarker, e.g.
+    :class:`~autotune_export.runtime.timing.GivenTimings`, whose log is this process's, or a
+    ``WallClock`` with a ``do_bench`` that cannot be pickled: it then times the round trips)."""
+    from autotune_export.runtime.timing import WallClock
+
+    return isinstance(benchmarker, WallClock) and picklable(benchmarker)
+
+
+def measure_variants(iso: Isolation, benchmarker, info, workload: str, ks: list[int], benches: list[str], *,
+                     deadline: float | None = None) -> tuple[dict[int, list[float]], dict[int, VariantFailure]]:
+    """Measure variants ``ks`` of group ``info`` (benchmark entries ``benches[k]``, on tuning
+    workload ``workload``, its cache key) with ``benchmarker`` through the worker of ``iso``.
+    Returns (per variant its samples in ms, per variant that failed its :class:`VariantFailure`);
+    every variant of ``ks`` is in exactly one of them. Raises :class:`WorkerUnavailable`.
+
+    A benchmarker that measures in the worker (:func:`measures_in_worker`) first sees every
+    variant run once alone (``bench(1)``, 8 dispatches), so a fault or hang is pinned on the
+    variant that caused it; then the survivors are measured in one request (together, as a race
+    needs them), and only if that fails, one by one. Any other benchmarker measures here, each
+    of its calls ``run(n)`` made in the worker; a failed call drops its variant and the others
+    are measured again."""
+    samples: dict[int, list[float]] = {}
+    failed: dict[int, VariantFailure] = {}
+    if measures_in_worker(benchmarker):
+        alive = []
+        for k in ks:
+            try:
+                iso.call(benches[k], 1, deadline=deadline, what="its first run")
+            except VariantFailure as err:
+                failed[k] = err
+            else:
+                alive.append(k)
+        try:
+            if alive:
+                samples.update(iso.measure(benchmarker, info, workload, alive, [benches[k] for k in alive],
+                                           deadline=deadline))
+        except VariantFailure:
+            for k in alive:
+                if k in samples:
+                    continue
+                try:
+                    samples.update(iso.measure(benchmarker, info, workload, [k], [benches[k]], deadline=deadline))
+                except VariantFailure as err:
+                    failed[k] = err
+        return samples, failed
+    pending = list(ks)
+    while pending:
+        running: list[int | None] = [None]
+
+        def runner(k: int) -> Callable[[int], None]:
+            def run(n: int) -> None:
+                running[0] = k
+                iso.call(benches[k], n, deadline=deadline, what="its run")
+            return run
+
+        try:
+            out = benchmarker.measure(info, workload, pending, [runner(k) for k in pending])
+        except VariantFailure as err:
+            failed[running[0]] = err
+            pending = [k for k in pending if k != running[0]]
+            continue
+        samples.update({k: list(s) for k, s in zip(pending, out)})
+        pending = []
+    return samples, failed

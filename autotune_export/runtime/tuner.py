@@ -46,6 +46,7 @@ import os
 import pathlib
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -56,6 +57,8 @@ from autotune_export.runtime.checking import CHECK_TOLERANCES, results_agree  # 
 from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
 from autotune_export.runtime.calls import argument_bucket, as_list, to_host, values_key, workload_key
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
+from autotune_export.runtime.isolation import (ISOLATION_MODES, Isolation, VariantFailure, WorkerUnavailable,
+                                               default_isolation, measure_variants)
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
                                             loop_bench, pick, race)
 
@@ -111,9 +114,25 @@ class AutotunedModule:
     have no check entry (a group built without ``tune_workload`` for a host of dynamic shapes
     has none): their results are returned unchecked. By default such a group is not rotated:
     it stays on its default variant, with a note (:attr:`notes`) and a ``RuntimeWarning``, so a
-    variant never runs on live data before it agreed with the default on the fake data. Raises
+    variant never runs on live data before it agreed with the default on the fake data.
+
+    ``isolation`` (None: :func:`~autotune_export.runtime.isolation.default_isolation`,
+    ``$AUTOTUNE_EXPORT_ISOLATION`` or ``"auto"``): where tuning runs the variants' benchmark and check entries
+    (:mod:`autotune_export.runtime.isolation`): ``"process"``, in a worker process, so that a
+    variant that faults (a CUDA illegal address, a segmentation fault), runs past
+    ``variant_timeout_s`` seconds (per variant and step: its first run, its measurement, its
+    check) or that the runtime refuses is dropped with its reason (:attr:`drop_reasons`,
+    recorded in the tuning cache so it is not run again) instead of taking this process down
+    or hanging it; a group's tuning stops after ``group_timeout_s`` seconds. ``"none"``: in
+    this process (a faulting variant ends it, a hanging one hangs it). ``"auto"`` (the
+    default): in a worker when a variant to run has not yet run to completion on this device
+    and workload (no timing of it in the tuning cache, none in this object), else in this
+    process, which saves starting a worker (seconds: a process, ``iree.runtime``, the
+    module; on CUDA a context and the driver's PTX compilation). ``iree_flags``:
+    ``iree.runtime`` flags (``iree.runtime.flags.parse_flags``, process-wide) parsed before the
+    device is created here and in the worker, so both devices are configured alike. Raises
     ``RuntimeError`` (iree.runtime) when the driver or module cannot be loaded, ``ValueError``
-    for a module without autotune metadata or a bad strategy.
+    for a module without autotune metadata or a bad strategy or isolation.
     """
 
     def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
@@ -121,11 +140,19 @@ class AutotunedModule:
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
                  flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "exhaustive",
                  race_budget_ms: float = 15.0, device_results: bool = False, benchmarker: Benchmarker | None = None,
-                 allow_unchecked: bool = False):
+                 allow_unchecked: bool = False, isolation: str | None = None, variant_timeout_s: float = 60.0,
+                 group_timeout_s: float = 600.0, iree_flags: Sequence[str] = ()):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy '{strategy}'; expected one of {', '.join(STRATEGIES)}")
+        isolation = default_isolation() if isolation is None else isolation
+        if isolation not in ISOLATION_MODES:
+            raise ValueError(f"unknown isolation '{isolation}'; expected one of {', '.join(ISOLATION_MODES)}")
+        self.isolation, self.variant_timeout_s, self.group_timeout_s = isolation, variant_timeout_s, group_timeout_s
+        self.iree_flags = list(iree_flags)
+        if self.iree_flags:
+            rt.flags.parse_flags(*self.iree_flags)
         self._rt = rt
         self.driver = driver
         self.strategy = strategy
@@ -140,6 +167,7 @@ class AutotunedModule:
         self.search, self.race_budget_ms = search, race_budget_ms
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
+        self._module_source = data if isinstance(module, (bytes, bytearray)) else os.fspath(module)
         self.config = make_config(rt, driver)
         self.context = rt.SystemContext(config=self.config)
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
@@ -166,8 +194,20 @@ class AutotunedModule:
         self.per_workload: dict[str, dict[tuple, str]] = {}
         #: Group -> tuning workload index -> the timings the last tuning decided on (measured or cached).
         self.timings: dict[str, dict[int, list[VariantTiming]]] = {}
-        #: Group -> indices of variants dropped by the cross-check (results differ from the default's).
+        #: Group -> indices of variants dropped: by the cross-check (results differ from the
+        #: default's) or because they faulted, hung or were refused (``isolation``).
         self.dropped: dict[str, set[int]] = {}
+        #: Group -> variant name -> why it was dropped (``"fault: ..."``, ``"hang: ..."``,
+        #: ``"error: ..."``, ``"differs: ..."``); never chosen.
+        self.drop_reasons: dict[str, dict[str, str]] = {}
+        #: The tuning worker (``isolation``), started when first needed; its holder lets the
+        #: finalizer end it without keeping this object alive.
+        self._isolation_box: list[Isolation | None] = [None]
+        weakref.finalize(self, _close_isolation, self._isolation_box)
+        #: (fingerprint, workload) of variants that ran to completion in a worker.
+        self._proven: set[tuple[str, str]] = set()
+        #: time.monotonic() at which the group being tuned runs out of time (group_timeout_s).
+        self._deadline: float | None = None
         self._slot_of: dict[str, dict[tuple, int]] = {}
         #: Round-robin: host function -> the group whose live calls it tunes (the last group of
         #: a host wins, as before).
@@ -364,6 +404,8 @@ class AutotunedModule:
         cross-check dropped or cannot check (:meth:`_unchecked`) are left out."""
         self._check_all(info)  # live calls return their results: a wrong variant must never run on them
         dropped = self.dropped.get(info.key, set()) | self._unchecked(info)
+        if len(dropped) == len(info.variants):  # even the default failed on the fake data: the program's own choice runs
+            dropped = dropped - {info.default}
         rounds = {v: _Rounds([]) for k, v in enumerate(info.variants) if k not in dropped}
         for k, v in enumerate(info.variants):
             if k in dropped:
@@ -498,7 +540,11 @@ class AutotunedModule:
                                     "arguments): left at its default; strategy='round-robin' tunes it on live calls "
                                     "only with allow_unchecked=True (its variants cannot be checked)")
             return []
-        measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
+        self._deadline = time.monotonic() + self.group_timeout_s
+        try:
+            measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
+        finally:
+            self._deadline = None
         self.sources[info.key] = "tuned" if any(measured) else "cache"
         return measured[0]
 
@@ -508,18 +554,29 @@ class AutotunedModule:
         if work.workload and info.slots:
             out = self._invoker(work.workload)()
             values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
+        self._recorded_failures(info, key)
         hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
         if hit is not None and hit.get("variant") in info.variants:
             self._decide(info, values, info.variants.index(hit["variant"]), hit, None)
             return []
+        dropped = self.dropped.setdefault(info.key, set())
         cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
-        missing = [k for k, t in cached.items() if t is None]
-        timed = self._measure(info, key, work.bench, missing)
-        timings = [timed[k] if k in timed else VariantTiming(info.variants[k], [float(cached[k]["median_ms"])],
-                                                              recorded=tuple(map(float, cached[k]["spread_ms"])))
+        missing = [k for k, t in cached.items() if t is None and k not in dropped]
+        try:
+            timed = self._measure(info, key, work.bench, missing)
+        except WorkerUnavailable as err:
+            self._unavailable(info, err)
+            return []
+        timings = [timed[k] if k in timed else VariantTiming(info.variants[k], []) if cached[k] is None
+                   else VariantTiming(info.variants[k], [float(cached[k]["median_ms"])],
+                                      recorded=tuple(map(float, cached[k]["spread_ms"])))
                    for k in range(len(info.variants))]
         self.timings.setdefault(info.key, {})[w] = timings
-        winner = self._checked_pick(info, timings)
+        try:
+            winner = self._checked_pick(info, timings)
+        except WorkerUnavailable as err:
+            self._unavailable(info, err)
+            return []
         index = info.variants.index(winner.variant)
         entry = self._record(info, timings, key, self.strategy, values, winner, measured=[timed[k] for k in sorted(timed)],
                              ruler="bench")
@@ -528,9 +585,18 @@ class AutotunedModule:
 
     def _measure(self, info: GroupInfo, workload: str, benches: list[str], ks: list[int]) -> dict[int, VariantTiming]:
         """Time variants ``ks`` with their benchmark entries ``benches`` on tuning workload
-        ``workload`` (its cache key), by :attr:`benchmarker`."""
+        ``workload`` (its cache key), by :attr:`benchmarker`; in the tuning worker where
+        ``isolation`` asks for it, where a variant that fails is dropped (:meth:`_fail`) and
+        left out of the result. Raises WorkerUnavailable."""
         if not ks:
             return {}
+        if self._isolated(info, workload, ks):
+            samples, failed = measure_variants(self._worker(), self.benchmarker, info, workload, ks, benches,
+                                               deadline=self._deadline)
+            for k, err in failed.items():
+                self._fail(info, k, err, workload)
+            self._proven.update((self._fingerprint(info, k), workload) for k in samples)
+            return {k: VariantTiming(info.variants[k], list(samples[k])) for k in ks if k in samples}
         fns = [self.functions[benches[k]] for k in ks]
         samples = self.benchmarker.measure(info, workload, ks, [lambda n, f=f: f(n) for f in fns])
         return {k: VariantTiming(info.variants[k], list(ts)) for k, ts in zip(ks, samples)}
@@ -541,7 +607,9 @@ class AutotunedModule:
         for this module (:attr:`dropped`) with a note."""
         dropped = self.dropped.setdefault(info.key, set())
         while True:
-            candidates = [t for k, t in enumerate(timings) if k not in dropped] or [timings[info.default]]
+            if info.default in dropped and info.variants[info.default] in self.drop_reasons.get(info.key, {}):
+                return timings[info.default]  # it failed: nothing can be checked against it (a note says so)
+            candidates = [t for k, t in enumerate(timings) if k not in dropped and t.times_ms] or [timings[info.default]]
             best = pick(candidates)
             k = info.variants.index(best.variant)
             if not info.check or k == info.default or not info.check[k] or k in self._agreeing.setdefault(info.key, set()):
@@ -554,25 +622,52 @@ class AutotunedModule:
         that disagree (round-robin runs variants on live calls, whose results are returned)."""
         done = self._agreeing.setdefault(info.key, set())
         dropped = self.dropped.setdefault(info.key, set())
-        for k in range(len(info.variants)):
-            if k == info.default or k in done or k in dropped or k >= len(info.check) or not info.check[k]:
-                continue
-            self._checks_out(info, k)
+        self._recorded_failures(info, _tune_workload(info))
+        own = self._deadline is None
+        if own:
+            self._deadline = time.monotonic() + self.group_timeout_s
+        try:
+            for k in range(len(info.variants)):
+                if info.default in dropped:  # it failed on the fake data: no variant can be checked against it
+                    dropped.update(range(len(info.variants)))
+                    break
+                if k == info.default or k in done or k in dropped or k >= len(info.check) or not info.check[k]:
+                    continue
+                self._checks_out(info, k)
+        except WorkerUnavailable as err:  # nothing can be checked: nothing but the default runs live
+            self._unavailable(info, err)
+            dropped.update(k for k in range(len(info.variants)) if k != info.default)
+        finally:
+            if own:
+                self._deadline = None
 
     def _checks_out(self, info: GroupInfo, k: int) -> bool:
         """Cross-check variant ``k`` against the default: remember an agreeing one, drop (with a
         note) one that differs. Returns whether it agrees."""
-        problem = self._disagreement(info, k)
+        try:
+            problem = self._disagreement(info, k)
+        except VariantFailure as err:
+            self._fail(info, info.default if getattr(err, "reference", False) else k, err, _tune_workload(info))
+            return False
         if problem is None:
             self._agreeing.setdefault(info.key, set()).add(k)
             return True
         self.dropped.setdefault(info.key, set()).add(k)
+        self.drop_reasons.setdefault(info.key, {})[info.variants[k]] = (
+            f"differs: on the fake data its results differ from the default variant {info.variants[info.default]}'s "
+            f"({problem})")
         self.notes[info.key] = (f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
                                 f"differ from the default variant {info.variants[info.default]}'s ({problem})")
         return False
 
     def _disagreement(self, info: GroupInfo, k: int) -> str | None:
-        """Why variant ``k``'s check results differ from the default variant's, or None."""
+        """Why variant ``k``'s check results differ from the default variant's, or None; in the
+        tuning worker where ``isolation`` asks for it (raises VariantFailure, with
+        ``.reference`` True when the default variant's run failed, or WorkerUnavailable)."""
+        workload = _tune_workload(info)
+        if self._isolated(info, workload, [info.default, k]):
+            return self._worker().check(info.check[info.default], info.check[k], self._deadline, what="its check run",
+                                        reference_what="the default variant's check run")
         ref = self._references.get(info.key)
         if ref is None:
             ref = self._references[info.key] = as_list(to_host(self._invoker(info.check[info.default])()))
@@ -580,8 +675,98 @@ class AutotunedModule:
         return results_agree(ref, out)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:
-        """Tune every group (``@__autotune``'s job; the cache answers when it can)."""
-        return {key: self.tune_group(key) for key in self.groups}
+        """Tune every group (``@__autotune``'s job; the cache answers when it can). A tuning
+        worker started meanwhile is ended when all are tuned."""
+        try:
+            return {key: self.tune_group(key) for key in self.groups}
+        finally:
+            self.close_worker()
+
+    # --- isolation ----------------------------------------------------------------------------
+    @property
+    def worker_starts(self) -> list[float]:
+        """Seconds each tuning worker took to start and load the module, one per start (empty:
+        none was needed)."""
+        iso = self._isolation_box[0]
+        return list(self._starts) + (list(iso.starts) if iso is not None else [])
+
+    _starts: list[float] = []
+
+    def close_worker(self) -> None:
+        """End the tuning worker, if one runs (it holds a device context and the module; the
+        next tuning that needs one starts another)."""
+        iso = self._isolation_box[0]
+        if iso is not None:
+            self._starts = self._starts + iso.starts
+            iso.close()
+            self._isolation_box[0] = None
+
+    def _worker(self) -> Isolation:
+        if self._isolation_box[0] is None:
+            self._isolation_box[0] = Isolation(
+                self._module_source, self.driver, self.module_sha256, flush=FLUSH_L2_FUNCTION if self.flush_l2 else None,
+                variant_timeout_s=self.variant_timeout_s, flags=self.iree_flags)
+        return self._isolation_box[0]
+
+    def _isolated(self, info: GroupInfo, workload: str, ks: Sequence[int]) -> bool:
+        """Whether variants ``ks`` run in the tuning worker (``isolation``): always with
+        ``"process"``, never with ``"none"``; with ``"auto"`` unless each of them already ran to
+        completion on this device and workload (a timing in the tuning cache, or a run in a
+        worker of this object)."""
+        if self.isolation != "auto":
+            return self.isolation == "process"
+        return not all((self._fingerprint(info, k), workload) in self._proven
+                       or self._cached_timing(info, k, workload, "bench") is not None for k in ks)
+
+    def _fail(self, info: GroupInfo, k: int, err: VariantFailure, workload: str) -> None:
+        """Drop variant ``k``, which failed (``err``) on tuning workload ``workload``: never
+        chosen, its reason in :attr:`drop_reasons` and :attr:`notes`, and in the tuning cache
+        (unless it never ran: the group's time had passed), so it is not run again."""
+        name = info.variants[k]
+        self.dropped.setdefault(info.key, set()).add(k)
+        self.drop_reasons.setdefault(info.key, {})[name] = f"{err.kind}: {err.reason}"
+        self._note(info, f"variant {name} was dropped ({err.kind}): {err.reason}"
+                         + (" (the default variant: no variant can be checked against it, so the group stays on it)"
+                            if k == info.default else ""))
+        if self.cache is None or err.limit_s == 0.0:
+            return
+        row = {**self._failure_key(info, k, workload), "kind": err.kind, "reason": err.reason, "limit_s": err.limit_s,
+               "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        try:
+            self.cache.store(None, (), [row])
+        except OSError:
+            pass  # as for timings: the drop holds for this process
+
+    def _failure_key(self, info: GroupInfo, k: int, workload: str) -> dict:
+        return {"fingerprint": self._fingerprint(info, k), "device": self.identity["device"],
+                "driver_version": self.identity["driver_version"], "workload": workload}
+
+    def _recorded_failures(self, info: GroupInfo, workload: str) -> None:
+        """Drop the variants the tuning cache records as failed on ``workload``: a fault or an
+        error for good; a hang unless this object's ``variant_timeout_s`` is longer than the
+        limit it ran past (then it gets another chance)."""
+        if self.cache is None:
+            return
+        for k, name in enumerate(info.variants):
+            if name in self.drop_reasons.get(info.key, {}):
+                continue
+            hit = self.cache.failure(**self._failure_key(info, k, workload))
+            if hit is None or (hit.get("kind") == "hang" and isinstance(hit.get("limit_s"), (int, float))
+                               and self.variant_timeout_s > hit["limit_s"]):
+                continue
+            self.dropped.setdefault(info.key, set()).add(k)
+            self.drop_reasons.setdefault(info.key, {})[name] = (f"{hit.get('kind')}: {hit.get('reason')} "
+                                                                f"(tuning cache, {hit.get('time', '?')})")
+
+    def _unavailable(self, info: GroupInfo, err: WorkerUnavailable) -> None:
+        """No worker: the group is not tuned (it stays on its choice so far) and says why."""
+        self._note(info, f"{info.key} was not tuned: {err.reason} (isolation={self.isolation!r}; "
+                         "isolation='none' tunes in this process, unprotected)")
+        warnings.warn(self.notes[info.key], RuntimeWarning, stacklevel=3)
+
+    def _note(self, info: GroupInfo, text: str) -> None:
+        old = self.notes.get(info.key)
+        self.notes[info.key] = f"{old}; {text}" if old and text not in old else text
 
     def bench(self, group: str, variant: int, warmup_ms: float | None = None, rep_ms: float | None = None,
               workload: int = 0) -> VariantTiming:
@@ -630,6 +815,7 @@ class AutotunedModule:
                 measured: Sequence[VariantTiming] = (), ruler: str = "bench") -> dict:
         """Store the decision for ``workload`` (and the per-variant timings ``measured`` now) in
         the cache; returns the decision entry."""
+        timings = [t for t in timings if t.times_ms]  # a variant that failed has none
         best = winner or pick(timings)
         entry = {
             **self._key(info, workload),
@@ -681,3 +867,8 @@ def _tune_workload(info: GroupInfo) -> str:
     return "x".join(info.tune_args) if info.tune_args else ""
 
 
+def _close_isolation(box: list) -> None:
+    """End the tuning worker in ``box`` (the finalizer of an :class:`AutotunedModule`)."""
+    if box and box[0] is not None:
+        box[0].close()
+        box[0] = None

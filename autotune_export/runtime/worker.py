@@ -14,9 +14,11 @@ start the worker reads ``{"op": "load", "module": PATH, "driver": D, "flush": NA
 ``{"op": "call", "function": F, "args": [int, ...]}``
     one synchronous call of entry ``F`` (a benchmark entry ``bench(n)``), waiting for its last
     result; ``{"ok": true, "ms": wall time}``.
+``{"op": "reference", "function": F0}``
+    runs check entry ``F0`` (the default variant's) and keeps its results in the worker.
 ``{"op": "check", "reference": F0, "function": F}``
-    runs check entry ``F`` and compares its results with entry ``F0``'s (run once per worker)
-    by :func:`autotune_export.runtime.tuner.results_agree`: ``{"ok": true, "problem": null}``
+    runs check entry ``F`` and compares its results with those kept of ``F0``
+    by :func:`autotune_export.runtime.checking.results_agree`: ``{"ok": true, "problem": null}``
     or the first difference as a string. Only the verdict crosses the pipe, never the results.
 ``{"op": "measure", "benchmarker": B, "info": G, "workload": W, "variants": [k, ...],
 "benches": [F, ...], "warmup_ms": .., "rep_ms": ..}``
@@ -69,12 +71,12 @@ class _Worker:
     def load(self, req: dict) -> dict:
         import iree.runtime as rt
 
-        from autotune_export.runtime.tuner import _config
+        from autotune_export.runtime.device import make_config
 
         if req.get("flags"):
             rt.flags.parse_flags(*req["flags"])
         data = open(req["module"], "rb").read()
-        config = _config(rt, req["driver"])
+        config = make_config(rt, req["driver"])
         self.context = rt.SystemContext(config=config)
         vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(vm_module)
@@ -91,13 +93,20 @@ class _Worker:
         _wait(fn(*req.get("args", [])))
         return {"ok": True, "ms": (time.perf_counter() - t0) * 1e3}
 
+    def reference(self, req: dict) -> dict:
+        from autotune_export.runtime.calls import as_list, to_host
+
+        self.references[req["function"]] = as_list(to_host(self.functions[req["function"]]()))
+        return {"ok": True}
+
     def check(self, req: dict) -> dict:
-        from autotune_export.runtime.tuner import _as_list, _to_host, results_agree
+        from autotune_export.runtime.calls import as_list, to_host
+        from autotune_export.runtime.checking import results_agree
 
         ref = self.references.get(req["reference"])
         if ref is None:
-            ref = self.references[req["reference"]] = _as_list(_to_host(self.functions[req["reference"]]()))
-        out = _as_list(_to_host(self.functions[req["function"]]()))
+            raise LookupError(f"no reference results of {req['reference']} in this worker")
+        out = as_list(to_host(self.functions[req["function"]]()))
         return {"ok": True, "problem": results_agree(ref, out)}
 
     def measure(self, req: dict) -> dict:
@@ -116,6 +125,14 @@ class _Worker:
         return {"ok": True}
 
 
+def _one_line(err: Exception) -> str:
+    """An exception in one line: iree.runtime's first line up to its call-stack notes
+    ("; while invoking native function ...")."""
+    lines = str(err).strip().splitlines()
+    text = (lines[0] if lines else "").split("; while ", 1)[0].removeprefix("Error invoking function: ")
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m autotune_export.runtime.worker")
     p.add_argument("--reply-fd", type=int, required=True)
@@ -123,7 +140,8 @@ def main(argv=None) -> int:
     _die_with_parent()
     reply = os.fdopen(args.reply_fd, "w", encoding="utf-8")
     worker = _Worker(reply)
-    ops = {"load": worker.load, "call": worker.call, "check": worker.check, "measure": worker.measure}
+    ops = {"load": worker.load, "call": worker.call, "reference": worker.reference, "check": worker.check,
+           "measure": worker.measure}
     for line in sys.stdin:
         req = json.loads(line)
         op = req.get("op")
@@ -132,8 +150,7 @@ def main(argv=None) -> int:
         try:
             out = ops[op](req)
         except Exception as err:  # noqa: BLE001 - the reason goes to the parent, which decides
-            text = str(err).strip().splitlines()
-            out = {"error": f"{type(err).__name__}: {text[0] if text else ''}".rstrip(": "), "detail": str(err)[-2000:]}
+            out = {"error": _one_line(err), "detail": str(err)[-2000:]}
         worker.send(out)
     return 0
 

@@ -49,6 +49,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=float, default=25.0, metavar="MS", help="warmup budget per variant in ms (default: 25)")
     p.add_argument("--rep", type=float, default=100.0, metavar="MS", help="measurement budget per variant in ms (default: 100)")
     p.add_argument("--flush-l2", action="store_true", help="flush the GPU's L2 cache before each timed run")
+    p.add_argument("--isolation", choices=("auto", "process", "none"), default=None,
+                   help="run the variants in a worker process, so one that faults or hangs is dropped with a reason "
+                        "(process), in this process (none), or in a worker unless every variant to run already ran "
+                        "on this device (auto, the default; $AUTOTUNE_EXPORT_ISOLATION sets another)")
+    p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
+                   help="an iree.runtime flag for the device, here and in the worker (e.g. "
+                        "--iree-flag=--task_worker_local_memory=65536); repeatable")
+    p.add_argument("--variant-timeout", type=float, default=60.0, metavar="S",
+                   help="seconds a variant's run, measurement or check may take in the worker (default: 60)")
+    p.add_argument("--group-timeout", type=float, default=600.0, metavar="S",
+                   help="seconds a group's tuning may take in the worker (default: 600)")
     progress.add_arguments(p)
     return p
 
@@ -101,10 +112,24 @@ def _rows(module: AutotunedModule) -> list[dict]:
     rows = []
     for key, info in module.groups.items():
         dropped = {info.variants[k] for k in module.dropped.get(key, ())}
+        reasons = module.drop_reasons.get(key, {})
         for work in _workloads(module, key):
             ts = work["timings"]
-            best = min((t.median_ms for t in ts if t.variant not in dropped), default=None)
+            named = {t.variant for t in ts}
+            # A variant dropped before it had a timing (it faulted, hung or was refused; or the
+            # tuning cache says so) has a row without times.
+            ts = list(ts) + [None for v in info.variants if v in reasons and v not in named]
+            missing = [v for v in info.variants if v in reasons and v not in named]
+            best = min((t.median_ms for t in ts if t is not None and t.variant not in dropped
+                        and (isinstance(t, RecordedTiming) or t.times_ms)), default=None)
             for t in ts:
+                if t is None or (not isinstance(t, RecordedTiming) and not t.times_ms):
+                    variant = missing.pop(0) if t is None else t.variant
+                    rows.append({"group": key, "workload": work["workload"], "workload_values": work["values"],
+                                 "variant": variant, "median_ms": None, "p20_ms": None, "p80_ms": None, "samples": 0,
+                                 "relative": None, "winner": False, "dropped": True,
+                                 "dropped_reason": reasons.get(variant, "not measured"), "source": work["source"]})
+                    continue
                 lo, hi = t.spread_ms if t.spread_ms is not None else (t.median_ms, t.median_ms)
                 rows.append({
                     "group": key,
@@ -118,6 +143,7 @@ def _rows(module: AutotunedModule) -> list[dict]:
                     "relative": t.median_ms / best if best else None,
                     "winner": t.variant == work["winner"],
                     "dropped": t.variant in dropped,
+                    "dropped_reason": reasons.get(t.variant) if t.variant in dropped else None,
                     "source": work["source"],
                 })
             if not ts:
@@ -136,11 +162,14 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         lead = (r["group"],) + ((r.get("workload") or "-",) if several else ()) + (r["variant"],)
         if r["median_ms"] is None:
-            lines.append(lead + ("-", "-", "-", f"<- chosen ({r.get('source', 'cache')})"))
+            mark = (f"dropped ({r.get('dropped_reason')})" if r.get("dropped")
+                    else f"<- chosen ({r.get('source', 'cache')})")
+            lines.append(lead + ("-", "-", "-", mark))
             continue
         mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
         if r.get("dropped"):
-            mark = "dropped: results differ from the default variant's"
+            reason = r.get("dropped_reason") or "differs: results differ from the default variant's"
+            mark = f"dropped ({reason})"
         lines.append(lead + (
             f"{r['median_ms']:.4f}",
             f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
@@ -166,7 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = None if args.no_cache else TuningCache(args.results) if args.results else True
     try:
         module = AutotunedModule(args.module, driver=args.device, cache=cache, warmup_ms=args.warmup,
-                                 rep_ms=args.rep, flush_l2=args.flush_l2)
+                                 rep_ms=args.rep, flush_l2=args.flush_l2, isolation=args.isolation,
+                                 variant_timeout_s=args.variant_timeout, group_timeout_s=args.group_timeout,
+                                 iree_flags=args.iree_flag)
     except ValueError as err:
         print(f"{args.module}: error: {err}", file=sys.stderr)
         return 1
@@ -187,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {work['workload'] or '(no tuning workload)'}: @{work['winner']} ({work['source']})", file=sys.stderr)
         if level > progress.QUIET and module.notes.get(key):
             print(f"note: {module.notes[key]}", file=sys.stderr)
+    module.close_worker()
     rows = _rows(module)
     if args.report:
         from autotune_export.tools.report import write_report

@@ -84,6 +84,14 @@ def _own_cache_dir(request, monkeypatch, _session_cache_dir):
     assert not written, f"the test wrote into the user's cache folder {REAL_CACHE}: {written[:5]}"
 
 
+@pytest.fixture(autouse=True)
+def _tune_in_process(monkeypatch):
+    """Tuning in this process (``isolation="none"``) unless a test asks for a worker: a worker
+    start costs seconds, and the tests of isolation (test_isolation.py) pass ``isolation=``."""
+    monkeypatch.setenv("AUTOTUNE_EXPORT_ISOLATION", "none")
+    yield
+
+
 def _refuse(*args, **kwargs):
     raise AssertionError("this test compiles a Triton kernel: mark it @pytest.mark.integration")
 

@@ -11,11 +11,16 @@ that needs a limit to pass, the hang, is in the integration suite.
 from __future__ import annotations
 
 import hashlib
+import json
 import pathlib
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from autotune_export.runtime.isolation import Isolation, VariantFailure, WorkerUnavailable
+from autotune_export.runtime.tuner import AutotunedModule, GivenTimings, TuningCache
 from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -118,3 +123,138 @@ def test_a_hang_is_killed_at_the_limit(faulty):
         assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0 and len(iso.starts) == 2
     finally:
         iso.close()
+
+
+# --- tuning through the worker (AutotunedModule, autotune-export tune) ------------------------
+WORKLOAD = "tensor<4096xf32>"
+#: Given timings (ms): the variants that fail would win if they could; @greedy (which runs
+#: without the flag) is slower than @fast.
+TIMES = {"ok": 3.0, "oob": 0.5, "spin": 0.25, "greedy": 2.0, "fast": 1.0}
+
+
+def _record_hang(m: AutotunedModule, cache: pathlib.Path, limit_s: float) -> None:
+    """What a tuning whose @spin ran past ``limit_s`` stored in the tuning cache (the fast suite
+    lets no limit pass: test_a_real_hang_is_dropped_and_recorded makes the same entry for real)."""
+    info = m.group("scale")
+    TuningCache(cache).store(None, (), [{"fingerprint": info.fingerprints[SPIN], "device": m.identity["device"],
+                                         "driver_version": m.identity["driver_version"], "workload": WORKLOAD,
+                                         "kind": "hang", "reason": f"its first run did not finish within {limit_s} s",
+                                         "limit_s": limit_s, "time": "2026-12-01T00:00:00"}])
+
+
+def test_tuning_drops_a_fault_and_a_recorded_hang_and_goes_on(faulty, tmp_path):
+    """Default isolation ("auto"): nothing ran before, so the variants run in a worker. @oob
+    faults (dropped, reason kept, recorded), @spin is dropped from the cache's record of its
+    hang (not run again), the winner is @fast (given 1 ms against @ok's 3), and this process
+    goes on: its own call runs @fast and returns 2 * x."""
+    cache = tmp_path / "tuning.json"
+    given = GivenTimings(TIMES)
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=given, isolation="auto", variant_timeout_s=120.0)
+    _record_hang(m, cache, 120.0)
+    m.tune_group("scale")
+    reasons = m.drop_reasons["faulty_ex::scale"]
+    assert set(reasons) == {"oob", "spin"}
+    assert reasons["oob"].startswith("fault: its run: the worker process was killed by SIGSEGV (segmentation fault)")
+    assert reasons["spin"].startswith("hang: its first run did not finish within 120.0 s (tuning cache, ")
+    assert m.chosen == {"faulty_ex::scale": "fast"}
+    assert {v for kind, _, v, _ in given.log if kind == "bench"} == {"ok", "greedy", "fast"}
+    assert len(m.worker_starts) >= 2  # one more after the fault
+    x = np.arange(4096, dtype=np.float32)
+    assert np.array_equal(m("scale", x), 2 * x)
+    assert "variant oob was dropped (fault)" in m.notes["faulty_ex::scale"]
+    recorded = {f["fingerprint"]: f for f in TuningCache(cache).failures()}
+    info = m.group("scale")
+    assert recorded[info.fingerprints[OOB]]["kind"] == "fault" and recorded[info.fingerprints[SPIN]]["kind"] == "hang"
+    decision = TuningCache(cache).entries()[0]
+    assert decision["variant"] == "fast" and set(decision["median_ms"]) == {"ok", "greedy", "fast"}
+    m.close_worker()
+    # A second load: the cache answers, the drops included; no worker is started.
+    m2 = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="auto")
+    m2.tune_group("scale")
+    assert m2.chosen == {"faulty_ex::scale": "fast"} and m2.worker_starts == []
+    assert set(m2.drop_reasons["faulty_ex::scale"]) == {"oob", "spin"}
+    assert "(tuning cache, " in m2.drop_reasons["faulty_ex::scale"]["oob"]
+
+
+def test_a_longer_limit_tries_a_recorded_hang_again(faulty, tmp_path):
+    """A hang recorded under a shorter limit than this tuning's is not a verdict: it runs again
+    (here @spin is skipped only by the shorter record; its new run would hang, so the test
+    asks only whether the record still drops it)."""
+    cache = tmp_path / "tuning.json"
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="none",
+                        variant_timeout_s=120.0)
+    _record_hang(m, cache, 20.0)
+    m._recorded_failures(m.group("scale"), WORKLOAD)
+    assert "spin" not in m.drop_reasons.get("faulty_ex::scale", {})
+    _record_hang(m, cache, 120.0)
+    m._recorded_failures(m.group("scale"), WORKLOAD)
+    assert m.drop_reasons["faulty_ex::scale"]["spin"].startswith("hang: ")
+
+
+def test_round_robin_checks_in_the_worker_before_live_calls(faulty, tmp_path):
+    """Round-robin runs variants on live calls, in this process: before the first one, every
+    variant is checked in the worker, so @oob (fault) and @spin (recorded hang) never run live;
+    the live calls rotate through @ok, @greedy and @fast and return 2 * x."""
+    cache = tmp_path / "tuning.json"
+    given = GivenTimings(TIMES)
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=given, strategy="round-robin",
+                        isolation="process", variant_timeout_s=120.0, min_rounds=2, max_rounds=2)
+    _record_hang(m, cache, 120.0)
+    x = np.arange(4096, dtype=np.float32)
+    for _ in range(8):
+        assert np.array_equal(m("scale", x), 2 * x)
+    assert set(m.drop_reasons["faulty_ex::scale"]) == {"oob", "spin"}
+    assert m.drop_reasons["faulty_ex::scale"]["oob"].startswith("fault: its check run: the worker process was killed by SIGSEGV")
+    assert {v for kind, _, v, _ in given.log if kind == "live"} == {"ok", "greedy", "fast"}
+    assert m.chosen["faulty_ex::scale"] == "fast"
+
+
+def test_tune_command_reports_the_dropped_variants(faulty, tmp_path):
+    """``autotune-export tune --isolation process`` in a process of its own (the flag makes
+    @greedy too big for the CPU executor, process-wide): exit 0, @oob dropped as a fault, @greedy
+    as an error with IREE's reason, @spin from the cache's record, a winner among @ok and @fast
+    (timed with the wall clock in the worker; the test does not ask which)."""
+    results = tmp_path / "r.json"
+    m = AutotunedModule(faulty, driver=DRIVER, cache=None, isolation="none")
+    _record_hang(m, results, 120.0)
+    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.tune", str(faulty), "--device", DRIVER,
+                           "--results", str(results), "--isolation", "process", "--variant-timeout", "120",
+                           f"--iree-flag={SMALL_LOCAL_MEMORY[0]}", "--warmup", "1", "--rep", "5", "--json"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["variant"]: r for r in json.loads(proc.stdout)["variants"]}
+    assert rows["oob"]["dropped"] and rows["oob"]["dropped_reason"].startswith("fault: its first run: the worker process was killed by SIGSEGV")
+    assert rows["greedy"]["dropped"] and rows["greedy"]["dropped_reason"].startswith("error: its first run: RuntimeError: ")
+    assert "RESOURCE_EXHAUSTED; dispatch requires 131072b of local memory but only 65536b is available" in rows["greedy"]["dropped_reason"]
+    assert rows["spin"]["dropped"] and "(tuning cache, " in rows["spin"]["dropped_reason"]
+    assert all(rows[v]["median_ms"] is None and not rows[v]["winner"] for v in ("oob", "greedy", "spin"))
+    assert [v for v, r in rows.items() if r["winner"]] in (["ok"], ["fast"])
+    assert all(rows[v]["median_ms"] > 0 for v in ("ok", "fast"))
+    assert "variant oob was dropped (fault)" in proc.stderr and "variant greedy was dropped (error)" in proc.stderr
+    # The table spells the reasons too.
+    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.tune", str(faulty), "--device", DRIVER,
+                           "--results", str(results), "--isolation", "process", f"--iree-flag={SMALL_LOCAL_MEMORY[0]}"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split()[1]: line for line in proc.stdout.splitlines()[1:]}
+    assert "dropped (fault: its first run: the worker process was killed by SIGSEGV" in lines["oob"]
+    assert lines["greedy"].split()[2:5] == ["-", "-", "-"] and "dropped (error: " in lines["greedy"]
+
+
+@pytest.mark.integration
+def test_a_real_hang_is_dropped_and_recorded(faulty, tmp_path):
+    """@spin for real: its first run passes the 20 s limit, the worker is killed, the variant is
+    dropped as a hang and recorded with its limit; tuning picks @fast and this process goes on."""
+    cache = tmp_path / "tuning.json"
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="process",
+                        variant_timeout_s=20.0)
+    m.autotune()
+    reasons = m.drop_reasons["faulty_ex::scale"]
+    assert set(reasons) == {"oob", "spin"}
+    assert reasons["spin"] == ("hang: its first run did not finish within the limit of 20 s per variant (20 s); "
+                               "the worker was killed") or reasons["spin"].startswith("hang: its run did not finish")
+    assert m.chosen == {"faulty_ex::scale": "fast"} and m.worker_starts == m.worker_starts[:3] + m.worker_starts[3:]
+    hang = next(f for f in TuningCache(cache).failures() if f["kind"] == "hang")
+    assert hang["limit_s"] == 20.0 and hang["fingerprint"] == m.group("scale").fingerprints[SPIN]
+    x = np.arange(4096, dtype=np.float32)
+    assert np.array_equal(m("scale", x), 2 * x)

@@ -4,6 +4,7 @@
 
     autotune-export tune MODULE.vmfb [--device cuda] [--json] [--report DIR]
                     [--results R.json] [--warmup MS] [--rep MS] [--flush-l2] [--no-cache] [-q | -v]
+                    [--isolation auto|process|none] [--variant-timeout S] [--group-timeout S] [--iree-flag F]
     python -m autotune_export.tools.tune MODULE.vmfb ...     (the same, on a machine that has
                                                               iree-base-runtime and numpy only)
 
@@ -19,6 +20,8 @@ the report show the medians and spreads the cache stored when it was measured (m
 Every tuning workload of a group (``tune_workload([...], [...])``) has its rows (a ``workload``
 column then appears) and its winner. A variant the cross-check dropped (its results on the fake
 data differ from the default variant's) is marked ``dropped`` and never counts as the best.
+A variant that faulted, hung past ``--variant-timeout`` or that the runtime refused while tuning
+in the worker (``--isolation``, docs/runtime.md) is marked ``dropped (reason)``, without times.
 Notes (e.g. a dropped variant, a group without benchmark entries) go to stderr unless ``-q``;
 ``-v`` also prints each group's tuning and each workload's choice.
 """

@@ -559,9 +559,9 @@ class AutotunedModule:
         if hit is not None and hit.get("variant") in info.variants:
             self._decide(info, values, info.variants.index(hit["variant"]), hit, None)
             return []
-        dropped = self.dropped.setdefault(info.key, set())
+        failed = self._failed(info)  # never run again (a variant dropped by the cross-check is still timed)
         cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
-        missing = [k for k, t in cached.items() if t is None and k not in dropped]
+        missing = [k for k, t in cached.items() if t is None and k not in failed]
         try:
             timed = self._measure(info, key, work.bench, missing)
         except WorkerUnavailable as err:
@@ -607,7 +607,7 @@ class AutotunedModule:
         for this module (:attr:`dropped`) with a note."""
         dropped = self.dropped.setdefault(info.key, set())
         while True:
-            if info.default in dropped and info.variants[info.default] in self.drop_reasons.get(info.key, {}):
+            if info.default in self._failed(info):
                 return timings[info.default]  # it failed: nothing can be checked against it (a note says so)
             candidates = [t for k, t in enumerate(timings) if k not in dropped and t.times_ms] or [timings[info.default]]
             best = pick(candidates)
@@ -628,7 +628,7 @@ class AutotunedModule:
             self._deadline = time.monotonic() + self.group_timeout_s
         try:
             for k in range(len(info.variants)):
-                if info.default in dropped:  # it failed on the fake data: no variant can be checked against it
+                if info.default in self._failed(info):  # no variant can be checked against it
                     dropped.update(range(len(info.variants)))
                     break
                 if k == info.default or k in done or k in dropped or k >= len(info.check) or not info.check[k]:
@@ -736,6 +736,12 @@ class AutotunedModule:
             self.cache.store(None, (), [row])
         except OSError:
             pass  # as for timings: the drop holds for this process
+
+    def _failed(self, info: GroupInfo) -> set[int]:
+        """The variants of ``info`` dropped because they faulted, hung or were refused (not
+        those whose results differ)."""
+        reasons = self.drop_reasons.get(info.key, {})
+        return {k for k, v in enumerate(info.variants) if v in reasons and not reasons[v].startswith("differs: ")}
 
     def _failure_key(self, info: GroupInfo, k: int, workload: str) -> dict:
         return {"fingerprint": self._fingerprint(info, k), "device": self.identity["device"],

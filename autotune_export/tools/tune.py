@@ -21,7 +21,7 @@ Every tuning workload of a group (``tune_workload([...], [...])``) has its rows 
 column then appears) and its winner. A variant the cross-check dropped (its results on the fake
 data differ from the default variant's) is marked ``dropped`` and never counts as the best.
 A variant that faulted, hung past ``--variant-timeout`` or that the runtime refused while tuning
-in the worker (``--isolation``, docs/runtime.md) is marked ``dropped (reason)``, without times.
+in the worker (``--isolation``, docs/runtime.md) is marked ``dropped: kind: reason``, without times.
 Notes (e.g. a dropped variant, a group without benchmark entries) go to stderr unless ``-q``;
 ``-v`` also prints each group's tuning and each workload's choice.
 """
@@ -165,14 +165,15 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         lead = (r["group"],) + ((r.get("workload") or "-",) if several else ()) + (r["variant"],)
         if r["median_ms"] is None:
-            mark = (f"dropped ({r.get('dropped_reason')})" if r.get("dropped")
+            mark = (f"dropped: {r.get('dropped_reason')}" if r.get("dropped")
                     else f"<- chosen ({r.get('source', 'cache')})")
             lines.append(lead + ("-", "-", "-", mark))
             continue
         mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
         if r.get("dropped"):
-            reason = r.get("dropped_reason") or "differs: results differ from the default variant's"
-            mark = f"dropped ({reason})"
+            reason = r.get("dropped_reason") or ""
+            mark = "dropped: " + ("results differ from the default variant's" if not reason or reason.startswith("differs: ")
+                                  else reason)
         lines.append(lead + (
             f"{r['median_ms']:.4f}",
             f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",

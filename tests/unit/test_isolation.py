@@ -237,8 +237,8 @@ def test_tune_command_reports_the_dropped_variants(faulty, tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     lines = {line.split()[1]: line for line in proc.stdout.splitlines()[1:]}
-    assert "dropped (fault: its first run: the worker process was killed by SIGSEGV" in lines["oob"]
-    assert lines["greedy"].split()[2:5] == ["-", "-", "-"] and "dropped (error: " in lines["greedy"]
+    assert "dropped: fault: its first run: the worker process was killed by SIGSEGV" in lines["oob"]
+    assert lines["greedy"].split()[2:5] == ["-", "-", "-"] and "dropped: error: " in lines["greedy"]
 
 
 @pytest.mark.integration

@@ -106,6 +106,11 @@ def local_access(kernel, values: dict, recorded: dict) -> tuple[list[str], list[
     return sorted(runtime[i] for i in written), sorted(runtime[i] for i in read), atomics
 
 
+try:  # strided views (issue 23 item 1): the storage span a view's launch reaches
+    from autotune_export.cuda.launch_model import storage_span as _storage_span
+except ImportError:  # an autotune-export without them: such launches are refused by this harness
+    _storage_span = None
+
 _TRITON = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64", "int8": "i8", "int16": "i16",
            "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
@@ -228,9 +233,10 @@ class Replayer:
         from autotune_export.interop.launch import launch_to_mlir
 
         tensors = [p for p, v in values.items() if isinstance(v, torch.Tensor)]
-        strided = [p for p in tensors if not values[p].is_contiguous()]
-        if strided:
-            raise Mismatch(f"non-contiguous tensor argument(s) {', '.join(strided)}: not handled by this harness")
+        strided = [p for p in tensors if not values[p].is_contiguous() and values[p].numel() > 0]
+        if strided and _storage_span is None:
+            raise Mismatch(f"non-contiguous tensor argument(s) {', '.join(strided)}: this autotune-export has no "
+                           "strided views (launch_model.storage_span)")
         if "ttir_written" in recorded:
             written, read, source = recorded["ttir_written"], recorded["ttir_read"], "the GPU's TTIR"
             atomics = recorded.get("ttir_atomics", False)
@@ -256,11 +262,60 @@ class Replayer:
         host_in = [p for p in names if p not in written or p in inplace] if inplace else [p for p in names if p not in written]
         results = [p for p in names if p in written]
         changed = set(recorded["changed"])
+        spans = self._spans(folder / f"{recorded['index']}.spans.npz", recorded, values, strided, changed)
+
+        def where(p: str, array: str) -> dict:
+            if p in spans:  # a strided view: the module takes (returns) the storage it spans
+                return {"array": f"span_{array}", "file": spans[p]["file"], "span": spans[p]["span"]}
+            return {"array": array}
+
         entry.update(mlir=str(mlir.relative_to(self.out)),
-                     inputs=[{"param": p, "array": f"before__{p}", "dtype": common.dtype_name(values[p])} for p in host_in],
-                     results=[{"param": p, "array": f"after__{p}" if p in changed else f"before__{p}",
+                     inputs=[{"param": p, **where(p, f"before__{p}"), "dtype": common.dtype_name(values[p])} for p in host_in],
+                     results=[{"param": p, **where(p, f"after__{p}" if p in changed else f"before__{p}"),
                                "dtype": common.dtype_name(values[p]), "changed": p in changed} for p in results],
                      data=recorded["data"], atomics=atomics)
+        if spans:
+            entry["notes"].append("strided views passed as the storage they span: " + ", ".join(
+                f"{p} ({spans[p]['span']})" for p in spans))
+
+    def _spans(self, path: pathlib.Path, recorded: dict, values: dict, strided: list[str], changed: set) -> dict:
+        """Per strided tensor parameter: the arrays the exported module takes and returns for it,
+        the storage the view spans in the shape of its span (launch_model.storage_span: the
+        module's argument), written to ``path`` (``span_before__P``, ``span_after__P``):
+        ``{P: {"file": path relative to the output folder, "span": kind}}``. From the recorded
+        storage (record.py's span arrays) when there; else, for a view without gaps (a
+        permutation such as ``b.t()``, a broadcast), scattered from the recorded contents through
+        the view's strides, which then reach every element of the span. Raises Mismatch for a
+        view with gaps recorded without its storage."""
+        if not strided:
+            return {}
+        import numpy as np
+
+        arrays = common.load_arrays(self.rec_dir, recorded)
+        out, kinds = {}, {}
+        for p in strided:
+            t = values[p]
+            span = _storage_span(tuple(t.shape), tuple(t.stride()))
+            kinds[p] = span.kind
+            for when in ("before", "after"):
+                if when == "after" and p not in changed:
+                    continue
+                recorded_span = arrays.get(f"span_{when}__{p}")
+                if recorded_span is None:
+                    if span.kind not in ("permuted", "broadcast"):
+                        raise Mismatch(f"argument {p} is a {span.kind} view ({span.describe()}) and the recording "
+                                       "holds its contents only, not the storage it spans (record.py keeps it since "
+                                       "4e16538)")
+                    logical = arrays[f"{when}__{p}"]
+                    n = 1 + sum((d - 1) * st for d, st in zip(t.shape, t.stride()))
+                    flat = np.zeros(n, dtype=logical.dtype)
+                    view = np.lib.stride_tricks.as_strided(flat, logical.shape, [st * flat.itemsize for st in t.stride()])
+                    view[...] = logical
+                    recorded_span = flat
+                out[f"span_{when}__{p}"] = recorded_span.reshape(span.shape)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, **out)
+        return {p: {"file": str(path.relative_to(self.out)), "span": kinds[p]} for p in strided}
 
     def build(self, entry) -> None:
         """``.mlir`` -> ``.vmfb`` (the CLI's pipeline, in this process)."""

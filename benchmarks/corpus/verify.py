@@ -2,7 +2,7 @@
 with what the library's own launch produced there (the recording).
 
     pip install --target /tmp/site .whl/iree_base_runtime-*.whl
-    PYTHONPATH=/tmp/site:. python3 benchmarks/corpus/verify.py [.gpu_corpus] [--json $OUT/verify.json]
+    PYTHONPATH=/tmp/site:. python3 benchmarks/corpus/verify.py [.gpu_corpus ...] [--json $OUT/verify.json]
 
 Reads ``.gpu_corpus/manifest.json`` (replay.py) and the recording beside it. Per launch with a
 ``.vmfb``: ``AutotunedModule(vmfb, driver="cuda", cache=None)``; for every group and every
@@ -68,9 +68,18 @@ def compare(got: np.ndarray, want: np.ndarray, dtype: str, atomics: bool = False
 
 def entry_arrays(rec_dir: pathlib.Path, entry: dict) -> tuple[list, list]:
     """(inputs as iree.runtime takes them, [(param, expected array, dtype)]) of a manifest entry."""
-    with np.load(rec_dir / entry["data"]) as z:
-        inputs = [common.runtime_array(z[i["array"]], i["dtype"]) for i in entry["inputs"]]
-        expected = [(r["param"], z[r["array"]], r["dtype"]) for r in entry["results"]]
+    files: dict = {}
+
+    def array(item: dict) -> np.ndarray:
+        # strided views: the storage they span, from the replay's file beside the module
+        path = rec_dir.parent / item["file"] if "file" in item else rec_dir / entry["data"]
+        if path not in files:
+            with np.load(path) as z:
+                files[path] = {k: z[k] for k in z.files}
+        return files[path][item["array"]]
+
+    inputs = [common.runtime_array(array(i), i["dtype"]) for i in entry["inputs"]]
+    expected = [(r["param"], array(r), r["dtype"]) for r in entry["results"]]
     return inputs, expected
 
 
@@ -134,26 +143,38 @@ def tune_entry(module, rec_dir: pathlib.Path, entry: dict, log) -> dict:
 
 
 def summary(entries: list[dict]) -> str:
-    """The table of the closing note (Markdown)."""
-    n = len(entries)
-    as_written = sum(1 for e in entries if e.get("status") == "as written")
-    workaround = sum(1 for e in entries if e.get("status") == "workaround")
-    refused = sum(1 for e in entries if e.get("status") in ("refused", "not recorded"))
-    verified = [e for e in entries if "verify" in e]
-    matching = sum(1 for e in verified if e["verify"]["runs"] and e["verify"]["ok"] == e["verify"]["runs"])
-    variants = sum(e["verify"]["runs"] for e in verified)
-    variants_ok = sum(e["verify"]["ok"] for e in verified)
-    tuned = sum(1 for e in verified if (e["verify"].get("tuned") or {}).get("ok"))
-    kernels = len({e.get("kernel") for e in entries if e.get("kernel")})
-    lines = ["| launches | kernels | exported as written | with a workaround | refused | verified on the GPU | matching in every variant | variants run / matching | tuned and matching |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-             f"| {n} | {kernels} | {as_written} | {workaround} | {refused} | {len(verified)} | {matching} | {variants} / {variants_ok} | {tuned} |"]
+    """The table of the closing note (Markdown): one row per library (the case name's first
+    part: ``gemlite``, ``inductor``, ...), then all of them."""
+    def row(name: str, group: list[dict]) -> str:
+        n = len(group)
+        as_written = sum(1 for e in group if e.get("status") == "as written")
+        workaround = sum(1 for e in group if e.get("status") == "workaround")
+        refused = sum(1 for e in group if e.get("status") in ("refused", "not recorded"))
+        verified = [e for e in group if "verify" in e]
+        matching = sum(1 for e in verified if e["verify"]["runs"] and e["verify"]["ok"] == e["verify"]["runs"])
+        variants = sum(e["verify"]["runs"] for e in verified)
+        variants_ok = sum(e["verify"]["ok"] for e in verified)
+        tuned = sum(1 for e in verified if (e["verify"].get("tuned") or {}).get("ok"))
+        kernels = len({e.get("kernel") for e in group if e.get("kernel")})
+        return (f"| {name} | {n} | {kernels} | {as_written} | {workaround} | {refused} | {len(verified)} | {matching} | "
+                f"{variants} / {variants_ok} | {tuned} |")
+
+    libraries: dict[str, list[dict]] = {}
+    for e in entries:
+        libraries.setdefault(e["case"].split(".")[0], []).append(e)
+    lines = ["| library | launches | kernels | exported as written | with a workaround | refused | verified on the GPU | "
+             "matching in every variant | variants run / matching | tuned and matching |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [row(name, group) for name, group in libraries.items()]
+    if len(libraries) > 1:
+        lines.append(row("**all**", entries))
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("corpus", nargs="?", default=str(common.GPU_CORPUS))
+    ap.add_argument("corpus", nargs="*", default=[str(common.GPU_CORPUS)],
+                    help="folders replay.py wrote (each with its manifest.json); the table counts them all")
     ap.add_argument("--driver", default="cuda")
     ap.add_argument("--json", help="write the manifest with the results here")
     ap.add_argument("--cases", default="")
@@ -161,32 +182,38 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup-ms", type=float, default=5.0, help="tuning's warm-up budget per variant")
     ap.add_argument("--rep-ms", type=float, default=20.0, help="tuning's timed budget per variant")
     a = ap.parse_args(argv)
-    root = pathlib.Path(a.corpus)
-    manifest = json.loads((root / "manifest.json").read_text())
-    rec_dir = root / manifest["recording"]
     from autotune_export.runtime.tuner import AutotunedModule
 
     wanted = [w for w in a.cases.split(",") if w]
-    entries = [e for e in manifest["launches"] if not wanted or any(w in e["case"] for w in wanted)]
-    for e in entries:
-        module = None
-        if not e.get("vmfb"):
-            print(f"  --  {e['case']}#{e.get('index')} {e.get('status')}: {str(e.get('reason', ''))[:200]}")
-            continue
-        try:
-            module = AutotunedModule(root / e["vmfb"], driver=a.driver, cache=None, warmup_ms=a.warmup_ms, rep_ms=a.rep_ms)
-            runs, ok, failures = verify_entry(module, rec_dir, e, print)
-            if not a.no_tune:
-                e["verify_tuned"] = tune_entry(module, rec_dir, e, print)
-        except Exception as err:  # noqa: BLE001
-            runs, ok, failures = 0, 0, [f"loading or running raised {type(err).__name__}: {str(err)[:300]}"]
-            print(f"  BAD {e['case']}#{e['index']}: {failures[0]}")
-        e["verify"] = {"runs": runs, "ok": ok, "failures": failures}
-        if "verify_tuned" in e:
-            e["verify"]["tuned"] = e.pop("verify_tuned")
-            if not e["verify"]["tuned"]["ok"]:
-                failures.append(f"tuning: {e['verify']['tuned']['problem']}")
-        del module
+    entries, manifests = [], []
+    for folder in a.corpus:
+        root = pathlib.Path(folder)
+        manifest = json.loads((root / "manifest.json").read_text())
+        manifests.append({k: v for k, v in manifest.items() if k != "launches"} | {"folder": folder})
+        rec_dir = root / manifest["recording"]
+        for e in manifest["launches"]:
+            if wanted and not any(w in e["case"] for w in wanted):
+                continue
+            entries.append(e)
+            module = None
+            if not e.get("vmfb"):
+                print(f"  --  {e['case']}#{e.get('index')} {e.get('status')}: {str(e.get('reason', ''))[:200]}")
+                continue
+            try:
+                module = AutotunedModule(root / e["vmfb"], driver=a.driver, cache=None, warmup_ms=a.warmup_ms,
+                                         rep_ms=a.rep_ms)
+                runs, ok, failures = verify_entry(module, rec_dir, e, print)
+                if not a.no_tune:
+                    e["verify_tuned"] = tune_entry(module, rec_dir, e, print)
+            except Exception as err:  # noqa: BLE001
+                runs, ok, failures = 0, 0, [f"loading or running raised {type(err).__name__}: {str(err)[:300]}"]
+                print(f"  BAD {e['case']}#{e['index']}: {failures[0]}")
+            e["verify"] = {"runs": runs, "ok": ok, "failures": failures}
+            if "verify_tuned" in e:
+                e["verify"]["tuned"] = e.pop("verify_tuned")
+                if not e["verify"]["tuned"]["ok"]:
+                    failures.append(f"tuning: {e['verify']['tuned']['problem']}")
+            del module
     table = summary(entries)
     print(table)
     bad = [e for e in entries if "verify" in e and (e["verify"]["ok"] != e["verify"]["runs"] or not e["verify"]["runs"]
@@ -198,7 +225,7 @@ def main(argv=None) -> int:
     failed = sum(len(e["verify"]["failures"]) for e in entries if "verify" in e)
     print(f"{checks - failed} passed, {failed} failed")
     if a.json:
-        pathlib.Path(a.json).write_text(json.dumps({**manifest, "launches": entries, "table": table}, indent=1))
+        pathlib.Path(a.json).write_text(json.dumps({"manifests": manifests, "launches": entries, "table": table}, indent=1))
     return 0 if not bad else 1
 
 

@@ -692,7 +692,8 @@ def _apply(heuristics, named_args: Mapping[str, Any], values: dict, keep: frozen
 def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: Mapping[str, Any] | None = None, *,
                     convention: Convention = TRITON, configs: Sequence[Any] | None = None,
                     sites: Sequence[Mapping[str, Any]] | None = None, capability: int | None = None,
-                    prune: bool = True, positional: Mapping[str, Any] | None = None) -> LaunchPlan:
+                    prune: bool = True, positional: Mapping[str, Any] | None = None,
+                    keywords: Sequence[str] = ()) -> LaunchPlan:
     """The variants a launch of ``model`` compiles.
 
     ``named_args``: the launch's arguments by name, the runtime parameters and the constexprs
@@ -709,7 +710,11 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
     ``positional``: constexprs the launch gave by position (they are among ``named_args`` too,
     as in Triton's ``nargs``): values of the variants and, like a keyword, an error when a
     config sets them (Triton's binder gets them twice), but not among the keyword arguments
-    the pruners get.
+    the pruners get. ``keywords``: non-constexpr arguments the launch gave by keyword (they are
+    among ``named_args``): Triton's ``Autotuner.run`` hands ``prune_configs_by``'s functions the
+    positional arguments as ``named_args`` and every keyword argument as ``**kwargs``, so the
+    pruners get these among the keywords, not the named arguments (gemlite's
+    ``load_scales_as_block=...``).
 
     Without an autotuner (and without ``configs``) there is one variant, its options from
     ``kwargs`` or ``triton.Config``'s defaults. Raises :class:`LaunchModelError`."""
@@ -748,8 +753,11 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
         _check_conflicts(model, {**dict(positional or {}), **outer, **options}, given)
     if prune and not explicit and tuner is not None and tuner.prunes and len(given) > 1:
         try:
-            pruning = prune_per_site(triton_configs, list(sites) if sites else [named_args], outer, autotune=tuner,
-                                     early_kwargs={} if convention is JAX_TRITON else None, capability=capability)
+            moved = [k for k in keywords if k in named_args]  # Triton: in the pruners' **kwargs, not in nargs
+            prune_sites = [{k: v for k, v in site.items() if k not in moved} for site in (list(sites) if sites else [named_args])]
+            pruning = prune_per_site(triton_configs, prune_sites, {**outer, **{k: named_args[k] for k in moved}},
+                                     autotune=tuner, early_kwargs={} if convention is JAX_TRITON else None,
+                                     capability=capability)
         except LaunchModelError as err:
             err.stage = "prune"
             raise

@@ -481,7 +481,8 @@ def _is_static_scalar(value: Any) -> bool:
 
 
 def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
-              capability: int | None, convention, positional: Mapping[str, Any] | None = None) -> list:
+              capability: int | None, convention, positional: Mapping[str, Any] | None = None,
+              keywords: Sequence[str] = ()) -> list:
     """The variants the call compiles (:func:`autotune_export.cuda.launch_model.launch_variants`,
     under ``convention``: jax-triton's or Triton's rules for metaparameters, heuristics and
     ``prune_configs_by``), with Triton's driver answering for ``capability`` while pruning."""
@@ -495,7 +496,8 @@ def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_sta
             kwargs.pop(key, None)  # jax-triton takes them from the configs
     try:
         return list(launch_model.launch_variants(k.model, named_args, kwargs, convention=convention,
-                                                 capability=capability, positional=positional).variants)
+                                                 capability=capability, positional=positional,
+                                                 keywords=keywords).variants)
     except launch_model.LaunchModelError as err:
         if err.stage == "prune":
             raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
@@ -607,7 +609,8 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
                   kernel_source: tuple[str, str] | None, relative_to: str | None, output: str | os.PathLike | None,
                   output_params: Sequence[str] | None, compute_capability: int | None, metaparams: dict,
                   convention: launch_model.Convention, origin: str, host_outputs: Sequence[str] = (),
-                  positional_constexprs: Mapping[str, Any] | None = None, origin_note: str = "") -> str:
+                  positional_constexprs: Mapping[str, Any] | None = None, origin_note: str = "",
+                  keyword_arguments: Sequence[str] = ()) -> str:
     """:func:`triton_call_to_mlir`'s work, shared with the PyTorch-style launch
     (:func:`autotune_export.interop.launch.launch_to_mlir`): ``convention`` is the launch
     semantics (:mod:`autotune_export.cuda.launch_model`: jax-triton's or Triton's), ``origin``
@@ -616,7 +619,9 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
     place (the dispatch's result tied to the argument itself); the host function's arguments
     are then every tensor it takes in kernel parameter order. ``positional_constexprs``:
     constexprs the launch gave by position (the pruners see them among the named arguments,
-    as Triton's ``Autotuner.nargs``). Under Triton's convention the heuristics, pruners and
+    as Triton's ``Autotuner.nargs``). ``keyword_arguments``: non-constexpr parameters the
+    launch gave by keyword: the pruners see them among their keyword arguments, not the named
+    ones (Triton's ``Autotuner.run``). Under Triton's convention the heuristics, pruners and
     grid callable see each tensor as a
     :class:`~autotune_export.cuda.launch_model.TensorArgument` (dtype, shape, strides, element
     size) and the grid callable every kernel argument by name. Raises JaxTritonError."""
@@ -718,7 +723,7 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
     except TargetError:
         capability = None  # the header comment names it; the CLI's --target decides
     variants = _variants(k, metaparams, named_args, num_warps, num_stages, num_ctas, capability, convention,
-                         positional_constexprs)
+                         positional_constexprs, keyword_arguments)
 
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
     # A constexpr named like a launch option has the option's value (Triton binds the

@@ -155,6 +155,7 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
     k = _jt._unwrap(kernel)
     names = k.runtime_names  # the kernel's non-constexpr parameters, in order
     metaparams = dict(metaparams)
+    keywords = [n for n in k.runtime_names if n in metaparams]  # runtime arguments given by keyword
     bound, positional = _bind(k, args, metaparams)
     args = tuple(_jit_typed(a) for a in bound)
     if len(args) != len(names):
@@ -196,7 +197,7 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
                              output=output, output_params=wanted, compute_capability=None, metaparams=metaparams,
                              convention=launch_model.TRITON, origin="autotune_export.interop.launch.launch_to_mlir",
                              origin_note=note, host_outputs=[p for p in wanted if p in tied],
-                             positional_constexprs=positional)
+                             positional_constexprs=positional, keyword_arguments=keywords)
 
 
 class _JitInt(int):

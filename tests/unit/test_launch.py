@@ -94,6 +94,19 @@ def pruned(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
 
 
+def _keep_by_keyword(configs, named_args, **kwargs):
+    SEEN["kw_pruner"], SEEN["kw_pruner_kwargs"] = dict(named_args), dict(kwargs)
+    return [c for c in configs if c.kwargs["BLOCK"] <= kwargs["n"]]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 512})], key=["n"],
+                 prune_configs_by={"early_config_prune": _keep_by_keyword})
+@triton.jit
+def pruned_by_keyword(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
 @triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})], key=["n"],
                  reset_to_zero=["acc_ptr"])
 @triton.jit
@@ -381,6 +394,25 @@ def test_grid_sees_every_argument_and_pruner_positional_constexprs(kernels):
     launch_to_mlir(kernels.pruned, grid, x, x, 300, outputs=["y_ptr"], SCALE=3.0)
     assert kernels.SEEN["pruner_kwargs"] == {"SCALE": 3.0}
     assert group.grid == ["3"]
+
+
+def test_pruner_gets_runtime_arguments_given_by_keyword_among_its_kwargs(kernels):
+    """Triton's Autotuner.run hands early_config_prune the positional arguments as named_args
+    and every keyword argument of the launch as **kwargs, a non-constexpr one too (gemlite's
+    ``load_scales_as_block=...``); before, such an argument was only among the named arguments
+    and the pruner's kwargs[...] raised KeyError."""
+    x = np.empty(300, np.float32)
+    seen = {}
+
+    def grid(meta):
+        seen.update(meta)
+        return (triton_cdiv(meta["n"], meta["BLOCK"]),)
+
+    group = _group(launch_to_mlir(kernels.pruned_by_keyword, grid, x, x, outputs=["y_ptr"], n=300))
+    assert [dict(c)["BLOCK"] for c in group.configs] == [128]  # 512 > n: pruned
+    assert kernels.SEEN["kw_pruner_kwargs"] == {"n": 300}
+    assert "n" not in kernels.SEEN["kw_pruner"] and kernels.SEEN["kw_pruner"]["x_ptr"].shape == (300,)
+    assert seen["n"] == 300  # the grid sees every argument by name
 
 
 def triton_cdiv(a, b):

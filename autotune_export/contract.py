@@ -11,6 +11,9 @@ only iree.runtime loads it.
   gives (the choice global, the select entry, one benchmark entry per variant).
 * :data:`VARIANT_CONFIG_ATTR` on an export: the Triton config it was compiled from, for the
   later passes (the IR is the only state between passes).
+* :data:`STRIDED_KEY` on a host function's ``iree.reflection``: the tensors of a launch passed
+  as strided views (``launch_to_mlir``) and the storage span the host passes for each
+  (:class:`StridedTensor`, :func:`encode_strided`/:func:`decode_strided`); ``inspect`` shows it.
 * :data:`RESULTS_FORMAT` is the tuning-results file (the runtime's cache and
   ``--tuning-results``): ``{"format": RESULTS_FORMAT, "results": [{"executable", "group",
   "variant", ...}]}``.
@@ -43,6 +46,10 @@ __all__ = [
     "per_workload_choices",
     "fits_i64",
     "workload_values_problem",
+    "STRIDED_KEY",
+    "StridedTensor",
+    "encode_strided",
+    "decode_strided",
 ]
 
 #: The module's tuning entry point (IREE function name).
@@ -184,6 +191,51 @@ def decode_reflection(text: str | bytes) -> list[GroupReflection]:
     if not isinstance(data, list):
         raise ValueError(f"the {REFLECTION_KEY} metadata is not a list of groups")
     return [GroupReflection.from_json(d) for d in data]
+
+
+#: Key, in a host function's ``iree.reflection`` dictionary, of the JSON list of its strided
+#: tensors (:class:`StridedTensor`), written by ``launch_to_mlir`` (docs/call-sites.md,
+#: "Strided tensors").
+STRIDED_KEY = "autotune.strided"
+
+
+@dataclass
+class StridedTensor:
+    """A tensor of a launch that was a strided view (docs/call-sites.md, "Strided tensors"):
+    kernel parameter ``param``; the host function's ``argument`` and/or ``result`` index that
+    carries it (None where it is not one); the view as the launch passed it (``view_shape``,
+    ``strides`` in elements, ``kind``: permuted, broadcast, gapped or overlapping, as
+    :class:`autotune_export.cuda.launch_model.StorageSpan` names it); ``type``: the tensor type
+    of its storage span, what the host passes and gets back."""
+
+    param: str
+    argument: int | None
+    result: int | None
+    view_shape: list
+    strides: list
+    kind: str
+    type: str
+
+    def describe(self) -> str:
+        """``y_ptr (argument 1, result 0): (77, 300) view, strides (1, 77), permuted: storage span tensor<300x77xf32>``."""
+        where = ", ".join(f"{k} {v}" for k, v in (("argument", self.argument), ("result", self.result)) if v is not None)
+        return (f"{self.param} ({where}): {tuple(self.view_shape)} view, strides {tuple(self.strides)}, {self.kind}: "
+                f"storage span {self.type}")
+
+
+def encode_strided(tensors: list[StridedTensor]) -> str:
+    """The value of :data:`STRIDED_KEY`: a compact JSON list (keys sorted)."""
+    return json.dumps([dataclasses.asdict(t) for t in tensors], separators=(",", ":"), sort_keys=True)
+
+
+def decode_strided(text: str | bytes) -> list[StridedTensor]:
+    """The tensors of a :data:`STRIDED_KEY` value. Raises ValueError for text that is not a JSON
+    list of them."""
+    try:
+        data = json.loads(text)
+        return [StridedTensor(**d) for d in data]
+    except (json.JSONDecodeError, TypeError) as err:
+        raise ValueError(f"the {STRIDED_KEY} metadata is not a list of strided tensors: {err}") from None
 
 
 def names_for(executable: str, group: str) -> dict[str, str]:

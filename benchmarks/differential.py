@@ -74,10 +74,14 @@ class Arg:
     argument ``i`` (an input, or a tensor written in place), ``("new", i)`` a new output buffer
     that the host function returns as result ``i`` (empty contents), ``("zeros", i)`` the same
     made with ``torch.zeros`` (what a caller of a ``reset_to_zero`` kernel passes),
-    ``("scalar", value)``, ``("none",)``."""
+    ``("scalar", value)``, ``("none",)``. ``view``: for a tensor, Python source of a function
+    of it returning ``(view, span)``: the launch gets ``view`` (a transposed, expanded or sliced
+    view of that storage), and ``span`` (the elements from the view's first one to its last one,
+    what the module takes and returns for it) is read as its result."""
 
     kind: str
     value: Any = None
+    view: str | None = None
 
 
 @dataclass
@@ -270,6 +274,87 @@ def _strided(rng: random.Random, idx: int) -> Case:
     return case
 
 
+def _views(rng: random.Random, idx: int) -> Case:
+    """Strided views passed to the launch as a library passes them (issue 23, item 1): a
+    transposed input, an expanded (stride-0) bias, a column-major new output, a column-major
+    tensor and a slice at a storage offset updated in place, a GEMM with a ``b.t()`` operand.
+    The host passes (and gets back) each view's storage span."""
+    # Sizes from 2: a view with a dimension of size 1 may be dense (torch.Tensor.is_contiguous),
+    # and its module argument then has the view's shape, not the storage's.
+    m, n = rng.randint(2, 70), rng.randint(2, 70)
+    dtype = rng.choice(["float32", "float16"])
+    tiles = rng.sample([(16, 16, 1), (32, 16, 2), (16, 64, 4)], 2)
+    configs = "[" + ", ".join(f"triton.Config({{'BM': {a}, 'BN': {b}}}, num_warps={w})" for a, b, w in tiles) + "]"
+    grid = f"lambda meta: (triton.cdiv({m}, meta['BM']), triton.cdiv({n}, meta['BN']))"
+    form = idx % 4
+    if form == 0:  # out (column-major, new) = 2 x (a transposed input) + bias (expanded along M)
+        src = _HEADER + textwrap.dedent(f"""
+            @triton.autotune(configs={configs}, key=["M", "N"])
+            @triton.jit
+            def kernel(x_ptr, b_ptr, out_ptr, M, N, sxm, sxn, sbm, sbn, som, son, BM: tl.constexpr, BN: tl.constexpr):
+                rm = tl.program_id(0) * BM + tl.arange(0, BM)
+                rn = tl.program_id(1) * BN + tl.arange(0, BN)
+                mask = (rm[:, None] < M) & (rn[None, :] < N)
+                x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :] * sxn, mask=mask)
+                b = tl.load(b_ptr + rm[:, None] * sbm + rn[None, :] * sbn, mask=mask)
+                tl.store(out_ptr + rm[:, None] * som + rn[None, :] * son, x * 2 + b, mask=mask)
+            """)
+        args = [Arg("host", 0, "lambda s: (s.t(), s)"), Arg("host", 1, f"lambda s: (s.expand({m}, {n}), s)"),
+                Arg("new", 0, "lambda s: (s.t(), s)"), Arg("scalar", m), Arg("scalar", n), Arg("scalar", 1),
+                Arg("scalar", m), Arg("scalar", 0), Arg("scalar", 1), Arg("scalar", 1), Arg("scalar", m)]
+        return Case(f"{idx:04d}-views", "views", "launch", src, "kernel", [[((n, m), dtype), ((n,), dtype)]], 1,
+                    [Call(args, grid, returns={0: 2})], {"outputs": ["out_ptr"], "out_shapes": {"out_ptr": (n, m)}})
+    inplace = textwrap.dedent(f"""
+        @triton.autotune(configs={configs}, key=["M", "N"])
+        @triton.jit
+        def kernel(x_ptr, y_ptr, M, N, sxm, sxn, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
+            rm = tl.program_id(0) * BM + tl.arange(0, BM)
+            rn = tl.program_id(1) * BN + tl.arange(0, BN)
+            mask = (rm[:, None] < M) & (rn[None, :] < N)
+            x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :] * sxn, mask=mask)
+            y_ptrs = y_ptr + rm[:, None] * sym + rn[None, :] * syn
+            tl.store(y_ptrs, tl.load(y_ptrs, mask=mask) * 3 - x, mask=mask)
+        """)
+    if form == 1:  # y (column-major) updated in place; x a dense view at a storage offset
+        offset = "lambda s: (lambda b: (b[3:].view(s.shape), b[3:]))(torch.cat([s.new_zeros(3), s.reshape(-1)]))"
+        args = [Arg("host", 0, offset), Arg("host", 1, "lambda s: (s.t(), s)"), Arg("scalar", m), Arg("scalar", n),
+                Arg("scalar", n), Arg("scalar", 1), Arg("scalar", 1), Arg("scalar", m)]
+        return Case(f"{idx:04d}-views", "views", "launch", _HEADER + inplace, "kernel", [[((m, n), dtype), ((n, m), dtype)]],
+                    1, [Call(args, grid, returns={0: 1})], {"inplace": ["y_ptr"]})
+    if form == 2:  # y a slice of a wider buffer at a storage offset (rows w apart), updated in place
+        w = n + rng.randint(1, 9)
+        span = (m - 1) * w + n
+        gapped = (f"lambda s: (lambda b: (b.as_strided(({m}, {n}), ({w}, 1), 5), b[5:]))"
+                  f"(torch.cat([s.new_zeros(5), s]))")
+        args = [Arg("host", 0), Arg("host", 1, gapped), Arg("scalar", m), Arg("scalar", n), Arg("scalar", n),
+                Arg("scalar", 1), Arg("scalar", w), Arg("scalar", 1)]
+        return Case(f"{idx:04d}-views", "views", "launch", _HEADER + inplace, "kernel", [[((m, n), dtype), ((span,), dtype)]],
+                    1, [Call(args, grid, returns={0: 1})], {"inplace": ["y_ptr"]})
+    k = rng.randint(2, 40)  # C = A @ B with B passed as bt.t() (bt: N x K), fp16
+    src = _HEADER + textwrap.dedent(f"""
+        @triton.autotune(configs={configs}, key=["M", "N", "K"])
+        @triton.jit
+        def kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr):
+            rm = tl.program_id(0) * BM + tl.arange(0, BM)
+            rn = tl.program_id(1) * BN + tl.arange(0, BN)
+            rk = tl.arange(0, 16)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k0 in range(0, K, 16):
+                a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
+                            mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+                b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
+                            mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+                acc += tl.dot(a, b)
+            tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+        """)
+    args = [Arg("host", 0), Arg("host", 1, "lambda s: (s.t(), s)"), Arg("new", 0), Arg("scalar", m), Arg("scalar", n),
+            Arg("scalar", k), Arg("scalar", k), Arg("scalar", 1), Arg("scalar", 1), Arg("scalar", k), Arg("scalar", n),
+            Arg("scalar", 1)]
+    return Case(f"{idx:04d}-views", "views", "launch", src, "kernel", [[((m, k), "float16"), ((n, k), "float16")]], 1,
+                [Call(args, grid, returns={0: 2})], {"outputs": ["c_ptr"], "out_shapes": {"c_ptr": (m, n)},
+                                                    "out_dtypes": {"c_ptr": "float32"}})
+
+
 def _pruned(rng: random.Random, idx: int) -> Case:
     n = rng.randint(1, 1500)
     src = _HEADER + textwrap.dedent(f"""
@@ -441,7 +526,7 @@ def case_from_dict(data: dict) -> Case:
 
 FAMILIES = {
     "elementwise": _elementwise, "scalars": _scalars, "inplace": _in_place, "outputs": _two_outputs, "none": _none_bias,
-    "strided": _strided, "pruned": _pruned, "dtype-heuristic": _dtype_heuristic, "reset": _reset, "restore": _restore,
+    "strided": _strided, "views": _views, "pruned": _pruned, "dtype-heuristic": _dtype_heuristic, "reset": _reset, "restore": _restore,
     "reduction": _reduction, "dispatches": _dispatches, "workloads": _workloads,
 }
 
@@ -498,10 +583,10 @@ def build_module(case: Case, folder: str) -> str:
     for pos, a in enumerate(call.args):
         if a.kind == "host":
             shape, dtype = host[a.value][:2]
-            args.append(torch.empty(shape, dtype=getattr(torch, dtype)))
+            args.append(_viewed(a, torch.empty(shape, dtype=getattr(torch, dtype)))[0])
         elif a.kind in ("new", "zeros"):
             shape, dtype = out_shape(case, call, pos)
-            args.append(torch.empty(shape, dtype=getattr(torch, dtype)))
+            args.append(_viewed(a, torch.empty(shape, dtype=getattr(torch, dtype)))[0])
         elif a.kind == "scalar":
             args.append(a.value)
         else:
@@ -512,6 +597,16 @@ def build_module(case: Case, folder: str) -> str:
     with open(out, encoding="utf-8") as f:
         case.mlir = f.read()
     return out
+
+
+def _viewed(a: Arg, t):
+    """``(what the launch gets, the span read back as the result)`` of tensor ``t`` for ``a``
+    (``a.view``, else ``t`` itself for both)."""
+    if a.view is None:
+        return t, t
+    import torch
+
+    return eval(a.view, {"torch": torch})(t)  # noqa: S307 - the generator's own source
 
 
 def out_shape(case: Case, call: Call, position: int) -> tuple[tuple, str]:
@@ -574,14 +669,16 @@ def run_triton(case: Case, kernel, entries: list, seed: int, device: str = "cpu"
     results = {}
     for call in case.calls:
         data = host_data(case, call.workload, seed, device)
-        args = []
+        args, spans = [], {}
         for pos, a in enumerate(call.args):
             if a.kind == "host":
-                args.append(data[a.value])
+                args.append(None)
+                args[pos], spans[pos] = _viewed(a, data[a.value])
             elif a.kind in ("new", "zeros"):
                 shape, dtype = out_shape(case, call, pos)
                 make = torch.zeros if a.kind == "zeros" else torch.empty
-                args.append(make(shape, dtype=getattr(torch, dtype), device=device))
+                args.append(None)
+                args[pos], spans[pos] = _viewed(a, make(shape, dtype=getattr(torch, dtype), device=device))
             elif a.kind == "scalar":
                 args.append(a.value)
             else:
@@ -590,7 +687,7 @@ def run_triton(case: Case, kernel, entries: list, seed: int, device: str = "cpu"
         extra = {**call.kwargs, **({} if tuner is not None else {**kwargs, **options})}
         kernel[grid](*args, **extra)
         for j, pos in call.returns.items():
-            results[(call.workload, j)] = args[pos].detach().cpu()
+            results[(call.workload, j)] = spans[pos].detach().cpu()
     return results
 
 

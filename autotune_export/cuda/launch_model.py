@@ -63,6 +63,7 @@ __all__ = [
     "PruneOutcome",
     "Pruned",
     "SitePruning",
+    "StorageSpan",
     "TRITON",
     "TensorArgument",
     "UnknownScalar",
@@ -72,6 +73,8 @@ __all__ = [
     "prune_configs",
     "prune_per_site",
     "resolve_constexprs",
+    "dense_strides",
+    "storage_span",
 ]
 
 
@@ -368,6 +371,113 @@ class TensorArgument:
     def __repr__(self) -> str:
         shape = "" if self._shape is None else f", shape {self._shape}"
         return f"<tensor {self._name}: {self._type}{shape}>"
+
+
+# --------------------------------------------------------------------------------------------
+# What a launch's tensor argument addresses
+
+
+@dataclass(frozen=True)
+class StorageSpan:
+    """The memory a tensor argument of a launch can reach, and the dense tensor that holds it.
+
+    Triton's launcher passes a tensor as its data pointer, ``data_ptr()``, the address of the
+    view's first element (its storage offset included; ``triton/backends/nvidia/driver.py``),
+    and nothing else: the kernel reaches element ``(i_0, ..., i_r)`` at ``data_ptr + sum(i_d *
+    stride_d)`` with the strides the launch passes as separate integer arguments. So what a
+    kernel can address is the *span* of the view: the elements from its first one to its last
+    one, in the storage's order. ``view_shape``/``strides``: the view as the launch gave it
+    (elements). ``shape``: the dense row-major tensor of that span, the module's argument
+    (the host passes the storage's elements in this shape). ``kind``:
+
+    * ``"dense"``: row-major contiguous (size-1 dimensions' strides do not matter, as in
+      ``torch.Tensor.is_contiguous``), or zero elements: ``shape`` is ``view_shape``;
+    * ``"permuted"``: a permutation of a dense block (``b.t()``, a column-major
+      ``torch.empty(n, m).t()``, channels-last): ``shape`` is the view's dimensions of size
+      > 1 in the storage's order (strides decreasing), the storage's own shape: for ``b.t()``
+      of a row-major ``(N, K)`` ``b``, ``(N, K)``; ``order`` the view's dimensions in that order;
+    * ``"broadcast"``: dimensions of stride 0 (``bias.expand(M, N)``, strides ``(0, 1)``): the
+      kernel reads the same elements for every index of such a dimension, so they are not part
+      of the span; ``shape`` is that of the remaining dimensions, dense or permuted as above
+      (``(N,)``); ``overlaps`` is True;
+    * ``"gapped"``: non-overlapping but with elements between those of the view (``x[:, :64]``
+      of a ``(M, 128)`` ``x``, ``x[::2]``): ``shape`` is the 1-D span, ``(span,)``, ``span = 1 +
+      sum((size_d - 1) * stride_d)`` elements from the first one;
+    * ``"overlapping"``: two indices reach the same element through non-zero strides
+      (``as_strided``): ``shape`` is ``(span,)``; ``overlaps`` is True.
+
+    ``span``: the number of elements of ``shape``. Only the view's shape and strides decide;
+    see :func:`storage_span`."""
+
+    view_shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    shape: tuple[int, ...]
+    kind: str
+    order: tuple[int, ...] = ()
+
+    @property
+    def span(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def overlaps(self) -> bool:
+        """Two indices of the view reach the same element (a stride-0 broadcast, or an
+        overlapping ``as_strided`` view): what the kernel writes there is a race."""
+        return self.kind in ("broadcast", "overlapping")
+
+    @property
+    def strided(self) -> bool:
+        """The module's argument is not a dense tensor of the view's shape."""
+        return self.kind != "dense"
+
+    def describe(self) -> str:
+        """One line for diagnostics and the module's header: ``(256, 512) view, strides (1, 256)``."""
+        return f"{self.view_shape} view, strides {self.strides}"
+
+
+def dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a dense row-major tensor of ``shape`` (``torch.empty(shape).stride()``)."""
+    out, step = [], 1
+    for d in reversed(tuple(shape)):
+        out.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(out))
+
+
+def storage_span(shape: Sequence[int], strides: Sequence[int]) -> StorageSpan:
+    """The :class:`StorageSpan` of a view of ``shape`` with element ``strides`` (as
+    ``torch.Tensor.stride()`` gives them). Raises ValueError for a rank mismatch or a negative
+    stride (a numpy view such as ``x[::-1]``: Triton's launcher takes no such tensor, torch has
+    none)."""
+    shape, strides = tuple(int(d) for d in shape), tuple(int(s) for s in strides)
+    if len(shape) != len(strides):
+        raise ValueError(f"shape {shape} and strides {strides} differ in rank")
+    if any(s < 0 for d, s in zip(shape, strides) if d > 1):
+        raise ValueError(f"negative stride in {strides}: the view runs backwards through its storage")
+    if 0 in shape or strides == dense_strides(shape) or all(
+            d == 1 or s == e for d, s, e in zip(shape, strides, dense_strides(shape))):
+        return StorageSpan(shape, strides, shape, "dense", tuple(range(len(shape))))
+    dims = [d for d in range(len(shape)) if shape[d] > 1]
+    live = [d for d in dims if strides[d] != 0]
+    broadcast = len(live) < len(dims)
+    # The view's dimensions in the storage's order: strides decreasing (a stable sort: equal
+    # strides, which only an overlapping view has, keep the view's order).
+    order = sorted(live, key=lambda d: -strides[d])
+    sizes = [shape[d] for d in order]
+    expect, dense = 1, True
+    for d in reversed(order):
+        if strides[d] != expect:
+            dense = False
+            break
+        expect *= shape[d]
+    if dense:  # (every dimension broadcast: the one element, shape (1,))
+        return StorageSpan(shape, strides, tuple(sizes) or (1,), "broadcast" if broadcast else "permuted", tuple(order))
+    span = 1 + sum((shape[d] - 1) * strides[d] for d in live)
+    # Disjoint when each stride clears the extent of the dimensions below it (the usual test,
+    # torch's too: a view it cannot prove disjoint counts as overlapping).
+    overlapping = any(strides[a] < strides[b] * shape[b] for a, b in zip(order, order[1:]))
+    kind = "broadcast" if broadcast else ("overlapping" if overlapping else "gapped")
+    return StorageSpan(shape, strides, (span,), kind, tuple(order))
 
 
 def _unknown(self, *args, **kwargs):

@@ -57,6 +57,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from autotune_export import contract
 from autotune_export.ir import binding as _binding
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype, descriptor_refusal
@@ -454,14 +455,14 @@ class _CallArg:
         return _tensor_type(self.shape, self.elem)
 
 
-def _dense_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Element strides of a dense row-major tensor of ``shape`` (what ``torch.empty(shape)``
-    has; a launch's tensors are dense: launch_to_mlir refuses other views)."""
-    out, step = [], 1
-    for d in reversed(shape):
-        out.append(step)
-        step *= max(int(d), 1)
-    return tuple(reversed(out))
+def _view_of(a: "_CallArg") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and element strides of array argument ``a`` as the launch passed it: the view of a
+    :class:`~autotune_export.cuda.launch_model.StorageSpan` (``a.value.span``, set by
+    launch_to_mlir for a strided tensor), else ``a.shape`` dense in row-major order."""
+    span = getattr(a.value, "span", None)
+    if span is not None:
+        return span.view_shape, span.strides
+    return a.shape, launch_model.dense_strides(a.shape)
 
 
 def _flatten(items: Sequence[Any]) -> list[Any]:
@@ -711,7 +712,9 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         # What Triton's launch hands to heuristics, pruners and the grid: the tensors (here
         # stand-ins answering what a torch.Tensor of that dtype and shape answers), the
         # scalars, and the constexprs given by position.
-        named_args = {a.name: (launch_model.TensorArgument(a.name, a.triton_type, a.shape, _dense_strides(a.shape),
+        # A strided view (launch_to_mlir: ``a.value.span``) answers with the view's own shape
+        # and strides, as the tensor the library passed does; the module's argument is its span.
+        named_args = {a.name: (launch_model.TensorArgument(a.name, a.triton_type, *_view_of(a),
                                                            getattr(a.value, "source_dtype", None)) if a.is_array else a.value)
                       for a in call_args + out_args}
         named_args = {p: named_args[p] for p in runtime if p in named_args}
@@ -800,6 +803,22 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
     return text
 
 
+def _strided_tensors(takes, out_args, host_outs) -> list:
+    """The :class:`~autotune_export.contract.StridedTensor` of each array argument that is a
+    strided view (``a.value.span``, set by launch_to_mlir), with the host function's argument
+    (its place in ``takes``) and result (its place among ``out_args``) that carry it."""
+    out = []
+    for a in list(takes) + [o for o in out_args if o not in takes]:
+        span = getattr(a.value, "span", None)
+        if span is None or not span.strided:
+            continue
+        argument = takes.index(a) if a in takes else None
+        result = out_args.index(a) if a in out_args else None
+        out.append(contract.StridedTensor(a.name, argument, result, list(span.view_shape), list(span.strides), span.kind,
+                                          a.tensor_type))
+    return out
+
+
 def _scalar_constant(a: _CallArg) -> ir.Value:
     """``arith.constant`` of static scalar ``a`` at the current insertion point: ``i1``, a
     32-bit integer as signless ``i32`` (a ``u32`` by its bits), a 64-bit one as ``i64``, ``fp32``
@@ -859,6 +878,13 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
         f"// Compile: autotune-export THIS.mlir --emit vmfb --target {target} -o OUT.vmfb",
         f"// Grid: {how} ({len(group.configs)} config{'s' if len(group.configs) != 1 else ''}).",
     ]
+    for a in call_args + out_args:
+        span = getattr(a.value, "span", None) if a.is_array else None
+        if span is not None and span.strided:
+            header.append(f"// Strided: '{a.name}' is a {span.describe()} ({span.kind}); the module's "
+                          f"{'result' if a in out_args and a.name not in host_outs else 'argument'} is its storage "
+                          f"span from its first element, {a.tensor_type}; the strides are passed as given "
+                          "(docs/call-sites.md, \"Strided tensors\").")
     with new_context(), ir.Location.unknown():
         module = ir.Module.create()
         top = ir.InsertionPoint(module.body)
@@ -899,7 +925,12 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
             dispatch = ir.Operation.create("flow.dispatch", results=res_types, operands=operands, attributes=attrs)
             return list(dispatch.results)
 
-        functions.util_func(func, in_types, res_types, body, ip=top)
+        strided = _strided_tensors(takes, out_args, host_outs)
+        attributes = None
+        if strided:
+            attributes = {"iree.reflection": ir.DictAttr.get(
+                {contract.STRIDED_KEY: ir.StringAttr.get(contract.encode_strided(strided))})}
+        functions.util_func(func, in_types, res_types, body, attributes=attributes, ip=top)
         module.operation.verify()
         lines = print_module(module).rstrip("\n").split("\n")
         if lines[0] == "module {" and lines[-1] == "}":  # the top-level ops without the implicit module

@@ -16,6 +16,14 @@ attributes), Python scalars are baked into the module as constants (the module i
 to them, as Triton's JIT specializes ``n == 1``; a float is fp32, as the JIT types it), keyword arguments are constexpr values
 (filtering a ``triton.autotune`` kernel's configs, as the launch would), and ``None`` is
 Triton's constexpr None.
+
+A strided view (``b.t()``, a column-major output, ``bias.expand(M, N)``, a slice at a storage
+offset; strides read from torch's ``stride()`` or numpy's ``strides``) becomes its storage span
+(:func:`autotune_export.cuda.launch_model.storage_span`): the module's argument or result is
+the dense tensor of the elements from the view's first one to its last one, in the storage's
+order, and the strides the launch passes reach the kernel as they are (docs/limits.md,
+"Strided tensors"). The module's header comment, its host function's ``iree.reflection``
+(``autotune.strided``) and ``autotune-export inspect`` name each one.
 """
 
 from __future__ import annotations
@@ -77,12 +85,15 @@ def answering_for_target(target: str = "sm_90"):
 class _Spec:
     """Shape and dtype of a tensor argument (what the module needs of it); ``source_dtype``:
     the tensor's own dtype when it is a ``torch.dtype`` (what heuristics and pruners then see,
-    as at the launch), else None."""
+    as at the launch), else None. ``span``: for a strided view, its
+    :class:`~autotune_export.cuda.launch_model.StorageSpan` (``shape`` is then the span's: the
+    module's argument), else None."""
 
-    def __init__(self, shape, dtype: str, source_dtype: Any = None):
+    def __init__(self, shape, dtype: str, source_dtype: Any = None, span: launch_model.StorageSpan | None = None):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
         self.source_dtype = source_dtype
+        self.span = span
 
 
 def _spec(value: Any) -> Any:
@@ -94,7 +105,11 @@ def _spec(value: Any) -> Any:
     text = str(dtype)
     if text.startswith("torch."):
         dtype = {"half": "float16", "float": "float32", "double": "float64", "bool": "bool"}.get(text[6:], text[6:])
-    return _Spec(value.shape, dtype, source if type(source).__module__ == "torch" else None)
+    source = source if type(source).__module__ == "torch" else None
+    span = _span_of(value)
+    if span is not None and span.strided:
+        return _Spec(span.shape, dtype, source, span)
+    return _Spec(value.shape, dtype, source)
 
 
 def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | int] = (),
@@ -135,9 +150,13 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     constexprs given by position, and the grid callable every kernel argument by name in its
     ``META``; what a stand-in cannot answer (``.data_ptr()``) is an error naming it.
 
+    A tensor that is a strided view is passed as its storage span (module docstring): the host
+    function takes (and returns) the storage, in its own order, not a tensor of the view's shape.
+
     Raises :class:`LaunchError` with a one-line reason (an output that is not a tensor or not
     a parameter, arguments that do not fit the kernel, a metaparameter that conflicts with the
-    autotuner; :class:`KernelNotImportableError` for a kernel that cannot be imported),
+    autotuner, a written view that overlaps or a new output with gaps, naming the pattern;
+    :class:`KernelNotImportableError` for a kernel that cannot be imported),
     OSError when ``output`` cannot be written.
     """
     try:
@@ -161,13 +180,6 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
     if len(args) != len(names):
         raise LaunchError(f"the launch passes {len(args)} positional argument(s); kernel has "
                           f"{len(names)} non-constexpr parameters ({', '.join(names)})")
-    for p, a in zip(names, args):
-        strides = _dense_strides_differ(a)
-        if strides is not None:
-            raise LaunchError(
-                f"argument '{p}' is a non-contiguous tensor (shape {tuple(a.shape)}, strides {strides}): the module's "
-                f"argument is a dense tensor of that shape, which the launch's strides would not address as they do "
-                f"the tensor's storage; pass '{p}.contiguous()' (and its strides)")
     wanted: list[str] = []
     tied = [_param_name(o, names, "inplace") for o in inplace]
     for o in list(outputs) + tied:
@@ -185,6 +197,8 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
     if not wanted:
         raise LaunchError("outputs names no parameter (nor does inplace): the module would compute nothing")
     wanted.sort(key=names.index)
+    for p, a in zip(names, args):
+        _check_span(p, a, written=p in wanted, in_place=p in tied)
     inputs = [_spec(a) for p, a in zip(names, args) if p not in wanted]
     outs = [_spec(args[names.index(p)]) for p in wanted]
     note = f" (in place: {', '.join(p for p in wanted if p in tied)})" if tied else ""
@@ -219,24 +233,64 @@ def _jit_typed(value: Any) -> Any:
     return value
 
 
-def _dense_strides_differ(value: Any) -> tuple | None:
-    """The element strides of ``value`` when it is a tensor that is not dense in row-major
-    order (a transposed, sliced or expanded view: ``x.t()``, ``x[:, :64]``, ``x.expand(...)``),
-    else None. Read from torch's ``is_contiguous()``/``stride()`` or numpy's ``flags`` and
-    ``strides`` (bytes, divided by the item size); objects with neither (``ShapeDtypeStruct``)
-    are dense. A contiguous view at an offset into its storage is dense (the kernel reads from
-    its first element on)."""
+def _strides_of(value: Any) -> tuple[int, ...] | None:
+    """The element strides of tensor ``value``: torch's ``stride()``, numpy's ``strides`` (bytes,
+    divided by the item size); None for an object with neither (``jax.ShapeDtypeStruct``:
+    dense)."""
     if isinstance(value, np.ndarray):
-        return None if value.flags.c_contiguous else tuple(s // value.itemsize for s in value.strides)
-    is_contiguous = getattr(value, "is_contiguous", None)
-    if callable(is_contiguous) and hasattr(value, "shape"):
+        return tuple(s // value.itemsize for s in value.strides)
+    stride = getattr(value, "stride", None)
+    if callable(stride) and hasattr(value, "shape"):
         try:
-            if is_contiguous():
-                return None
-            return tuple(int(s) for s in value.stride())
-        except Exception:  # noqa: BLE001 - a look-alike without strides: nothing to check
+            got = stride()
+            return tuple(int(s) for s in got)
+        except Exception:  # noqa: BLE001 - a look-alike without strides: dense
             return None
     return None
+
+
+def _span_of(value: Any) -> launch_model.StorageSpan | None:
+    """The storage span of tensor ``value`` (:func:`autotune_export.cuda.launch_model.storage_span`),
+    None when its strides are not known (dense) or run backwards (refused by
+    :func:`_check_span`)."""
+    strides = _strides_of(value)
+    if strides is None or len(strides) != len(value.shape):
+        return None
+    try:
+        return launch_model.storage_span(value.shape, strides)
+    except ValueError:
+        return None
+
+
+def _check_span(p: str, value: Any, *, written: bool, in_place: bool) -> None:
+    """Refuse tensor argument ``p`` when its view cannot be a module argument (docs/limits.md):
+    a negative stride (numpy), a written tensor (``outputs``/``inplace``) whose view reaches an
+    element from several indices (a stride-0 broadcast, an overlapping ``as_strided`` view:
+    Triton's launch would race on it), a written output whose view leaves gaps in its span
+    (the result's elements between would be undefined: name it in ``inplace``). Raises
+    LaunchError naming the argument and the pattern."""
+    strides = _strides_of(value) if hasattr(value, "shape") and not isinstance(value, np.generic) else None
+    if strides is None or len(strides) != len(value.shape):
+        return
+    shape = tuple(int(d) for d in value.shape)
+    try:
+        span = launch_model.storage_span(shape, strides)
+    except ValueError as err:
+        raise LaunchError(f"argument '{p}' ({shape} view, strides {strides}): {err}; Triton's launcher takes no such "
+                          f"tensor: pass '{p}.copy()'") from None
+    how = "inplace" if in_place else "outputs"
+    if written and span.overlaps:
+        pattern = ("a stride-0 (broadcast, expanded) dimension" if span.kind == "broadcast"
+                   else "overlapping strides (as_strided)")
+        raise LaunchError(
+            f"argument '{p}' is written ({how}) but its {span.describe()} has {pattern}: several indices reach the same "
+            f"element, so what the kernel writes there depends on the order its programs run (a race in Triton too); "
+            f"pass a tensor without overlap ('{p}.contiguous()')")
+    if written and not in_place and span.kind == "gapped":
+        raise LaunchError(
+            f"output '{p}' is a {span.describe()} that leaves gaps in its storage (a slice): as a new result "
+            f"the module would return its span of {span.span} elements with the ones between undefined; name it in "
+            f"inplace=[...] (the host passes the span and gets it back, gaps kept), or pass a dense tensor")
 
 
 def _param_name(o: str | int, names: list[str], what: str) -> str:

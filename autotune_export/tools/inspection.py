@@ -169,6 +169,10 @@ class GroupInfo:
     #: Frozen per-workload choices (``choices(...)``, written by ``--tuning-results``): workload
     #: values -> variant, in order; None when the input cannot tell (a .vmfb).
     choices: list[tuple[tuple[int, ...], str]] | None = None
+    #: The host function's tensors that the launch passed as strided views (its
+    #: ``iree.reflection`` :data:`~autotune_export.contract.STRIDED_KEY`, written by
+    #: ``launch_to_mlir``): what the host passes for each (docs/call-sites.md, "Strided tensors").
+    strided: list = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -239,6 +243,7 @@ class Inspection:
                     "choices": ([{"workload": list(values), "variant": v} for values, v in g.choices]
                                 if g.choices is not None else None),
                     "pruned": list(g.pruned),
+                    "strided": [dataclasses.asdict(t) for t in g.strided],
                 }
                 for g in self.groups
             ],
@@ -262,6 +267,8 @@ class Inspection:
                 out.append(f"  kernel:      {g.kernel[1]} in {g.kernel[0]}")
             if g.host:
                 out.append(f"  host:        @{g.host}")
+            for t in g.strided:
+                out.append(f"  strided:     {t.describe()}")
             if g.layout:
                 out.append(f"  layout:      {g.layout.summary()}")
             if g.default:
@@ -592,9 +599,26 @@ def _reflection(data: bytes) -> list[GroupReflection]:
 
     module = rt.VmModule.copy_buffer(rt.VmInstance(), data)
     try:
-        return module_reflection(module)
+        groups = module_reflection(module)
     except ValueError as err:
         raise DiagnosticError.at(None, str(err)) from None
+    return groups, module
+
+
+def _strided_of(reflection: dict, where: str, notes: list[str]) -> list:
+    """The :class:`~autotune_export.contract.StridedTensor` list of a host function's
+    ``iree.reflection`` (``reflection``: its dictionary), [] without one; a malformed value is a
+    note (``where`` names the function)."""
+    from autotune_export import contract
+
+    text = reflection.get(contract.STRIDED_KEY)
+    if text is None:
+        return []
+    try:
+        return contract.decode_strided(text)
+    except ValueError as err:
+        notes.append(f"{where}: {err}")
+        return []
 
 
 def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True,
@@ -605,7 +629,7 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
         with open(path, "rb") as f:
             data = f.read()
     try:
-        groups_meta = _reflection(data)
+        groups_meta, vm_module = _reflection(data)
     except (RuntimeError, ValueError) as err:
         detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise DiagnosticError.at(None, f"cannot load '{path}' as an IREE module: {detail}") from None
@@ -678,6 +702,9 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
             executable=meta.executable, group=meta.group, variants=variants,
             layout=layout, default=default, frozen=None, specialized=specialized, host=meta.host,
         ))
+        fn = vm_module.lookup_function(meta.host) if meta.host else None
+        if fn is not None:
+            groups[-1].strided = _strided_of(dict(fn.reflection), f"@{meta.host}", notes)
     return Inspection(path, "vmfb", executables, groups, notes)
 
 
@@ -840,12 +867,21 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                         if layout is None and "layout" in a:
                             layout = parse_layout(str(a["layout"]))
                     variants.append(info)
-            host = None
+            host, strided = None, []
             members = {g.name, *names, *spec_map.values()}
             for site in dispatch_sites(module):
                 if any(e == exe and n in members for e, n in entry_point_refs(site)):
                     fn = enclosing_function(site)
                     host = sym_name(fn) if fn is not None else None
+                    if fn is not None and "iree.reflection" in fn.attributes:
+                        from iree.compiler import ir
+
+                        from autotune_export.contract import STRIDED_KEY
+
+                        refl = ir.DictAttr(fn.attributes["iree.reflection"])
+                        if STRIDED_KEY in refl:
+                            strided = _strided_of({STRIDED_KEY: ir.StringAttr(refl[STRIDED_KEY]).value}, f"@{host}",
+                                                  notes)
                     break
             pruned = [d.message.split(": ", 1)[1] if ": " in d.message else d.message
                       for d in remarks if d.message.startswith(f"@{g.name}: config ") and " pruned" in d.message
@@ -855,7 +891,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                 frozen=g.default is not None,
                 kernel=(original.triton[0], original.triton[1]) if original is not None else None,
                 specialized={k: v for k, v in spec_map.items()}, guards=guards, guard_names=guard_names,
-                pruned=pruned, host=host, choices=list(g.choices or []),
+                pruned=pruned, host=host, choices=list(g.choices or []), strided=strided,
             ))
     return Inspection(source.name, "mlir", executables, groups, notes)
 

@@ -238,27 +238,6 @@ def test_ints_typed_as_triton_jit_types_them(kernels, n, ttype, literal):
     assert f"arith.constant {literal}" in text
 
 
-def test_non_contiguous_tensors_are_refused(kernels):
-    """A view the kernel addresses through its storage (transposed, sliced, expanded) has no
-    dense tensor of its shape that the launch's pointer and strides would read the same way."""
-    base = np.zeros((64, 128), np.float32)
-    out = np.empty(64 * 64, np.float32)
-    for view in (base.T, base[:, :64], np.broadcast_to(base[:1], (64, 128))):
-        with pytest.raises(JaxTritonError, match=r"argument 'x_ptr' is a non-contiguous tensor .*pass 'x_ptr.contiguous\(\)'"):
-            launch_to_mlir(kernels.add_kernel, 1, view, out, out, 64, outputs=["out_ptr"], BLOCK=64)
-    # a contiguous view at an offset is dense: exported
-    launch_to_mlir(kernels.add_kernel, 1, base[8:], out, out, 64, outputs=["out_ptr"], BLOCK=64)
-
-
-def test_non_contiguous_torch_tensors_are_refused(kernels):
-    torch = pytest.importorskip("torch")
-    x = torch.empty((64, 128), device="meta")
-    out = torch.empty(64 * 128, device="meta")
-    with pytest.raises(JaxTritonError, match=r"'x_ptr' is a non-contiguous tensor \(shape \(128, 64\), strides \(1, 128\)\)"):
-        launch_to_mlir(kernels.add_kernel, 1, x.t(), out, out, 64, outputs=["out_ptr"], BLOCK=64)
-    launch_to_mlir(kernels.add_kernel, 1, x[1:], out, out, 64, outputs=["out_ptr"], BLOCK=64)
-
-
 def test_call_site_that_asks_the_gpu_runs_under_answering_for_target(kernels):
     """A wrapper that sizes its grid by the SM count and allocates its output on "cuda" when it
     is called (not when imported) runs on this GPU-less machine inside answering_for_target:

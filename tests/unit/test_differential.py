@@ -31,7 +31,7 @@ def test_generator_covers_every_family_and_form_reproducibly(diff):
     cases = diff.generate(len(diff.FAMILIES), seed=3)
     assert {c.form for c in cases} == {"launch", "dispatches", "workloads"}
     assert [c.name.split("-", 1)[1] for c in cases] == [
-        "elementwise", "scalars", cases[2].name.split("-", 1)[1], "outputs", "none", "strided", "pruned",
+        "elementwise", "scalars", cases[2].name.split("-", 1)[1], "outputs", "none", "strided", "views", "pruned",
         "dtype-heuristic", "reset", "restore", "reduction", "dispatches", "workloads"]
     assert cases[2].family == "inplace2" and cases[2].launch_kwargs == {"inplace": ["b_ptr", "a_ptr"]}  # 2 % 3: the other order
     again = diff.generate(len(diff.FAMILIES), seed=3)
@@ -42,6 +42,24 @@ def test_generator_covers_every_family_and_form_reproducibly(diff):
     # Scalars of every type a Python call passes: int, an int past 32 bits, float, bool.
     scalars = [a.value for a in cases[1].calls[0].args if a.kind == "scalar"]
     assert {type(v) for v in scalars} == {int, float, bool} and any(abs(v) >= 2**31 for v in scalars if type(v) is int)
+
+
+def test_views_family_passes_views_and_binds_their_storage(diff, tmp_path):
+    """The strided-views family (issue 23, item 1): Triton's side gets views of the host's
+    storage (a transposed input, an expanded bias, a column-major new output); the module binds
+    the storage spans, the host's own arrays."""
+    torch = pytest.importorskip("torch")
+    case = diff.generate(4, seed=2, families=["views"])[0]  # form 0
+    (m, n) = (case.calls[0].args[3].value, case.calls[0].args[4].value)
+    x, bias, out = case.calls[0].args[:3]
+    view, span = diff._viewed(x, torch.zeros(n, m))
+    assert (view.shape, view.stride(), span.shape) == ((m, n), (1, m), (n, m))
+    view, span = diff._viewed(bias, torch.zeros(n))
+    assert (view.shape, view.stride(), span.shape) == ((m, n), (0, 1), (n,))
+    path = diff.build_module(case, str(tmp_path / case.name))
+    (launch,) = diff._module_launches(path)
+    assert [(b.param, tuple(b.shape)) for b in launch.buffers] == [("x_ptr", (n, m)), ("b_ptr", (n,)), ("out_ptr", (n, m))]
+    assert launch.host_args == [0, 1, None] and launch.host_results == [0]
 
 
 def test_modules_bind_host_arguments_and_results_as_the_case_says(diff, tmp_path):
@@ -80,7 +98,7 @@ def test_comparison_reports_a_wrong_or_swapped_result(diff):
 @pytest.mark.integration
 def test_interpreter_sides_agree(diff, tmp_path):
     pytest.importorskip("torch", reason="Triton's interpreter runs on torch tensors")
-    families = ["elementwise", "scalars", "outputs", "none", "strided", "pruned", "reset", "restore", "reduction",
+    families = ["elementwise", "scalars", "outputs", "none", "strided", "views", "pruned", "reset", "restore", "reduction",
                 "dispatches", "workloads"]
     cases = diff.generate(len(families), seed=11, families=families)
     report = diff.run_interpret(cases, seed=11, keep=str(tmp_path), timeout=1200)

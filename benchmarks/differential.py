@@ -18,7 +18,8 @@
 read at ``--build`` time and saved with the cases; Triton compiles each config there.)
 
 A *case* is a kernel of one family (element-wise, scalars of every type, in place with one or
-two tensors, several outputs, a ``None`` argument with a heuristic, strided 2-D access, a
+two tensors, several outputs, a ``None`` argument with a heuristic, strided 2-D access, strided
+views passed as a library passes them (transposed, expanded, column-major, sliced at an offset), a
 ``prune_configs_by``, a heuristic on a dtype, ``reset_to_zero`` with atomics, ``restore_value``,
 a reduction) in one call-site form: the launch as a PyTorch program writes it, exported with
 :func:`autotune_export.interop.launch.launch_to_mlir`; a module with several dispatches of one

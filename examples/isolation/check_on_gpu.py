@@ -62,7 +62,8 @@ def main() -> int:
     for v, why in reasons.items():
         print(f"     dropped {v}: {why}")
     for t in m.timings.get(GROUP, {}).get(0, []):
-        print(f"     {t.variant}: {t.median_ms:.4f} ms ({len(t.times_ms)} samples)")
+        if t.times_ms:
+            print(f"     {t.variant}: {t.median_ms:.4f} ms ({len(t.times_ms)} samples)")
     print(f"     chosen {m.chosen[GROUP]}; tuning took {wall:.2f} s; worker starts (s): {m.worker_starts}")
     expect(set(reasons) == {variants[1], variants[2]}, f"variants 1 and 2 dropped (dropped: {sorted(reasons)})")
     expect(reasons.get(variants[1], "").startswith("fault"), "variant 1 (out of bounds) dropped as a fault")

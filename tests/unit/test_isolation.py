@@ -229,7 +229,7 @@ def test_tune_command_reports_the_dropped_variants(faulty, tmp_path):
     assert rows["spin"]["dropped"] and "(tuning cache, " in rows["spin"]["dropped_reason"]
     assert all(rows[v]["median_ms"] is None and not rows[v]["winner"] for v in ("oob", "greedy", "spin"))
     assert [v for v, r in rows.items() if r["winner"]] in (["ok"], ["fast"])
-    assert all(rows[v]["median_ms"] > 0 for v in ("ok", "fast"))
+    assert all(rows[v]["median_ms"] is not None and rows[v]["samples"] > 0 for v in ("ok", "fast"))  # measured
     assert "variant oob was dropped (fault)" in proc.stderr and "variant greedy was dropped (error)" in proc.stderr
     # The table spells the reasons too.
     proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.tune", str(faulty), "--device", DRIVER,
@@ -251,9 +251,10 @@ def test_a_real_hang_is_dropped_and_recorded(faulty, tmp_path):
     m.autotune()
     reasons = m.drop_reasons["faulty_ex::scale"]
     assert set(reasons) == {"oob", "spin"}
-    assert reasons["spin"] == ("hang: its first run did not finish within the limit of 20 s per variant (20 s); "
-                               "the worker was killed") or reasons["spin"].startswith("hang: its run did not finish")
-    assert m.chosen == {"faulty_ex::scale": "fast"} and m.worker_starts == m.worker_starts[:3] + m.worker_starts[3:]
+    # GivenTimings measures here, each of its runs made in the worker: "its run".
+    assert reasons["spin"] == "hang: its run did not finish within the limit of 20 s per variant (20 s); the worker was killed"
+    assert m.chosen == {"faulty_ex::scale": "fast"}
+    assert len(m.worker_starts) == 3  # the first, after the fault, after the hang
     hang = next(f for f in TuningCache(cache).failures() if f["kind"] == "hang")
     assert hang["limit_s"] == 20.0 and hang["fingerprint"] == m.group("scale").fingerprints[SPIN]
     x = np.arange(4096, dtype=np.float32)

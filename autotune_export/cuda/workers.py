@@ -15,14 +15,15 @@ Triton; the workers and a thread import it while they start) nor
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import multiprocessing
 import os
 import sys
 import threading
 import types
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:  # imported where a pool is made (new_pool): most commands make none
+    import concurrent.futures
 
 __all__ = ["start", "stop", "standby", "without_main", "count", "check_jobs", "jobs_argument", "new_pool", "warm_up",
            "NO_COMPILE_ENV"]
@@ -96,6 +97,9 @@ def new_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     process-wide and a forked MLIR context is not safe). Processes start when work is
     submitted: submit inside :func:`without_main`. Each worker ends with this process, however
     it ends (SIGTERM, SIGKILL, a crash): :func:`_end_with_parent`."""
+    import concurrent.futures
+    import multiprocessing
+
     return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                                   initializer=_end_with_parent, initargs=(os.getpid(),))
 

@@ -9,7 +9,6 @@ import os
 import pathlib
 import tempfile
 
-import filelock
 
 __all__ = ["atomic_write", "locked", "read_checked", "write_checked"]
 
@@ -44,6 +43,8 @@ def locked(path: str | os.PathLike):
     """Hold the inter-process lock of ``path`` (``<path>.lock``, filelock)."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import filelock  # here: importing it (asyncio) costs every command ~0.1 s
+
     with filelock.FileLock(f"{path}.lock"):
         yield
 

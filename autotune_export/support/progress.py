@@ -36,7 +36,6 @@ import os
 import sys
 import threading
 from typing import IO, Iterable, Iterator, TypeVar
-from rich.console import Console
 
 __all__ = [
     "QUIET",
@@ -125,6 +124,7 @@ class _NullBackend:
 class _RichBackend(_NullBackend):
     def __init__(self, stream: IO[str], total: int, description: str, unit: str, force: bool):
         super().__init__(stream)
+        from rich.console import Console  # here: importing rich costs every command ~0.1 s
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 

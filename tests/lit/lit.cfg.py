@@ -27,14 +27,16 @@ config.test_exec_root = os.path.join(config.test_source_root, "Output")
 
 bindir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
-for var in ("HOME", "AUTOTUNE_EXPORT_CACHE_DIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TMPDIR"):
+for var in ("HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TMPDIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment["PYTHONUNBUFFERED"] = "1"
 if SUITE == "fast":
     config.environment["AUTOTUNE_EXPORT_NO_TRITON_COMPILE"] = "1"
-# A cache of compiled variants shared by the tests of one checkout (hermetic: not the user's).
-config.environment.setdefault("AUTOTUNE_EXPORT_CACHE_DIR", os.path.join(config.test_exec_root, "cache"))
+# Compiled variants: never the user's cache folder ($AUTOTUNE_EXPORT_CACHE_DIR is not passed on).
+# The integration tests share one of this checkout's (a kernel compiled once); each fast test
+# gets its own, made afresh (suite_format.SuiteTest.execute).
+config.environment["AUTOTUNE_EXPORT_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
 
 # Tools: the CLI under test, FileCheck (the `filecheck` Python package), iree-compile, not.
 config.substitutions.append(("%python", sys.executable))

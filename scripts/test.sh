@@ -1,32 +1,56 @@
 #!/bin/sh
-# The test suites of autotune-export (lit/FileCheck tests, then pytest), from the repository root:
+# The test suites of autotune-export (lit/FileCheck tests and pytest), from the repository root:
 #   sh scripts/test.sh              fast suite, then integration suite (what CI runs)
 #   sh scripts/test.sh fast         ruff lint, then unit and lit tests that compile no Triton kernel
 #   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
-# VENV names the virtual environment (default: .venv); PYTEST_WORKERS the fast suite's
-# pytest-xdist processes (default: unset, one process; auto: one per core).
+# Its lit tests and its pytest tests run at the same time (lit's output is printed when both are
+# done), pytest in PYTEST_WORKERS pytest-xdist processes (default: auto, one per core; 0: one
+# process), each test file's tests in one process (--dist loadfile: a module's fixtures, such as
+# a CPU .vmfb, are built once). The fast suite's tuning tests decide on given timings
+# (runtime.GivenTimings), never the wall clock; tests that time real runs are integration tests.
+# The integration suite runs lit, then pytest in one process (its tests share a session cache
+# folder in order). No test writes into the user's cache folder (tests/unit/conftest.py,
+# tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
 set -e
 bin="${VENV:-.venv}/bin"
-# PYTEST_WORKERS=auto runs the fast suite's pytest in one process per core (needs pytest-xdist:
-# pip install pytest-xdist); the default is one process. The fast suite's tuning tests decide on
-# given timings (runtime.GivenTimings), never the wall clock; tests that time real runs are
-# integration tests. The integration suite always runs in one (its tests share a session cache
-# folder in order). No test writes into the user's cache folder (tests/unit/conftest.py).
-fast_workers=${PYTEST_WORKERS:+-n $PYTEST_WORKERS}
-run() {  # suite pytest-marker-expression pytest-worker-options
-    echo "== $1 suite =="
-    if [ "$1" = fast ]; then
-        "$bin/ruff" check --quiet .   # lint errors fail the suite (set -e); pyproject's [tool.ruff]
-        echo "ruff: no lint errors"
+workers=${PYTEST_WORKERS:-auto}
+if [ "$workers" != 0 ] && ! "$bin/python" -c "import xdist" 2>/dev/null; then
+    echo "note: pytest-xdist is not installed in ${VENV:-.venv} (pip install -e '.[test]'): pytest runs in one process"
+    workers=0
+fi
+
+fast() {
+    echo "== fast suite =="
+    "$bin/ruff" check --quiet .   # lint errors fail the suite (set -e); pyproject's [tool.ruff]
+    echo "ruff: no lint errors"
+    lit_log=$(mktemp "${TMPDIR:-/tmp}/autotune-export-lit.XXXXXX")
+    "$bin/lit" -v --param suite=fast tests/lit >"$lit_log" 2>&1 &
+    lit_pid=$!
+    pytest_rc=0
+    if [ "$workers" = 0 ]; then
+        AUTOTUNE_EXPORT_SUITE=fast "$bin/pytest" tests/unit -m "not integration" || pytest_rc=$?
+    else
+        AUTOTUNE_EXPORT_SUITE=fast "$bin/pytest" tests/unit -m "not integration" -n "$workers" --dist loadfile || pytest_rc=$?
     fi
-    "$bin/lit" -v --param suite="$1" tests/lit
-    AUTOTUNE_EXPORT_SUITE="$1" "$bin/pytest" tests/unit -m "$2" $3
+    lit_rc=0
+    wait "$lit_pid" || lit_rc=$?
+    echo "== fast suite: lit =="
+    cat "$lit_log"
+    rm -f "$lit_log"
+    [ "$lit_rc" = 0 ] && [ "$pytest_rc" = 0 ]
 }
+
+integration() {
+    echo "== integration suite =="
+    "$bin/lit" -v --param suite=integration tests/lit
+    AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration
+}
+
 case "${1:-all}" in
-    fast) run fast "not integration" "$fast_workers" ;;
-    integration) run integration integration "" ;;
-    all) run fast "not integration" "$fast_workers"; run integration integration "" ;;
+    fast) fast ;;
+    integration) integration ;;
+    all) fast; integration ;;
     *) echo "usage: sh scripts/test.sh [fast|integration|all]" >&2; exit 2 ;;
 esac

@@ -348,8 +348,11 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default="sm_90")
     ap.add_argument("--out", default=str(common.GPU_CORPUS))
     ap.add_argument("--cases", default="")
+    ap.add_argument("--update", action="store_true", help="keep the manifest's other cases (replay some again, "
+                    "e.g. after a fix, with --cases)")
     a = ap.parse_args(argv)
     out = pathlib.Path(a.out)
+    previous = json.loads((out / "manifest.json").read_text()) if a.update and (out / "manifest.json").is_file() else None
     rec_dir = out / "recording"
     shutil.rmtree(rec_dir, ignore_errors=True)
     index = common.merge_recordings([common.unpack(r, out / f"recording.part{k}") for k, r in enumerate(a.recording)],
@@ -420,15 +423,21 @@ def main(argv=None) -> int:
             print(f"  #{entry['index']} {entry.get('kernel', '')}: {entry['status']}"
                   + (f" ({entry['reason'][:300]})" if entry.get("reason") else "")
                   + (f" inplace={','.join(entry['inplace'])}" if entry.get("inplace") else ""), flush=True)
+    launches = rep.results
+    if a.update and previous is not None:  # the other cases as they were, in the recording's order
+        replayed = {r["case"] for r in rep.results}
+        kept = [r for r in previous["launches"] if r["case"] not in replayed]
+        order = {c["name"]: k for k, c in enumerate(index["cases"])}
+        launches = sorted(kept + rep.results, key=lambda r: (order.get(r["case"], len(order)), r.get("index") or 0))
     manifest = {"format": 1, "target": a.target, "recording": str(rec_dir.relative_to(out)), "environment": env,
-                "seconds": round(time.time() - t0, 1), "launches": rep.results}
+                "seconds": round(time.time() - t0, 1), "launches": launches}
     if common.DROPPED_AUTOTUNE_NAMES:
         manifest["dropped_autotune_names"] = [list(x) for x in common.DROPPED_AUTOTUNE_NAMES]
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     counts: dict[str, int] = {}
-    for r in rep.results:
+    for r in launches:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
-    print(f"replay: {len(rep.results)} launches: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(f"replay: {len(launches)} launches: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
           + f" -> {out / 'manifest.json'} ({manifest['seconds']} s)")
     return 0
 

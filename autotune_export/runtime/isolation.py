@@ -74,11 +74,14 @@ _T = TypeVar("_T")
 class VariantFailure(Exception):
     """A variant that cannot be tuned: ``kind`` is ``"fault"`` (the worker died while it ran),
     ``"hang"`` (it ran past its time limit, ``limit_s`` seconds) or ``"error"`` (the runtime
-    raised); ``reason`` says what happened, in one line."""
+    raised); ``reason`` says what happened, in one line; ``cut_short``: the group's time limit
+    ran out first (a hang that says nothing about the variant)."""
 
-    def __init__(self, kind: str, reason: str, limit_s: float | None = None):
+    def __init__(self, kind: str, reason: str, limit_s: float | None = None, cut_short: bool = False):
         super().__init__(reason)
         self.kind, self.reason, self.limit_s = kind, reason, limit_s
+        #: The group's time limit, not the variant's own, ended it (or it never ran): no verdict.
+        self.cut_short = cut_short
 
 
 class WorkerUnavailable(Exception):
@@ -305,14 +308,15 @@ class Isolation:
             limit, group_limited = max(0.0, deadline - time.monotonic()), True
         if limit <= 0:
             raise VariantFailure("hang", f"not run{' (' + what + ')' if what else ''}: the group's time limit had passed",
-                                 limit_s=0.0)
+                                 limit_s=0.0, cut_short=True)
         worker = self._ready()
         try:
             return step(worker, limit)
         except _TimedOut:
             which = "the group's time limit" if group_limited else f"the limit of {limit:.3g} s per variant"
             raise VariantFailure("hang", f"{what + ' ' if what else ''}did not finish within {which} "
-                                         f"({limit:.3g} s); the worker was killed", limit_s=limit) from None
+                                         f"({limit:.3g} s); the worker was killed", limit_s=limit,
+                                 cut_short=group_limited) from None
         except _Died as died:
             raise VariantFailure("fault", f"{what + ': ' if what else ''}{died}") from None
         except VariantFailure as err:  # an error reply: restart, since a CUDA error may be sticky

@@ -208,6 +208,8 @@ class AutotunedModule:
         self._proven: set[tuple[str, str]] = set()
         #: time.monotonic() at which the group being tuned runs out of time (group_timeout_s).
         self._deadline: float | None = None
+        #: Groups whose tuning the group limit cut short: their decisions are not stored.
+        self._cut_short: set[str] = set()
         self._slot_of: dict[str, dict[tuple, int]] = {}
         #: Round-robin: host function -> the group whose live calls it tunes (the last group of
         #: a host wins, as before).
@@ -541,6 +543,7 @@ class AutotunedModule:
                                     "only with allow_unchecked=True (its variants cannot be checked)")
             return []
         self._deadline = time.monotonic() + self.group_timeout_s
+        self._cut_short.discard(info.key)
         try:
             measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
         finally:
@@ -579,7 +582,7 @@ class AutotunedModule:
             return []
         index = info.variants.index(winner.variant)
         entry = self._record(info, timings, key, self.strategy, values, winner, measured=[timed[k] for k in sorted(timed)],
-                             ruler="bench")
+                             ruler="bench", final=info.key not in self._cut_short)
         self._decide(info, values, index, entry, None)
         return [timed[k] for k in sorted(timed)]
 
@@ -720,15 +723,21 @@ class AutotunedModule:
 
     def _fail(self, info: GroupInfo, k: int, err: VariantFailure, workload: str) -> None:
         """Drop variant ``k``, which failed (``err``) on tuning workload ``workload``: never
-        chosen, its reason in :attr:`drop_reasons` and :attr:`notes`, and in the tuning cache
-        (unless it never ran: the group's time had passed), so it is not run again."""
+        chosen, its reason in :attr:`drop_reasons` and :attr:`notes`, and in the tuning cache, so
+        it is not run again; unless the group's time limit cut it short (``err.cut_short``): then
+        nothing is stored about it, nor the group's decision."""
         name = info.variants[k]
         self.dropped.setdefault(info.key, set()).add(k)
         self.drop_reasons.setdefault(info.key, {})[name] = f"{err.kind}: {err.reason}"
         self._note(info, f"variant {name} was dropped ({err.kind}): {err.reason}"
                          + (" (the default variant: no variant can be checked against it, so the group stays on it)"
                             if k == info.default else ""))
-        if self.cache is None or err.limit_s == 0.0:
+        if err.cut_short:  # no verdict on the variant: the group ran out of time
+            self._cut_short.add(info.key)
+            self._note(info, f"{info.key}: tuning stopped at the group's time limit ({self.group_timeout_s:g} s); "
+                             "its decision holds for this process only, the next tuning resumes (timings so far are cached)")
+            return
+        if self.cache is None:
             return
         row = {**self._failure_key(info, k, workload), "kind": err.kind, "reason": err.reason, "limit_s": err.limit_s,
                "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -818,9 +827,10 @@ class AutotunedModule:
 
     def _record(self, info: GroupInfo, timings: Sequence[VariantTiming], workload: str, strategy: str,
                 values: list[int] | None = None, winner: VariantTiming | None = None, *,
-                measured: Sequence[VariantTiming] = (), ruler: str = "bench") -> dict:
+                measured: Sequence[VariantTiming] = (), ruler: str = "bench", final: bool = True) -> dict:
         """Store the decision for ``workload`` (and the per-variant timings ``measured`` now) in
-        the cache; returns the decision entry."""
+        the cache; returns the decision entry. ``final`` False: only the timings (a tuning the
+        group's time limit cut short decides for this process; the next one resumes)."""
         timings = [t for t in timings if t.times_ms]  # a variant that failed has none
         best = winner or pick(timings)
         entry = {
@@ -839,7 +849,7 @@ class AutotunedModule:
                  "spread_ms": list(t.spread_ms), "samples": len(t.times_ms), "time": stamp} for t in measured]
         if self.cache is not None:
             try:
-                self.cache.store(entry, rows)
+                self.cache.store(entry if final else None, rows)
             except OSError as err:  # tuning goes on: the decision holds for this process
                 if not self._unwritable_warned:
                     self._unwritable_warned = True

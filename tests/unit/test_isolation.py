@@ -259,3 +259,18 @@ def test_a_real_hang_is_dropped_and_recorded(faulty, tmp_path):
     assert hang["limit_s"] == 20.0 and hang["fingerprint"] == m.group("scale").fingerprints[SPIN]
     x = np.arange(4096, dtype=np.float32)
     assert np.array_equal(m("scale", x), 2 * x)
+
+
+def test_the_group_limit_stores_no_verdict(faulty, tmp_path):
+    """A group whose time limit has run out before its variants ran: none is blamed (no failure
+    in the tuning cache), no decision is stored (the next tuning resumes), the group stays on
+    its default and a note says why. No worker is started."""
+    cache = tmp_path / "tuning.json"
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="process",
+                        group_timeout_s=0.0)
+    m.tune_group("scale")
+    assert m.chosen == {"faulty_ex::scale": "ok"} and m.worker_starts == []
+    reasons = m.drop_reasons["faulty_ex::scale"]
+    assert reasons["fast"] == "hang: not run (its run): the group's time limit had passed"
+    assert "tuning stopped at the group's time limit (0 s)" in m.notes["faulty_ex::scale"]
+    assert TuningCache(cache).failures() == [] and TuningCache(cache).entries() == []

@@ -33,6 +33,7 @@ from typing import Any
 import lark
 
 from autotune_export.ir import grid as grid_mod
+from autotune_export.ir import space as space_mod
 from autotune_export.dialects import grammar
 from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
@@ -326,6 +327,16 @@ def _backed_up(text: str, pos: int) -> int:
         i = comment if comment >= 0 else j
 
 
+def _accepts(err) -> set[str]:
+    """The terminals the parser state of ``err`` (an UnexpectedToken) accepts after the
+    reductions they trigger (empty when lark cannot tell)."""
+    interactive = getattr(err, "interactive_parser", None)
+    try:
+        return set(interactive.accepts()) if interactive is not None else set()
+    except Exception:  # pragma: no cover - lark's interactive parser is best effort here
+        return set()
+
+
 class _OpReader:
     """Turns the lark tree of one op into an AutotuneGroup, checking as it goes."""
 
@@ -388,6 +399,12 @@ class _OpReader:
         if tok.type == "$END":
             pos = len(text)
             found = self.following
+            # LALR merges the states after a value token (a config's value, a product's value):
+            # their lookaheads are the union of every context's. What the parser would really
+            # accept here is what survives the reductions.
+            accepted = _accepts(err)
+            if accepted:
+                expected &= accepted
         else:
             pos = tok.start_pos
             found = _describe(text, pos)
@@ -504,6 +521,8 @@ class _OpReader:
             self.items["signature.end"] = self.loc(node.meta.end_line, node.meta.end_column - 1)
 
     def clause_configs(self, group, node):
+        if node.children and not isinstance(node.children[0], lark.Token) and node.children[0].data == "space":
+            return self._space(group, node.children[0])
         configs = []
         for index, cfg in enumerate(node.children):
             entries: list[tuple[str, Any]] = []
@@ -531,6 +550,64 @@ class _OpReader:
         if not configs:
             raise self.error(node, "configs([]) is empty: give at least one config")
         group.configs = configs
+
+    def _config_value(self, key_tok, value_node) -> Any:
+        """A config value of ``key_tok`` (checked as in a config of configs([...]))."""
+        key = str(key_tok)
+        try:
+            value = _value(value_node)
+        except _DtypeError as err:
+            raise self.error(err.token, str(err)) from None
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            raise self.error(key_tok, f"config value {key} = {value} does not fit in 64 bits")
+        if key in OPTION_NAMES and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise self.error(key_tok, f"'{key}' must be a positive integer")
+        if key == "num_warps" and value & (value - 1):
+            raise self.error(key_tok, f"num_warps must be a power of two, got {value}")
+        return value
+
+    def _space(self, group, node):
+        """``configs(product(NAME in [v, ...], NAME = v, ...) where CONSTRAINT)``: the space is
+        expanded here (:mod:`autotune_export.ir.space`); the group keeps both the space and
+        its configs. Errors at the offending name, value or constraint token."""
+        axes, seen = [], {}
+        where_tok = None
+        for child in node.children:
+            if isinstance(child, lark.Token):  # the constraint's text
+                where_tok = child
+                continue
+            key_tok, *value_nodes = child.children
+            key = str(key_tok)
+            if key in seen:
+                raise DiagnosticError.at(self.loc_of(key_tok), f"'{key}' is given twice in product(...)",
+                                         [Diagnostic("note", "first given here", self.loc_of(seen[key]))])
+            seen[key] = key_tok
+            self.items[f"space.{key}"] = self.loc_of(key_tok)
+            values = [self._config_value(key_tok, v) for v in value_nodes]
+            if child.data == "axis_values" and not values:
+                raise self.error(key_tok, f"'{key} in []' gives no value: the space would be empty")
+            if child.data == "axis_values" and len(set(map(repr, values))) != len(values):
+                raise self.error(key_tok, f"'{key} in [...]' lists a value twice")
+            axes.append((key, values, child.data == "axis_fixed"))
+        if not axes:
+            raise self.error(node, "product() names nothing: give NAME in [values] or NAME = value")
+        where = None
+        if where_tok is not None:
+            # `//` starts a comment here, as outside grid(...): blanked, offsets kept.
+            text = re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), str(where_tok))
+            self.items["space.where"] = self.loc_of(where_tok)
+            where = text
+        space = space_mod.space_of(axes, where)
+        try:
+            configs = space.expand()
+        except space_mod.SpaceError as err:
+            if where_tok is None:
+                raise self.error(node, str(err)) from None
+            raise DiagnosticError.at(self._offset(where_tok, (err.column or 1) - 1), str(err)) from None
+        group.configs = configs
+        group.space = axes
+        group.space_where = space_mod.format_constraint(space.constraint()) if where is not None else None
+        self.space_size = space.size()
 
     def clause_workload(self, group, node):
         names = [str(t) for t in node.children]

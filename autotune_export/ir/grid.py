@@ -32,6 +32,7 @@ __all__ = [
     "GridError",
     "Expr",
     "parse",
+    "expr_from_tree",
     "format_expr",
     "names",
     "evaluate",
@@ -110,6 +111,13 @@ def _build(tree) -> Expr:
         callee = str(callee_tok).removeprefix("triton.")
         return BinOp(callee, _build(tree.children[1]), _build(tree.children[2]), callee_tok.start_pos + 1)
     raise AssertionError(f"unexpected grid node {kind}")
+
+
+def expr_from_tree(tree) -> Expr:
+    """The Expr of a parse tree of grid.lark's ``expr`` rule, inside another grammar that
+    appends to grid.lark's rules (the constraints of a config space, dialects/space.lark);
+    columns are 1-based offsets into the text that grammar parsed."""
+    return _build(tree)
 
 
 def parse(text: str) -> Expr:

@@ -19,6 +19,10 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``signature``       ``[["a", "*fp16"], ["c", "*fp16", "output"], ["M", "i32", "hint16"]]``
 ``configs``         ``[[["BLOCK_M", 128 : i64], ["num_warps", 8 : i64]], ...]`` (ordered; values
                     below)
+``space``           ``[["BLOCK_M", [64 : i64, 128 : i64]], ["GROUP_M", 8 : i64]]``: the
+                    generated space ``configs`` was expanded from (``configs(product(...))``,
+                    :mod:`autotune_export.ir.space`): per name its values, or one value
+                    (``NAME = v``); with ``space_where``, the constraint's canonical text
 ``workload``        ``["M", "N"]``
 ``grid``            ``["cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"]`` (canonical text)
 ``reset_to_zero``   ``["c_ptr"]`` (Triton form: ``{output}`` parameters) or ``[0 : i64]``
@@ -318,6 +322,39 @@ def _outputs_sugar(name: str):
     return lambda items, _: f"{name}(" + ", ".join(str(i) for i in items) + ")"
 
 
+def _space_sugar(group: "AutotuneGroup", indent: str) -> str:
+    axes = [f"{n} = {format_value(v[0])}" if fixed else f"{n} in [" + ", ".join(format_value(x) for x in v) + "]"
+            for n, v, fixed in group.space]
+    pad = " " * len("configs(product(")
+    text = "configs(product(" + (",\n" + indent + "    " + pad).join(axes) + ")"
+    if group.space_where is not None:
+        text += "\n" + indent + "    " + " " * len("configs(") + "where " + group.space_where
+    return text + ")"
+
+
+def _space_attrs(group: "AutotuneGroup") -> dict[str, ir.Attribute]:
+    attrs = {"configs": _configs_attr(group.configs)}
+    if group.space is not None:
+        attrs["space"] = ir.ArrayAttr.get([
+            ir.ArrayAttr.get([ir.StringAttr.get(n), _value_attr(v[0]) if fixed else ir.ArrayAttr.get([_value_attr(x) for x in v])])
+            for n, v, fixed in group.space])
+        if group.space_where is not None:
+            attrs["space_where"] = ir.StringAttr.get(group.space_where)
+    return attrs
+
+
+def _read_space(group: "AutotuneGroup", attrs: dict) -> None:
+    group.configs = _read_configs(attrs["configs"])
+    if "space" in attrs:
+        axes = []
+        for pair in attrs["space"]:
+            key, values = list(pair)
+            fixed = not isinstance(values, ir.ArrayAttr)
+            axes.append((ir.StringAttr(key).value, [attr_to_python(values)] if fixed else [attr_to_python(v) for v in values], fixed))
+        group.space = axes
+        group.space_where = ir.StringAttr(attrs["space_where"]).value if "space_where" in attrs else None
+
+
 def _configs_sugar(configs, indent: str) -> str:
     if not configs:
         return "configs([])"
@@ -375,7 +412,9 @@ CLAUSES: tuple[Clause, ...] = (
             lambda t, _: f"triton({mlir_string(t[0])}, {mlir_string(t[1])})", "the Triton kernel: file and name"),
     _simple("signature", _signature_attr, _read_signature,
             lambda ps, _: "signature(" + ", ".join(p.sugar() for p in ps) + ")", "the kernel's non-constexpr parameters"),
-    _simple("configs", _configs_attr, _read_configs, _configs_sugar, "constexpr values and Triton options per config"),
+    Clause("configs", ("configs", "space", "space_where"), _space_attrs, _read_space,
+           lambda g, indent: _space_sugar(g, indent) if g.space is not None else _configs_sugar(g.configs, indent),
+           "constexpr values and Triton options per config (a list, or a generated space)"),
     _simple("workload", _strings, _read_strings, lambda w, _: "workload(" + ", ".join(w) + ")",
             "names of the dispatch's workload values"),
     _simple("grid", _strings, _read_strings, lambda g, _: "grid(" + ", ".join(g) + ")", "Triton's launch grid"),
@@ -431,6 +470,10 @@ class AutotuneGroup:
     triton: tuple[str, str] | None = None
     signature: list[Param] | None = None
     configs: list[list[tuple[str, Any]]] | None = None
+    #: The generated space ``configs`` was expanded from (``configs(product(...) where ...)``):
+    #: per name ``(name, values, fixed)`` in order, and the constraint's canonical text.
+    space: list[tuple[str, list[Any], bool]] | None = None
+    space_where: str | None = None
     workload: list[str] | None = None
     grid: list[str] | None = None
     reset_to_zero: list[str | int] | None = None

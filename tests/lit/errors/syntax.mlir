@@ -149,7 +149,7 @@ hal.executable.source private @e {
 hal.executable.source private @e {
   hal.executable.autotuning.export @g triton("kernel.py", "k")
       signature(n: i32)
-      // expected-error @+1 {{expected '[' in configs(...), found '{'}}
+      // expected-error @+1 {{expected 'product' or '[' in configs(...), found '{'}}
       configs({BLOCK = 128})
 }
 

@@ -1,0 +1,127 @@
+"""Generated config spaces (issue 24 item 4): the constraint language and the product's
+expansion (autotune_export.ir.space), the reader's space (frontend), and the Python helper
+autotune_export.interop.space.product as triton.autotune takes it. Nothing compiles here."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import triton
+import triton.language as tl
+
+from autotune_export.frontend.reader import SourceFile, parse_source
+from autotune_export.interop.space import ConfigSpace, SpaceError, product
+from autotune_export.ir import space as space_mod
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.walk import find_groups
+from autotune_export.support.diagnostics import DiagnosticError
+
+
+def test_constraint_semantics_follow_python():
+    cases = ["BLOCK_M * BLOCK_N <= 32768", "1 <= A < B", "A == B or not A < B", "not (A < B and B < 3)",
+             "cdiv(A, 3) >= min(A, B) - 1", "A % 3 != 0 and -A < B", "A // 2 == B"]
+    for text in cases:
+        c = space_mod.parse_constraint(text)
+        for a, b in itertools.product(range(0, 5), range(1, 5)):
+            env = {"A": a, "B": b, "BLOCK_M": a * 64, "BLOCK_N": b * 128}
+            py = text.replace("cdiv(A, 3)", "(-(-A // 3))")
+            assert space_mod.holds(c, env) == bool(eval(py, {"min": min}, env)), (text, env)
+        # canonical text reads back to the same constraint
+        assert space_mod.parse_constraint(space_mod.format_constraint(c)) == c
+
+
+def test_constraint_syntax_errors_have_columns():
+    with pytest.raises(space_mod.SpaceError, match="compare with '=='") as err:
+        space_mod.parse_constraint("A = 1")
+    assert err.value.column == 3
+    with pytest.raises(space_mod.SpaceError, match="unknown function 'ceil'") as err:
+        space_mod.parse_constraint("ceil(A, 2) < 3")
+    assert err.value.column == 1
+    with pytest.raises(space_mod.SpaceError, match="compares nothing"):
+        space_mod.parse_constraint("A * B")
+    with pytest.raises(space_mod.SpaceError, match="combine comparisons with 'and'"):
+        space_mod.parse_constraint("A < 1 && B < 2")
+
+
+def test_expand_is_the_filtered_product_in_order():
+    space = space_mod.space_of([("M", [64, 128, 256], False), ("G", [8], True), ("num_warps", [4, 8], False)],
+                               "M * num_warps <= 1024 and num_stages == 3")
+    configs = space.expand()
+    want = [[("M", m), ("G", 8), ("num_warps", w)] for m, w in itertools.product([64, 128, 256], [4, 8]) if m * w <= 1024]
+    assert configs == want and len(configs) == 5 and space.size() == 6
+    # Triton's defaults stand for options the space does not set: num_stages is 3.
+    with pytest.raises(space_mod.SpaceError, match="leaves no config of the 6"):
+        space_mod.space_of([("M", [64, 128, 256], False), ("G", [8], True), ("num_warps", [4, 8], False)],
+                           "num_stages != 3").expand()
+    with pytest.raises(space_mod.SpaceError, match="unknown name 'BLOK'.*did you mean 'BLOCK'") as err:
+        space_mod.space_of([("BLOCK", [1], False)], "1 < BLOK").expand()
+    assert err.value.column == 5
+
+
+def _group(text: str) -> AutotuneGroup:
+    module = parse_source(SourceFile(text, "t.mlir", "."))
+    return AutotuneGroup.from_op(next(iter(find_groups(module))))
+
+
+_OP = """hal.executable.source private @e {{
+  hal.executable.autotuning.export @mm triton("k.py", "k") signature(c: *fp16 {{output}}, M: i32, N: i32)
+      configs({configs})
+      workload(M, N) grid(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N))
+}}
+"""
+
+
+def test_reader_keeps_space_and_expansion():
+    g = _group(_OP.format(configs="product(BLOCK_M in [64, 128, 256], BLOCK_N in [64, 128], GROUP_M = 8, num_warps in [4, 8]) "
+                                  "where BLOCK_M*BLOCK_N <= 16384 and ((num_warps == 4) or BLOCK_M >= 128)"))
+    assert g.space == [("BLOCK_M", [64, 128, 256], False), ("BLOCK_N", [64, 128], False), ("GROUP_M", [8], True),
+                       ("num_warps", [4, 8], False)]
+    assert g.space_where == "BLOCK_M * BLOCK_N <= 16384 and (num_warps == 4 or BLOCK_M >= 128)"
+    keys = ("BLOCK_M", "BLOCK_N", "GROUP_M", "num_warps")
+    assert [tuple(v for _, v in c) for c in g.configs] == [
+        (64, 64, 8, 4), (64, 128, 8, 4), (128, 64, 8, 4), (128, 64, 8, 8), (128, 128, 8, 4), (128, 128, 8, 8),
+        (256, 64, 8, 4), (256, 64, 8, 8)]
+    assert all(tuple(k for k, _ in c) == keys for c in g.configs)
+    # The printed group reads back to the same group.
+    again = _group("hal.executable.source private @e {\n" + g.to_sugar("  ") + "\n}\n")
+    assert (again.space, again.space_where, again.configs) == (g.space, g.space_where, g.configs)
+
+
+def test_reader_space_errors_are_located():
+    with pytest.raises(DiagnosticError) as err:
+        _group(_OP.format(configs="product(BLOCK_M in [64], BLOCK_N in [64]) where BLOCK_M < BLOCK_Q"))
+    d = err.value.diagnostics[0]
+    line = _OP.format(configs="product(BLOCK_M in [64], BLOCK_N in [64]) where BLOCK_M < BLOCK_Q").splitlines()[2]
+    assert (d.location.line, d.location.col) == (3, line.index("BLOCK_Q") + 1) and "unknown name 'BLOCK_Q'" in d.message
+
+
+def test_python_product_is_a_triton_config_list():
+    configs = product(BLOCK_M=[64, 128, 256], BLOCK_N=[64, 128], GROUP_M=8, OUT=tl.float16, num_warps=[4, 8],
+                      num_stages=(3, 4), where="BLOCK_M * BLOCK_N <= 16384 and num_warps * 32 <= BLOCK_M")
+    assert isinstance(configs, ConfigSpace) and all(isinstance(c, triton.Config) for c in configs)
+    want = [(m, n, w, s) for m, n, w, s in itertools.product([64, 128, 256], [64, 128], [4, 8], [3, 4])
+            if m * n <= 16384 and w * 32 <= m]
+    got = [(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) for c in configs]
+    assert got == want and configs.size == 24 and configs.excluded == 24 - len(want)
+    assert all(c.kwargs["GROUP_M"] == 8 and c.kwargs["OUT"] is tl.float16 for c in configs)
+    # triton.autotune takes it as a config list.
+    @triton.jit
+    def k(x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr, OUT: tl.constexpr):
+        pass
+
+    tuned = triton.autotune(configs=configs, key=[])(k)
+    assert len(tuned.configs) == len(want)
+
+
+def test_python_product_callable_where_and_errors():
+    configs = product(BLOCK=[32, 64, 128], num_warps=[2, 4], where=lambda c: c["BLOCK"] >= 32 * c["num_warps"] and c["num_stages"] == 3)
+    assert [(c.kwargs["BLOCK"], c.num_warps) for c in configs] == [(64, 2), (128, 2), (128, 4)]
+    with pytest.raises(SpaceError, match=r"unknown name 'BLOK'.*column 1"):
+        product(BLOCK=[32], where="BLOK > 1")
+    with pytest.raises(SpaceError, match="leaves no config of the 2"):
+        product(BLOCK=[32, 64], where="BLOCK > 64")
+    with pytest.raises(SpaceError, match="num_warps must be a power of two"):
+        product(BLOCK=[32], num_warps=[3])
+    with pytest.raises(SpaceError, match="names nothing"):
+        product()

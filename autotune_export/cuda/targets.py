@@ -19,6 +19,7 @@ __all__ = [
     "max_shared_memory",
     "SUPPORTED_CAPABILITIES",
     "MAX_THREADS_PER_BLOCK",
+    "MAX_REGISTERS_PER_BLOCK",
     "MAX_BINDINGS",
     "MAX_CONSTANTS",
     "IREE_CODEGEN_CAPABILITIES",
@@ -34,6 +35,9 @@ _MAX_SHARED_MEMORY = {80: 163 * 1024, 86: 99 * 1024, 89: 99 * 1024, 90: 227 * 10
 SUPPORTED_CAPABILITIES = tuple(_MAX_SHARED_MEMORY)
 #: Threads per block on every supported architecture.
 MAX_THREADS_PER_BLOCK = 1024
+#: 32-bit registers per thread block on every supported architecture (64K; at most 255 per
+#: thread): a block of ``threads`` threads using ``n_regs`` each cannot launch above it.
+MAX_REGISTERS_PER_BLOCK = 64 * 1024
 #: IREE 3.13 CUDA HAL: bindings per export ("binding_flags count N exceeds maximum of 16").
 MAX_BINDINGS = 16
 #: IREE 3.13 CUDA HAL: 32-bit constants per export ("constant_count N exceeds maximum of 64").

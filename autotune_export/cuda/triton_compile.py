@@ -188,7 +188,10 @@ class CompiledVariant:
     read_first_params: those it loads from before storing through them (none known without
     the TTIR), and
     addresses_from_data: how it makes pointers no parameter gives (refused by
-    materialize-triton-variants).
+    materialize-triton-variants), and n_regs / n_spills: registers per thread and Triton's
+    spill count (local memory bytes per thread / 4) that ptxas gave the variant in
+    ``triton.compile``'s cubin stage (:mod:`autotune_export.cuda.resources`; None when
+    cuobjdump could not read them).
     ``cached`` is True when it came from our disk cache."""
     spec: VariantSpec
     ptx: str
@@ -311,7 +314,24 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     # computed once here so that cache hits skip the analysis.
     (metadata["written_params"], metadata["updated_params"],
      metadata["addresses_from_data"], metadata["read_first_params"]) = _accessed_params(spec, compiled.asm.get("ttir"))
+    metadata["n_regs"], metadata["n_spills"] = _register_usage(compiled.asm.get("cubin"), md.name)
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
+
+
+def _register_usage(cubin: bytes | None, name: str) -> tuple[int | None, int | None]:
+    """``(n_regs, n_spills)`` of entry ``name`` in the cubin ptxas made of the variant inside
+    ``triton.compile`` (the numbers Triton's ``CompiledKernel`` reads from the driver when it
+    loads, here read from the cubin with no GPU); ``(None, None)`` when they cannot be read."""
+    from autotune_export.cuda import resources
+
+    if not cubin:
+        return None, None
+    try:
+        usage = resources.cubin_resources(cubin)
+    except resources.ResourceError:
+        return None, None
+    found = usage.get(name) or (next(iter(usage.values())) if len(usage) == 1 else None)
+    return (found.registers, found.spills) if found is not None else (None, None)
 
 
 def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int], list[int], list[str], list[int]]:

@@ -19,8 +19,9 @@ from autotune_export.support import files as _files
 # Bump when the layout of a cache entry, the recipe of VariantSpec.key or the meaning of a
 # metadata field changes (4: written_params from the TTIR, as signature indices; 5: updated_params; 6: addresses_from_data;
 # 7: compile errors at the kernel file's line and column; 8: the source hash covers the values of the
-# globals and module attributes the kernel reads, LoadedKernel.values_read; 9: read_first_params).
-CACHE_FORMAT = 9
+# globals and module attributes the kernel reads, LoadedKernel.values_read; 9: read_first_params;
+# 10: n_regs and n_spills from the variant's cubin).
+CACHE_FORMAT = 10
 
 
 class CacheDirError(Exception):

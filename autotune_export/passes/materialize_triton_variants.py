@@ -55,8 +55,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune_export.cuda import abi
-from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, MAX_THREADS_PER_BLOCK, TargetError, check_ptx_version,
-                                          parse_targets)
+from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, MAX_REGISTERS_PER_BLOCK, MAX_THREADS_PER_BLOCK,
+                                          TargetError, check_ptx_version, parse_targets)
 from autotune_export.ir import binding, builders, hal_attrs
 from autotune_export.ir import grid as grid_mod
 from autotune_export.cuda import ptx as ptx_mod
@@ -113,6 +113,47 @@ def threads_refusal(num_warps: int) -> str | None:
     if threads > MAX_THREADS_PER_BLOCK:
         return f"num_warps = {num_warps} is {threads} threads per block; CUDA allows at most {MAX_THREADS_PER_BLOCK} (num_warps <= 32)"
     return None
+
+
+def resources_refusal(metadata: dict, max_spills: int | None = None) -> str | None:
+    """Why a compiled variant is pruned for what ptxas gave it (``n_regs``, ``n_spills`` of its
+    metadata, :mod:`autotune_export.cuda.resources`), in one line; None to keep it: more
+    registers per block (``n_regs * num_warps * 32``) than
+    :data:`~autotune_export.cuda.targets.MAX_REGISTERS_PER_BLOCK` (the launch would fail, as
+    Triton's does with "out of resources"), or, with ``max_spills`` (``--max-spills``), more
+    spills than that (Triton's ``n_spills``: local memory bytes per thread / 4). Unknown
+    figures (None) prune nothing."""
+    regs, spills, warps = metadata.get("n_regs"), metadata.get("n_spills"), metadata.get("num_warps")
+    if regs is not None and warps is not None and int(regs) * int(warps) * 32 > MAX_REGISTERS_PER_BLOCK:
+        return (f"needs {regs} registers per thread x {int(warps) * 32} threads = {int(regs) * int(warps) * 32} registers "
+                f"per block; a block gets at most {MAX_REGISTERS_PER_BLOCK}")
+    if max_spills is not None and spills is not None and int(spills) > max_spills:
+        return f"spills {spills} registers (n_spills: local memory bytes per thread / 4), more than --max-spills {max_spills}"
+    return None
+
+
+def keep_at_most(spills: list[int | None], limit: int) -> list[int]:
+    """Which of the surviving variants (their ``n_spills`` in config order; None: unknown,
+    counted as 0) a cap of ``limit`` keeps, as indices in config order: the fewest spills
+    first; among equals (the level the cap cuts through), spread evenly over the config
+    order, so that every part of a generated space (its first, slowest name) stays
+    represented. Deterministic: the same inputs keep the same variants."""
+    if len(spills) <= limit:
+        return list(range(len(spills)))
+    levels: dict[int, list[int]] = {}
+    for i, s in enumerate(spills):
+        levels.setdefault(int(s or 0), []).append(i)
+    kept: list[int] = []
+    for level in sorted(levels):
+        members = levels[level]
+        need = limit - len(kept)
+        if need <= 0:
+            break
+        if len(members) <= need:
+            kept += members
+        else:
+            kept += [members[(k * len(members)) // need] for k in range(need)]
+    return sorted(kept)
 
 
 def _dispatch_bindings(d) -> list[binding.Binding]:
@@ -532,7 +573,10 @@ class MaterializeTritonVariants(ModulePass):
     settable from a spec); ``object_format`` ``ptx`` (driver JIT at load) or ``cubin``
     (assembled by Triton's ptxas); ``ptx_version`` PTX ISA pinned in every variant (86 = 8.6,
     which the CUDA 13.0 driver loads); ``cache_dir`` / ``use_cache`` the content-addressed
-    variant cache (:mod:`autotune_export.cuda.triton_compile`)."""
+    variant cache (:mod:`autotune_export.cuda.triton_compile`); ``max_spills`` prunes variants
+    that spill more (Triton's ``n_spills``; None: keep them) and ``max_variants`` keeps at most
+    that many configs per group (:func:`keep_at_most`; None: every one), so large generated
+    spaces stay practical (docs/limits.md)."""
 
     name = "materialize-triton-variants"
     summary = "compile each config of a triton(...) group and create one export per variant"
@@ -544,6 +588,8 @@ class MaterializeTritonVariants(ModulePass):
     ptx_version: int | None = 86
     cache_dir: str | None = None
     use_cache: bool = True
+    max_spills: int | None = None
+    max_variants: int | None = None
 
     def apply(self, ctx: PassContext, module) -> None:
         from autotune_export.cuda import triton_compile as tc
@@ -1060,6 +1106,8 @@ class MaterializeTritonVariants(ModulePass):
                 if reason is None and r.metadata.get("num_warps") is not None:
                     # Warp specialization may launch more warps than the config asked for.
                     reason = threads_refusal(int(r.metadata["num_warps"]))
+                if reason is None:
+                    reason = resources_refusal(r.metadata, self.max_spills)
                 if reason is not None:
                     r = tc.PrunedVariant(r.spec, reason)
             out.append(r)
@@ -1099,6 +1147,17 @@ class MaterializeTritonVariants(ModulePass):
                 survivors.append((index, cfg, item.constexprs[index], mine_by_target))
         if not survivors:
             raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {self.target}", pruned_notes)
+        if self.max_variants is not None and len(survivors) > self.max_variants:
+            spills = [max((int(r.metadata.get("n_spills") or 0) for rs in by for r in rs), default=0) for *_, by in survivors]
+            keep = set(keep_at_most(spills, self.max_variants))
+            for k, (index, cfg, _, _) in enumerate(survivors):
+                if k not in keep:
+                    text = "{" + ", ".join(f"{key} = {v}" for key, v in cfg) + "}"
+                    reason = (f"over --max-variants {self.max_variants} ({len(survivors)} configs can run; kept: the fewest spills, "
+                              f"then spread over the config order; this one spills {spills[k]})")
+                    pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned: {reason}", loc))
+                    pruned_notes.append(Diagnostic("note", f"config {index} {text}: {reason}", loc))
+            survivors = [sv for k, sv in enumerate(survivors) if k in keep]
         for remark in pruned_remarks:
             ctx.emit_remark(remark)
         every = [r for *_, by in survivors for rs in by for r in rs]

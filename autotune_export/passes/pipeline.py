@@ -5,6 +5,7 @@ pass options, checked by :func:`check_options`), and running them."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from autotune_export.support.diagnostics import DiagnosticError, did_you_mean, i
 from iree.compiler import ir
 
 __all__ = ["DEFAULT_PIPELINES", "PIPELINE_OPTIONS", "SPEC_ONLY_OPTIONS", "PipelineOption", "PassSpec", "check_options",
-           "parse_pipeline", "build_pipeline", "run_pipeline"]
+           "parse_pipeline", "build_pipeline", "run_pipeline", "add_pruning_arguments"]
 
 
 #: The passes each ``--emit`` kind runs when ``-p`` is not given.
@@ -75,6 +76,8 @@ PIPELINE_OPTIONS: tuple[PipelineOption, ...] = (
     PipelineOption("cache_dir", "--cache-dir", ((_MATERIALIZE, "cache_dir"),)),
     PipelineOption("use_cache", "--no-cache", ((_MATERIALIZE, "use_cache"),)),  # --no-cache gives False
     PipelineOption("tuning_results", "--tuning-results", (("pin-variants", "tuning_results"),)),
+    PipelineOption("max_spills", "--max-spills", ((_MATERIALIZE, "max_spills"),)),
+    PipelineOption("max_variants", "--max-variants", ((_MATERIALIZE, "max_variants"),)),
 )
 #: Pass options no flag gives, set only in a pipeline spec: ``(pass name, option field)``.
 SPEC_ONLY_OPTIONS: frozenset[tuple[str, str]] = frozenset({("emit-autotune-initializer", "workload_slots")})
@@ -231,3 +234,30 @@ def run_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], ctx: Pas
     with module.context, ir.Location.unknown(), input_named(ctx.source.name):  # "-" is this input
         for p in passes:
             p.apply(ctx, module)
+
+
+# The command's flags of materialize-triton-variants' pruning (the compile command and inspect).
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def add_pruning_arguments(p: argparse.ArgumentParser) -> None:
+    """``--max-spills N`` and ``--max-variants N``: materialize-triton-variants' pruning of
+    compiled variants (docs/limits.md, generated spaces)."""
+    p.add_argument("--max-spills", type=_count, default=None, metavar="N",
+                   help="prune variants that spill more than N registers (Triton's n_spills; default: keep them)")
+    p.add_argument("--max-variants", type=_positive, default=None, metavar="N",
+                   help="keep at most N variants per group: the fewest spills, spread over the config order (default: all)")

@@ -41,6 +41,7 @@ from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipelin
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
 from iree.compiler.tools import CompilerToolError, compile_str
 from autotune_export.passes import PASSES, pass_options
+from autotune_export.passes import pipeline as pipeline_options
 
 __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
 
@@ -102,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ptx-version", type=parse_ptx_version, default=None, metavar="VERSION",
                    help="PTX ISA version pinned in the variants: 86 or 8.6 (default: 86)")
     p.add_argument("--tuning-results", default=None, help="freeze the choices of this tuning-results JSON into the IR")
+    pipeline_options.add_pruning_arguments(p)
     p.add_argument("--cache-dir", default=None,
                    help="variant cache (default: $AUTOTUNE_EXPORT_CACHE_DIR, else $XDG_CACHE_HOME/autotune-export, "
                         "else ~/.cache/autotune-export)")
@@ -468,7 +470,8 @@ def _build_record(args, passes) -> tuple[bool, str | None]:
     if args.no_cache:
         return True, None
     key = hashlib.sha256(repr([__version__, hashlib.sha256(data).hexdigest(), args.emit, args.passes, args.target,
-                               args.object_format, args.ptx_version, args.split_input_file]).encode()).hexdigest()
+                               args.object_format, args.ptx_version, args.split_input_file, args.max_spills,
+                               args.max_variants]).encode()).hexdigest()
     from autotune_export.support.paths import default_cache_dir
 
     return True, os.path.join(str(args.cache_dir or default_cache_dir()), "builds", key[:2], key)
@@ -492,7 +495,7 @@ def _start_workers_early(args, compiles: bool, record: str | None) -> None:
 #: The command's flags that are pass options too (``--target`` is ``target=`` of every pass
 #: that has it), with their defaults; ``None``: no default beyond the pass's own.
 _PASS_OPTION_FLAGS = {"target": "sm_80", "object_format": "ptx", "ptx_version": 86, "jobs": None,
-                      "cache_dir": None, "tuning_results": None}
+                      "cache_dir": None, "tuning_results": None, "max_spills": None, "max_variants": None}
 
 
 def _settle_pass_options(args) -> None:
@@ -569,6 +572,8 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
         cache_dir=args.cache_dir,
         use_cache=not args.no_cache,
         tuning_results=args.tuning_results,
+        max_spills=args.max_spills,
+        max_variants=args.max_variants,
     )
     # Unknown passes and options, and an unsupported --target, are reported once, before any
     # input is read.

@@ -42,9 +42,7 @@ import json
 import os
 import re
 import struct
-import subprocess
 import sys
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -52,6 +50,7 @@ from typing import Any, Sequence
 from autotune_export.contract import GroupReflection
 from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.cuda.resources import Resources, ResourceError, cubin_resources, parse_resource_usage  # noqa: F401 (re-exported)
 from autotune_export.cuda.workers import jobs_argument
 from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.ir import hal_attrs
@@ -60,6 +59,7 @@ from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
                                      groups_of, sym_name)
 from autotune_export.passes import PassContext, run_pipeline
+from autotune_export.passes.pipeline import add_pruning_arguments
 from autotune_export.runtime import module_reflection
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
@@ -70,6 +70,7 @@ __all__ = [
     "Resources",
     "VariantInfo",
     "GroupInfo",
+    "SpaceInfo",
     "ExecutableInfo",
     "Inspection",
     "CudaExport",
@@ -112,24 +113,6 @@ class Layout:
 
 
 @dataclass
-class Resources:
-    """What ptxas gave one function (cuobjdump ``--dump-resource-usage``), per thread:
-    registers, local memory and stack frame bytes (spilled registers live in the stack frame),
-    and the static shared memory bytes of a block."""
-
-    registers: int
-    local_bytes: int
-    stack_bytes: int
-    static_shared_bytes: int
-
-    @property
-    def spills(self) -> int:
-        """Triton's ``n_spills``: the function's local memory per thread (the driver's
-        ``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES``: stack frame plus local arrays) / 4."""
-        return (self.stack_bytes + self.local_bytes) // 4
-
-
-@dataclass
 class VariantInfo:
     """One export of a group. ``specialized_of`` names the variant this one specializes (the
     row is a fast path taken under the group's guards); ``config`` is the Triton config
@@ -143,6 +126,23 @@ class VariantInfo:
     config: list[tuple[str, Any]] | None = None
     default: bool = False
     specialized_of: str | None = None
+
+
+@dataclass
+class SpaceInfo:
+    """A group's generated config space: its spelling (``product(...)``), the constraint's
+    canonical text (None without ``where``), how many configs the product ``generated``, how
+    many the constraint ``excluded``, and ``configs``, the rest (what was compiled, before the
+    build's pruning: :attr:`GroupInfo.pruned` says what it pruned and why)."""
+
+    product: str
+    where: str | None
+    generated: int
+    excluded: int
+    configs: int
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -165,6 +165,8 @@ class GroupInfo:
     guards: dict[str, list[int]] = field(default_factory=dict)
     guard_names: dict[str, list[str]] = field(default_factory=dict)
     pruned: list[str] = field(default_factory=list)
+    #: The generated space of ``configs(product(...) where ...)`` (a .mlir input), else None.
+    space: SpaceInfo | None = None
     host: str | None = None
     #: Frozen per-workload choices (``choices(...)``, written by ``--tuning-results``): workload
     #: values -> variant, in order; None when the input cannot tell (a .vmfb).
@@ -244,6 +246,7 @@ class Inspection:
                                 if g.choices is not None else None),
                     "pruned": list(g.pruned),
                     "strided": [dataclasses.asdict(t) for t in g.strided],
+                    "space": g.space.to_json() if g.space else None,
                 }
                 for g in self.groups
             ],
@@ -279,6 +282,12 @@ class Inspection:
                 out.append(f"  choices:     {frozen} (frozen per workload; any other workload: the default)")
             if g.specialized:
                 out.append(f"  specialized: {_guard_text(g)}")
+            if g.space:
+                sp = g.space
+                out.append(f"  space:       {sp.product}" + (f" where {sp.where}" if sp.where else ""))
+                kept = sum(1 for v in g.variants if v.specialized_of is None)
+                out.append(f"               {sp.generated} generated, {sp.excluded} excluded by the constraint, "
+                           f"{sp.configs} compiled, {len(g.pruned)} pruned when built, {kept} kept")
             out.extend("  " + line for line in _variant_table(g))
             for line in g.pruned:
                 out.append(f"  pruned:      {line}")
@@ -385,19 +394,7 @@ def _ptx_target(image: bytes) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Resource usage (registers, spills) from the cubin
-
-
-def _cuobjdump_path() -> str:
-    env = os.environ.get("TRITON_CUOBJDUMP_PATH")
-    if env:
-        return env
-
-    return os.path.join(os.path.dirname(ptx_mod.ptxas_path()), "cuobjdump")
-
-
-class ResourceError(Exception):
-    """Resource usage could not be read (one-line message)."""
+# Resource usage (registers, spills) from the cubin (autotune_export.cuda.resources)
 
 
 def _cubin_of(image: bytes, cache_dir: str | None) -> bytes:
@@ -417,40 +414,12 @@ def _cubin_of(image: bytes, cache_dir: str | None) -> bytes:
         raise ResourceError(str(err)) from None
 
 
-def parse_resource_usage(text: str) -> dict[str, Resources]:
-    """Parse ``cuobjdump --dump-resource-usage`` output: one entry per ``Function NAME:``."""
-    out: dict[str, Resources] = {}
-    name = None
-    for line in text.splitlines():
-        m = re.match(r"\s*Function\s+(\S+?):\s*$", line)
-        if m:
-            name = m.group(1)
-            continue
-        if name is not None and "REG:" in line:
-            values = dict((k, int(v)) for k, v in re.findall(r"([A-Z]+(?:\[\d+\])?):(\d+)", line))
-            out[name] = Resources(values.get("REG", 0), values.get("LOCAL", 0), values.get("STACK", 0), values.get("SHARED", 0))
-            name = None
-    return out
-
-
 def resource_usage(image: bytes, cache_dir: str | None = None) -> dict[str, Resources]:
     """Registers and spills of every function of a PTX or cubin ``image``, by function name.
 
     PTX is assembled first (memoized in ``cache_dir``'s ``cubin`` entries when given). Raises
     :class:`ResourceError` when ptxas or cuobjdump is missing or fails."""
-    cubin = _cubin_of(image, cache_dir)
-    exe = _cuobjdump_path()
-    if not os.path.isfile(exe):
-        raise ResourceError(f"cuobjdump not found at {exe} (set TRITON_CUOBJDUMP_PATH)")
-    with tempfile.TemporaryDirectory(prefix="autotune-inspect-") as tmp:
-        path = os.path.join(tmp, "module.cubin")
-        with open(path, "wb") as f:
-            f.write(cubin)
-        proc = subprocess.run([exe, "--dump-resource-usage", path], capture_output=True, text=True)
-    if proc.returncode != 0:
-        first = (proc.stderr or proc.stdout).strip().splitlines()[:1]
-        raise ResourceError(f"cuobjdump failed: {first[0] if first else proc.returncode}")
-    return parse_resource_usage(proc.stdout)
+    return cubin_resources(_cubin_of(image, cache_dir))
 
 
 # --------------------------------------------------------------------------------------------
@@ -761,9 +730,28 @@ def _default_configs(group, base_dir: str, target: str = "sm_80") -> list[list[t
     return configs
 
 
+def _space_info(group) -> SpaceInfo | None:
+    """The generated space of a Triton-form group as read (before materializing), or None."""
+    if group is None or group.space is None:
+        return None
+    generated = 1
+    for _, values, _ in group.space:
+        generated *= len(values)
+    text = _space_sugar(group)
+    return SpaceInfo(text, group.space_where, generated, generated - len(group.configs), len(group.configs))
+
+
+def _space_sugar(group) -> str:
+    """``product(...)`` of the group's space on one line (its sugared clause, unwrapped)."""
+    clause = " ".join(part.strip() for part in AutotuneGroup(name="g", configs=group.configs, space=group.space).to_sugar()
+                      .split("configs(", 1)[1].splitlines())
+    return clause[:-1] if clause.endswith(")") else clause
+
+
 def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, executor=None,
                  object_format: str = "ptx", ptx_version: int | None = 86, cache_dir: str | None = None,
-                 use_cache: bool = True, tuning_results: str | None = None, resources: bool = True) -> Inspection:
+                 use_cache: bool = True, tuning_results: str | None = None, resources: bool = True,
+                 max_spills: int | None = None, max_variants: int | None = None) -> Inspection:
     """Inspect an ``.mlir`` source (a :class:`autotune_export.frontend.SourceFile`): parse it,
     run materialize-triton-variants (and pin-variants with ``tuning_results``), read the
     groups. The options are :class:`autotune_export.passes.PassContext`'s. Raises
@@ -780,7 +768,8 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
     ctx = PassContext(source=source, remark=remark)
     passes = ["materialize-triton-variants"] + (["pin-variants"] if tuning_results else [])
     run_pipeline(passes, ctx, module, target=target, jobs=jobs, executor=executor, object_format=object_format,
-                 ptx_version=ptx_version, cache_dir=cache_dir, use_cache=use_cache, tuning_results=tuning_results)
+                 ptx_version=ptx_version, cache_dir=cache_dir, use_cache=use_cache, tuning_results=tuning_results,
+                 max_spills=max_spills, max_variants=max_variants)
     memo = (str(cache_dir or tc.default_cache_dir())) if use_cache else None
 
     notes: list[str] = []
@@ -892,6 +881,7 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                 kernel=(original.triton[0], original.triton[1]) if original is not None else None,
                 specialized={k: v for k, v in spec_map.items()}, guards=guards, guard_names=guard_names,
                 pruned=pruned, host=host, choices=list(g.choices or []), strided=strided,
+                space=_space_info(original),
             ))
     return Inspection(source.name, "mlir", executables, groups, notes)
 
@@ -951,6 +941,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ptx-version", type=int, default=86, help=".mlir: PTX ISA pinned in the variants (default: 86)")
     p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help=".mlir: processes compiling variants (at least 1; default: one per core)")
     p.add_argument("--tuning-results", default=None, help=".mlir: freeze these choices first (runs pin-variants)")
+    add_pruning_arguments(p)  # .mlir: --max-spills, --max-variants, as the compile command
     p.add_argument("--cache-dir", default=None, help="variant and cubin cache (default: $AUTOTUNE_EXPORT_CACHE_DIR or ~/.cache/autotune-export)")
     p.add_argument("--no-cache", action="store_true", help="compile and assemble without the cache")
     progress.add_arguments(p)
@@ -966,6 +957,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.input, target=args.target, jobs=args.jobs, object_format=args.object_format,
             ptx_version=args.ptx_version, cache_dir=args.cache_dir, use_cache=not args.no_cache,
             tuning_results=args.tuning_results, resources=not args.no_resources,
+            max_spills=args.max_spills, max_variants=args.max_variants,
         )
         text = json.dumps(result.to_json(), indent=2) + "\n" if args.json else result.format_table()
         if args.output == "-":

@@ -125,3 +125,70 @@ def test_python_product_callable_where_and_errors():
         product(BLOCK=[32], num_warps=[3])
     with pytest.raises(SpaceError, match="names nothing"):
         product()
+
+
+# --------------------------------------------------------------------------------------------
+# Pruning at build time (materialize-triton-variants), on given metadata: nothing compiles.
+
+from autotune_export.passes.materialize_triton_variants import keep_at_most, resources_refusal  # noqa: E402
+
+
+def test_resources_refusal_registers_and_spills():
+    assert resources_refusal({"n_regs": 128, "n_spills": 0, "num_warps": 8}) is None  # 128 * 256 = 32768
+    reason = resources_refusal({"n_regs": 255, "n_spills": 0, "num_warps": 16})  # 255 * 512 = 130560
+    assert reason == "needs 255 registers per thread x 512 threads = 130560 registers per block; a block gets at most 65536"
+    assert resources_refusal({"n_regs": 32, "n_spills": 1656, "num_warps": 4}) is None  # spills kept by default
+    assert resources_refusal({"n_regs": 32, "n_spills": 1656, "num_warps": 4}, max_spills=1656) is None
+    assert resources_refusal({"n_regs": 32, "n_spills": 1656, "num_warps": 4}, max_spills=0).startswith(
+        "spills 1656 registers (n_spills: local memory bytes per thread / 4), more than --max-spills 0")
+    # Figures cuobjdump could not read prune nothing.
+    assert resources_refusal({"n_regs": None, "n_spills": None, "num_warps": 32}, max_spills=0) is None
+
+
+def test_keep_at_most_fewest_spills_then_spread():
+    assert keep_at_most([0, 0, 0], 5) == [0, 1, 2]
+    # 10 equals: spread over the order (every part of the space stays represented).
+    assert keep_at_most([0] * 10, 4) == [0, 2, 5, 7]
+    assert keep_at_most([0] * 10, 1) == [0]
+    # The fewest spills first; the level the cap cuts through is spread.
+    assert keep_at_most([5, 0, 9, 0, 5, 5, None], 4) == [0, 1, 3, 6]
+    assert keep_at_most([5, 0, 9, 0, 5, 5, 0], 5) == [0, 1, 3, 4, 6]
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark's 64-config space (benchmarks/configs/matmul_space64.mlir and .py).
+
+import pathlib  # noqa: E402
+import runpy  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SPACE64 = ROOT / "benchmarks" / "configs" / "matmul_space64.mlir"
+
+
+def _space64_group() -> AutotuneGroup:
+    return _group(SPACE64.read_text())
+
+
+def test_benchmark_space_mlir_and_python_agree():
+    g = _space64_group()
+    assert len(g.configs) == 64
+    configs = runpy.run_path(str(SPACE64.with_suffix(".py")))["CONFIGS"]
+    as_python = [sorted({**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages}.items()) for c in configs]
+    assert as_python == [sorted(cfg) for cfg in g.configs]
+
+
+@pytest.mark.integration
+def test_space64_builds_a_vmfb_for_sm_90(tmp_path):
+    """64 configs of examples/matmul's kernel from a generated space: every one compiles for
+    sm_90 (none is pruned: each fits its shared memory) and the .vmfb holds 64 variants (+64
+    specialized) under one group, with their configs in the space's order."""
+    from autotune_export.tools import cli
+    from autotune_export.tools.inspection import inspect_path
+
+    out = tmp_path / "space64.vmfb"
+    assert cli.main([str(SPACE64), "--emit", "vmfb", "--target", "sm_90", "-q", "-o", str(out)]) == 0
+    [g] = inspect_path(str(out), resources=False).groups
+    base = [v for v in g.variants if v.specialized_of is None]
+    assert len(base) == 64 and len(g.specialized) == 64 and not g.pruned
+    want = _space64_group().configs
+    assert [dict(v.config) for v in base] == [dict(c) for c in want]

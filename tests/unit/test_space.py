@@ -192,3 +192,42 @@ def test_space64_builds_a_vmfb_for_sm_90(tmp_path):
     assert len(base) == 64 and len(g.specialized) == 64 and not g.pruned
     want = _space64_group().configs
     assert [dict(v.config) for v in base] == [dict(c) for c in want]
+
+
+_SPACE_KERNEL = '''
+import triton
+import triton.language as tl
+from autotune_export.interop.space import product
+
+
+@triton.autotune(configs=product(BLOCK=[64, 128, 256, 512], num_warps=[2, 4, 8], where="BLOCK >= 32 * num_warps"),
+                 key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+'''
+
+
+def test_launch_to_mlir_writes_a_product_space(tmp_path):
+    """A kernel tuned over product(...) exports through launch_to_mlir with every config of the
+    space, in its order (nothing compiles)."""
+    import importlib.util
+    import sys
+
+    import numpy as np
+
+    from autotune_export.interop.launch import launch_to_mlir
+
+    path = tmp_path / "space_kernels.py"
+    path.write_text(_SPACE_KERNEL)
+    spec = importlib.util.spec_from_file_location("space_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["space_kernels"] = mod
+    spec.loader.exec_module(mod)
+    x = y = np.empty(4096, np.float32)
+    text = launch_to_mlir(mod.scale_kernel, lambda meta: (4096 // meta["BLOCK"],), x, y, 4096, outputs=["y_ptr"],
+                          output=tmp_path / "scale.mlir")
+    g = _group(text.replace('"space_kernels.py"', f'"{path}"'))
+    got = [(dict(c)["BLOCK"], dict(c)["num_warps"]) for c in g.configs]
+    assert got == [(b, w) for b in (64, 128, 256, 512) for w in (2, 4, 8) if b >= 32 * w] and len(got) == 9

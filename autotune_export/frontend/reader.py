@@ -601,7 +601,7 @@ class _OpReader:
         try:
             configs = space.expand()
         except space_mod.SpaceError as err:
-            if where_tok is None:
+            if where_tok is None or err.column is None:
                 raise self.error(node, str(err)) from None
             raise DiagnosticError.at(self._offset(where_tok, (err.column or 1) - 1), str(err)) from None
         group.configs = configs

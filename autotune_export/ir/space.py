@@ -40,6 +40,7 @@ from autotune_export.ir.group import OPTION_DEFAULTS, format_value
 
 __all__ = [
     "SpaceError",
+    "MAX_PRODUCT",
     "Axis",
     "ConfigSpace",
     "Constraint",
@@ -49,6 +50,11 @@ __all__ = [
     "holds",
     "defaults",
 ]
+
+
+#: The most configs a product may enumerate (before its constraint): a bound on the front end's
+#: work, far above what is worth compiling (each config is a Triton compile).
+MAX_PRODUCT = 100_000
 
 
 class SpaceError(ValueError):
@@ -231,7 +237,8 @@ class ConfigSpace:
         return self._constraint
 
     def check(self) -> None:
-        """Raise SpaceError for: no axis, a name given twice, an empty value list, a constraint
+        """Raise SpaceError for: no axis, a name given twice, an empty value list, a product of
+        more than :data:`MAX_PRODUCT` configs, a constraint
         that does not parse or uses a name that is neither the space's nor a Triton option, or
         a name bound to a value a constraint cannot compute with (a dtype, a string, none)."""
         if not self.axes:
@@ -243,6 +250,9 @@ class ConfigSpace:
             seen.add(a.name)
             if not a.values:
                 raise SpaceError(f"'{a.name} in []' has no value: the space would be empty")
+        if self.size() > MAX_PRODUCT:
+            raise SpaceError(f"product(...) has {self.size()} configs, more than {MAX_PRODUCT}: give fewer values "
+                             "(the constraint filters the product after it is enumerated)")
         c = self.constraint()
         if c is None:
             return

@@ -118,3 +118,18 @@ hal.executable.source private @e {
       // expected-error @+1 {{grid uses unknown name 'BLOCK_N'}}
       configs(product(BLOCK in [64, 128])) workload(n) grid(cdiv(n, BLOCK_N))
 }
+
+// -----
+
+// A product too large to enumerate (10^6 configs) is refused before the constraint runs.
+hal.executable.source private @e {
+  hal.executable.autotuning.export @g
+      triton("k.py", "k")
+      signature(n: i32)
+      // expected-error @+1 {{product(...) has 1000000 configs, more than 100000: give fewer values (the constraint filters the product after it is enumerated)}}
+      configs(product(A in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], B in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], C in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+                      D in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], E in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], F in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+              where A < 2)
+      workload(n)
+      grid(n)
+}

@@ -470,8 +470,8 @@ def _build_record(args, passes) -> tuple[bool, str | None]:
     if args.no_cache:
         return True, None
     key = hashlib.sha256(repr([__version__, hashlib.sha256(data).hexdigest(), args.emit, args.passes, args.target,
-                               args.object_format, args.ptx_version, args.split_input_file, args.max_spills,
-                               args.max_variants]).encode()).hexdigest()
+                               args.object_format, args.ptx_version, args.split_input_file, getattr(args, "max_spills", None),
+                               getattr(args, "max_variants", None)]).encode()).hexdigest()
     from autotune_export.support.paths import default_cache_dir
 
     return True, os.path.join(str(args.cache_dir or default_cache_dir()), "builds", key[:2], key)

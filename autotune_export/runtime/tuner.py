@@ -55,7 +55,8 @@ from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, RESU
                                       workload_values_problem)
 from autotune_export.runtime.checking import CHECK_TOLERANCES, results_agree  # noqa: F401  (re-exported)
 from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
-from autotune_export.runtime.calls import argument_bucket, as_list, to_host, values_key, workload_key
+from autotune_export.runtime.calls import (ML_DTYPES_ELEMENT_TYPES, argument_bucket, as_list, device_arguments,
+                                           ml_dtypes_array_to_device, to_host, values_key, workload_key)
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.isolation import (ISOLATION_MODES, Isolation, VariantFailure, WorkerUnavailable,
                                                default_isolation, measure_variants)
@@ -305,6 +306,7 @@ class AutotunedModule:
         before it runs (slots are reused in turn, oldest first), so every strategy chooses for
         every workload what the frozen module (``--tuning-results``) does.
         """
+        args = device_arguments(self._rt, self.config.device, args)  # bf16/fp8 numpy arrays (ml_dtypes)
         if not self._rotating_hosts and not self._spilled:  # the common path: no tuning on live calls
             fn = self._invokers.get(function)
             if fn is not None:
@@ -368,7 +370,10 @@ class AutotunedModule:
 
 
     def device_array(self, array) -> object:
-        """``array`` (numpy) copied once to the module's device, for calls without copies."""
+        """``array`` (numpy, ml_dtypes' bf16 and fp8 included) copied once to the module's
+        device, for calls without copies."""
+        if getattr(array.dtype, "name", None) in ML_DTYPES_ELEMENT_TYPES:
+            return ml_dtypes_array_to_device(self._rt, self.config.device, array)
         return self._rt.asdevicearray(self.config.device, array)
 
     def _locked(self) -> set[str]:

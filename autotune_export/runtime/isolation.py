@@ -101,6 +101,28 @@ _STICKY = re.compile(r"ILLEGAL_ADDRESS|illegal memory access|LAUNCH_FAILED|unspe
                      re.IGNORECASE)
 
 
+#: IREE status codes of a run whose device work failed asynchronously (a failed semaphore): on
+#: CUDA an illegal address reaches Python as ``RuntimeError: ABORTED`` (H200, IREE 3.13), the
+#: context poisoned behind it.
+_FAILED_DEVICE = re.compile(r"\b(ABORTED|DATA_LOSS)\b")
+
+
+def classify_error(reason: str, detail: str = "") -> tuple[str, str]:
+    """The kind and reason of a variant whose run the runtime answered with an error:
+    ``reason`` (the error's first line) and ``detail`` (its full text). ``"fault"`` when it
+    names a CUDA error that poisons the context (:data:`_STICKY`) or an IREE status of failed
+    device work (``ABORTED``, ``DATA_LOSS``), else ``"error"`` (the runtime refused the
+    variant: out of resources, say). A line of ``detail`` naming the CUDA error is added to a
+    reason that lacks it."""
+    text = f"{reason}\n{detail}"
+    kind = "fault" if _STICKY.search(text) or _FAILED_DEVICE.search(reason) else "error"
+    if not _STICKY.search(reason):
+        line = next((ln.strip() for ln in detail.splitlines() if _STICKY.search(ln)), "")
+        if line:
+            reason = f"{reason} ({line[:200]})"
+    return kind, reason
+
+
 class _Died(Exception):
     pass
 
@@ -195,7 +217,9 @@ class TuningWorker:
             if "ok" in reply:
                 return reply
             if "error" in reply:
-                raise VariantFailure("error", reply["error"])
+                err = VariantFailure("error", reply["error"])
+                err.detail = reply.get("detail", "")
+                raise err
             if on_reply is not None:
                 on_reply(reply)
 
@@ -321,8 +345,8 @@ class Isolation:
             raise VariantFailure("fault", f"{what + ': ' if what else ''}{died}") from None
         except VariantFailure as err:  # an error reply: restart, since a CUDA error may be sticky
             self.worker.kill()
-            kind = "fault" if _STICKY.search(err.reason) else "error"
-            raise VariantFailure(kind, f"{what + ': ' if what else ''}{err.reason}") from None
+            kind, reason = classify_error(err.reason, getattr(err, "detail", ""))
+            raise VariantFailure(kind, f"{what + ': ' if what else ''}{reason}") from None
 
     # --- the steps ---------------------------------------------------------------------------
     def call(self, function: str, *args: int, deadline: float | None = None, what: str = "") -> float:

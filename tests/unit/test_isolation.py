@@ -274,3 +274,17 @@ def test_the_group_limit_stores_no_verdict(faulty, tmp_path):
     assert reasons["fast"] == "hang: not run (its run): the group's time limit had passed"
     assert "tuning stopped at the group's time limit (0 s)" in m.notes["faulty_ex::scale"]
     assert TuningCache(cache).failures() == [] and TuningCache(cache).entries() == []
+
+
+def test_how_runtime_errors_are_classified():
+    """A runtime error of a variant's run is a fault when the device work failed: on the H200
+    (IREE 3.13) an illegal address reached Python as ``RuntimeError: ABORTED``; a CUDA error
+    name in the text counts too, and is added to the reason. The CPU executor's refusal stays
+    an error."""
+    from autotune_export.runtime.isolation import classify_error
+
+    assert classify_error("RuntimeError: ABORTED") == ("fault", "RuntimeError: ABORTED")
+    kind, reason = classify_error("RuntimeError: ABORTED", "ABORTED\nfoo.c:12: CUDA_ERROR_ILLEGAL_ADDRESS; an illegal memory access")
+    assert kind == "fault" and reason == "RuntimeError: ABORTED (foo.c:12: CUDA_ERROR_ILLEGAL_ADDRESS; an illegal memory access)"
+    refused = "RuntimeError: c/runtime/src/iree/hal/drivers/local_task/block_processor.c:738: RESOURCE_EXHAUSTED; dispatch requires"
+    assert classify_error(refused, refused) == ("error", refused)

@@ -114,7 +114,10 @@ class GroupReflection:
     dispatch), ``fingerprints`` (per variant, a hash of what decides its timing: code, layout,
     count region, config; the key of the per-variant tuning cache), ``check`` (per variant, an
     entry ``() -> (results...)`` running it once on fresh fake data, for cross-checking; ""
-    where a variant cannot be checked).
+    where a variant cannot be checked), ``compare`` (an entry ``(reference results...,
+    results..., rtol_0: f32, atol_0: f32, ...) -> (i64, ...)`` counting per result, on the
+    device, the elements that differ beyond the tolerances; "" when the results are compared on
+    the host).
     """
 
     executable: str
@@ -134,6 +137,7 @@ class GroupReflection:
     arity: int = 0
     fingerprints: list[str] = field(default_factory=list)
     check: list[str] = field(default_factory=list)
+    compare: str = ""
 
     @property
     def key(self) -> str:
@@ -245,7 +249,7 @@ def names_for(executable: str, group: str) -> dict[str, str]:
     prefix = f"{AUTOTUNE_FUNCTION}.{executable}.{group}"
     return {"prefix": prefix, "choice": f"{prefix}.choice", "select": f"{prefix}.select", "bench": f"{prefix}.bench",
             "workload": f"{prefix}.workload", "workload_of": f"{prefix}.workload_of", "slot": f"{prefix}.slot",
-            "check": f"{prefix}.check"}
+            "check": f"{prefix}.check", "compare": f"{prefix}.compare"}
 
 
 def bench_name(executable: str, group: str, workload: int, variant: int) -> str:

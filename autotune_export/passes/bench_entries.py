@@ -32,6 +32,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_enum_gen as linalg_enums
 from iree.compiler.dialects import _linalg_ops_gen as linalg
 from iree.compiler.dialects import arith, flow, tensor
+from iree.compiler.dialects import math as math_d
 
 from autotune_export.contract import BENCH_UNROLL
 from autotune_export.ir import functions as fn
@@ -423,3 +424,118 @@ def workload_of_entry(name: str, dispatch, host, point) -> bool:
     for op in list(scratch.body.operations):
         point.insert(op.detach_from_parent())
     return True
+
+
+#: Float element types the device-side cross-check compares, in f32 (:func:`compare_entry`):
+#: the others (f64, which IREE's input conversion demotes to f32 in public signatures, and
+#: the fp8 formats) are compared on the host by the runtime.
+_COMPARED_FLOATS = ("f16", "bf16", "f32")
+
+
+def compare_problem(dispatch) -> str | None:
+    """Why :func:`compare_entry` cannot compare the results of ``dispatch`` on the device (a
+    result that is not a ranked tensor of integers or of a float of :data:`_COMPARED_FLOATS`),
+    or None."""
+    for i, r in enumerate(dispatch.results):
+        t = r.type
+        if not isinstance(t, ir.RankedTensorType):
+            return f"result {i} is not a ranked tensor"
+        elem = t.element_type
+        if not (isinstance(elem, ir.IntegerType) or isinstance(elem, ir.FloatType) and str(elem) in _COMPARED_FLOATS):
+            return f"result {i} has element type {elem}"
+    return None
+
+
+def compare_entry(name: str, dispatch, point) -> bool:
+    """Build ``util.func public @name(%ref_0, ..., %out_0, ..., %rtol_0: f32, %atol_0: f32, ...)
+    -> (i64, ...)`` at ``point``: per result of ``dispatch`` (argument types: its result types),
+    the number of elements of ``%out_i`` that differ from ``%ref_i``, computed on the device, so
+    the runtime's cross-check copies no result to the host (a wrong variant is still found:
+    every element is compared). The rule is numpy's ``isclose(out, ref, rtol, atol,
+    equal_nan=True)``, the runtime's :func:`autotune_export.runtime.checking.results_agree`
+    (the runtime passes its tolerances, so they keep one home): floats, in f32 (exact for f16
+    and bf16), agree when both are finite and ``|out - ref| <= atol + rtol * |ref|``, when
+    they are equal (an infinity only equals itself) or when both are NaN;
+    integers when they are not equal (the tolerances are unused). A result without elements
+    counts 0. The count of a rank-2+ result is made in two reductions (over the last dimension,
+    then over the rest) so that no single workgroup walks the whole tensor, in i32 (IREE 3.13
+    cannot distribute an i64 reduction on CUDA), returned as i64. Builds nothing and
+    returns False when :func:`compare_problem` finds a result it cannot compare."""
+    if compare_problem(dispatch) is not None:
+        return False
+    types = [r.type for r in dispatch.results]
+    f32 = ir.F32Type.get()
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(args):
+        n = len(types)
+        refs, outs, tols = args[:n], args[n:2 * n], args[2 * n:]
+        return [_mismatches(refs[i], outs[i], tols[2 * i], tols[2 * i + 1]) for i in range(n)]
+
+    fn.util_func(name, types + types + [f32, f32] * len(types), [i64] * len(types), body, ip=point)
+    return True
+
+
+def _mismatches(ref, out, rtol, atol) -> ir.Value:
+    """The number (i64) of elements of ``out`` that differ from ``ref`` (see :func:`compare_entry`)."""
+    t = ref.type
+    i64 = ir.IntegerType.get_signless(64)
+    # Counted in i32: IREE 3.13's CUDA code generation fails to distribute an i64 reduction
+    # ("failed to distribute"); a result would need 2^32 differing elements to wrap to 0.
+    i32 = ir.IntegerType.get_signless(32)
+    zero = fn.constant(ir.IntegerAttr.get(i32, 0))
+    if has_no_elements(t):
+        return fn.constant(ir.IntegerAttr.get(i64, 0))
+    rank = t.rank
+    dims = [tensor.DimOp(ref, fn.index_constant(d)).result for d in range(rank) if t.shape[d] == ir.ShapedType.get_dynamic_size()]
+    dyn = {d: v for d, v in zip([d for d in range(rank) if t.shape[d] == ir.ShapedType.get_dynamic_size()], dims)}
+    kept = list(range(rank - 1)) if rank >= 2 else []  # the dimensions the first reduction keeps
+    partial_t = ir.RankedTensorType.get([t.shape[d] for d in kept], i32)
+    partial = flow.TensorSplatOp(partial_t, zero, [dyn[d] for d in kept if d in dyn]).result
+    parallel = ir.AttrBuilder.get("linalg.IteratorTypeEnum")(linalg_enums.IteratorType.parallel, ir.Context.current)
+    reduction = ir.AttrBuilder.get("linalg.IteratorTypeEnum")(linalg_enums.IteratorType.reduction, ir.Context.current)
+    identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
+    keep_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in kept])
+    iterators = [parallel] * len(kept) + [reduction] * (rank - len(kept))
+    first = linalg.GenericOp([partial_t], [ref, out], [partial],
+                             ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (identity, identity, keep_map)]),
+                             ir.ArrayAttr.get(iterators))
+    elem = t.element_type
+    block = first.regions[0].blocks.append(elem, elem, i32)
+    with ir.InsertionPoint(block):
+        r, x, acc = block.arguments
+        if isinstance(elem, ir.IntegerType):
+            bad = arith.CmpIOp(arith.CmpIPredicate.ne, x, r).result
+        else:
+            f32 = ir.F32Type.get()
+            if elem != f32:
+                r, x = arith.ExtFOp(f32, r).result, arith.ExtFOp(f32, x).result
+            diff = math_d.AbsFOp(arith.SubFOp(x, r).result).result
+            bound = arith.AddFOp(atol, arith.MulFOp(rtol, math_d.AbsFOp(r).result).result).result
+            inf = fn.constant(ir.FloatAttr.get(f32, float("inf")))
+            finite = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(r).result, inf).result,
+                                  arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(x).result, inf).result).result
+            close = arith.AndIOp(finite, arith.CmpFOp(arith.CmpFPredicate.OLE, diff, bound).result).result
+            equal = arith.CmpFOp(arith.CmpFPredicate.OEQ, x, r).result
+            nans = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.UNO, r, r).result,
+                                arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result).result
+            ok = arith.OrIOp(close, arith.OrIOp(equal, nans).result).result
+            bad = arith.XOrIOp(ok, fn.constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))).result
+        linalg.YieldOp([arith.AddIOp(acc, arith.ExtUIOp(i32, bad).result).result])
+    counts = first.results[0]
+    if kept:
+        scalar_t = ir.RankedTensorType.get([], i32)
+        init = flow.TensorSplatOp(scalar_t, zero, []).result
+        m = len(kept)
+        second = linalg.GenericOp([scalar_t], [counts], [init],
+                                  ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get_identity(m)),
+                                                    ir.AffineMapAttr.get(ir.AffineMap.get(m, 0, []))]),
+                                  ir.ArrayAttr.get([reduction] * m))
+        block = second.regions[0].blocks.append(i32, i32)
+        with ir.InsertionPoint(block):
+            linalg.YieldOp([arith.AddIOp(block.arguments[1], block.arguments[0]).result])
+        counts = second.results[0]
+    return arith.ExtSIOp(i64, tensor.ExtractOp(counts, []).result).result
+
+
+__all__ += ["compare_entry", "compare_problem"]

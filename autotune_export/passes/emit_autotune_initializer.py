@@ -18,6 +18,9 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``, symbo
   fake arguments; ``@P.workload_of(<host args>) -> (i64...)``, the same for a live call (when
   they are pure size computations); ``@P.check.K() -> (results...)``, one run of variant ``K``
   on fresh fake buffers of the first workload with whole results (the runtime's cross-check);
+  ``@P.compare(refs..., results..., rtol, atol, ...) -> (i64...)``, the elements of each result
+  that differ from the reference's, counted on the device (:func:`bench_entries.compare_entry`;
+  none for results of f64 or fp8 formats, which the runtime compares on the host);
 * the run-time table of per-workload choices, ``workload_slots`` slots: globals
   ``@P.slot.S.choice`` (i32, -1 = empty) and ``@P.slot.S.wJ`` (i64 keys), and
   ``@P.slot.S.set(choice, w...)`` (:func:`autotune_export.contract.slot_names`);
@@ -69,7 +72,7 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, fake_element_error, one_element, workload_entry, workload_of_entry
+from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, compare_entry, fake_element_error, one_element, workload_entry, workload_of_entry
 from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
@@ -115,6 +118,7 @@ class _GroupPlan:
     workload_of: str = ""
     arity: int = 0
     checks: list[str] = field(default_factory=list)  # per variant, its check entry
+    compare: str = ""  # the device-side comparison of check results, or ""
 
     @property
     def benches(self) -> list[str]:
@@ -220,6 +224,8 @@ class EmitAutotuneInitializer(ModulePass):
                     for k in range(len(plan.group.variants)):
                         plan.checks.append(f"{names['check']}.{k}")
                         bench_entry(plan.checks[-1], plan.site, plan.host, work.fakes, k, point, check=True)
+                    if compare_entry(names["compare"], plan.site, point):
+                        plan.compare = names["compare"]
                 work.workload = f"{names['workload']}.{w}"
                 workload_entry(work.workload, plan.site, plan.host, work.fakes, point)
             except SliceError as err:
@@ -293,6 +299,7 @@ class EmitAutotuneInitializer(ModulePass):
                 arity=p.arity,
                 fingerprints=p.fingerprints,
                 check=p.checks,
+                compare=p.compare,
             )
             for p in plans
         ])

@@ -11,11 +11,13 @@ calls) is made on what a benchmarker returns, so a test or a replay can decide o
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
+from autotune_export.runtime.profile import phase as _phase
 from autotune_export.support.stats import quantile as _quantile
 
 __all__ = [
@@ -23,6 +25,10 @@ __all__ = [
     "loop_bench",
     "LoopTimer",
     "race",
+    "contenders",
+    "FIRST_ROUND_NOISE",
+    "AUTO_BUDGET_MS_PER_VARIANT",
+    "CallSampler",
     "pick",
     "TIE_TOLERANCE",
     "Benchmarker",
@@ -95,15 +101,6 @@ class LoopTimer:
             self.run(self.iters)
         self.base = min(_timed(self.run, 1) for _ in range(2))
 
-    def sample_once(self) -> None:
-        """Take one paired sample: a call of one iteration, then one of the calibrated size;
-        the sample is their difference per extra run. Pairing keeps the per-call cost out of
-        the sample without the bias a single ``base`` measurement would give every sample of
-        this entry (host jitter of tens of us, against a few ms of extra runs)."""
-        extra = (self.iters - 1) * self.unroll
-        base = _timed(self.run, 1)
-        self.samples.append(max(0.0, _timed(self.run, self.iters) - base) / extra)
-
     def sample(self, rep_ms: float, at_least: int = 3) -> None:
         extra = (self.iters - 1) * self.unroll
         start, n = time.perf_counter(), 0
@@ -125,46 +122,163 @@ def pick(timings: Sequence["VariantTiming"]) -> "VariantTiming":
     return next(t for t in timings if t.median_ms <= best * (1 + TIE_TOLERANCE))
 
 
-def race(runs: Sequence[Callable[[int], object]], *, unroll: int, budget_ms: float = 15.0,
-         target_ms: float = 3.0, max_rounds: int = 4, warmup_ms: float = 30.0) -> list[list[float]]:
-    """Time benchmark entries by racing; returns per-run samples (ms) per entry, in order.
+#: The relative noise :func:`contenders` assumes while no variant has two samples (round 0):
+#: calls of about 3 ms or more, a few tens of microseconds of host jitter, and a GPU's clock
+#: and temperature drift of about a percent. A variant whose single sample is more than about
+#: 10% slower than the leader's is dropped after round 0.
+FIRST_ROUND_NOISE = 0.02
 
-    The device is first warmed up (``warmup_ms`` of the first entry: clocks ramp up, the
-    first launches pay for module loading), then every entry is calibrated (calls of about
-    ``target_ms``; samples are paired, :meth:`LoopTimer.sample_once`). Round 0 takes 3 samples of every entry, round ``r`` twice as many as round
-    ``r - 1`` of each entry still in contention (its 20th
-    percentile below the leader's 80th percentile times ``1 + TIE_TOLERANCE``). Samples of a
-    round are INTERLEAVED (one sample of each contender in turn), so a drift of the device
-    (clocks, temperature, other work) affects every contender alike instead of favouring
-    whichever entry ran first. The race ends when one entry is left, when the contenders' medians
-    are within the tie tolerance of each other (after round 1), after ``max_rounds``, or when the
-    sampling time passes twice ``budget_ms`` per entry.
-    Successive halving in spirit (Jamieson & Talwalkar, 2016); Triton's autotuner times every
-    config with its full do_bench budget instead.
+#: The whole-group budget of :class:`WallClock`'s race when none is given: this many ms per
+#: variant (Triton's ``do_bench`` spends 125 ms per config), warm-up included.
+AUTO_BUDGET_MS_PER_VARIANT = 25.0
+
+
+def race(sample: Callable[[int], float], count: int, *, budget_ms: float | None = None,
+         spent_ms: Callable[[], float] | None = None, first_samples: int = 1, max_rounds: int = 4,
+         confidence: float = 0.99, min_noise: float = 0.002) -> list[list[float]]:
+    """The default search: successive halving by racing (Jamieson & Talwalkar, 2016; the
+    "racing" of configuration selection, Maron & Moore, 1994). Returns per-run samples (ms) per
+    variant ``0 .. count - 1``, in order.
+
+    ``sample(k)`` takes one more sample of variant ``k`` (ms per run; :class:`CallSampler` on the
+    wall clock, given values in :class:`GivenTimings`). Round 0 takes ``first_samples`` of every
+    variant; round ``r`` twice as many as round ``r - 1`` of each variant still in contention.
+    Samples of a round are INTERLEAVED (one sample of each contender in turn), so a drift of the
+    device (clocks, temperature, other work) affects every contender alike.
+
+    After each round, with ``n_k`` samples of variant ``k``, median ``m_k`` and fastest sample
+    ``b_k``: the noise is the pooled relative spread ``rn`` (the median over variants of
+    ``statistics.stdev / statistics.mean`` of their samples; at least ``min_noise``;
+    :data:`FIRST_ROUND_NOISE` while no variant has two samples, so that round 0's single
+    samples drop only clear losers), the
+    half-width of ``k``'s interval ``h_k = z * rn / sqrt(n_k)`` (``z`` the ``confidence``
+    quantile of the standard normal, ``statistics.NormalDist``). With ``L`` the variant of the
+    lowest median, variant ``k`` stays in contention while ``b_k * (1 - h_k) <= m_L * (1 + h_L)
+    * (1 + TIE_TOLERANCE)``: it could still be the fastest or tie with it (the tie rule of
+    :func:`pick` may then prefer it). The fastest sample, not the median, bounds ``k`` from
+    below, so one slow sample (host jitter, a first call) never drops a fast variant. The race
+    ends when one variant is left (the leader is separated beyond noise: the early stop), when
+    the contenders' medians are within ``TIE_TOLERANCE`` of ``m_L`` and measured finer than it
+    (``h_k < TIE_TOLERANCE / 2``: :func:`pick`'s tie rule decides), after ``max_rounds``, or
+    once ``spent_ms()`` passes ``budget_ms`` (a whole-group budget; every variant still gets one
+    sample). The winner is then :func:`pick` of the samples, as for every search.
     """
-    timers = [LoopTimer(run, unroll) for run in runs]
-    if not timers:
-        return []
-    start = time.perf_counter()
-    while (time.perf_counter() - start) * 1e3 < warmup_ms:
-        timers[0].run(2)
-    for timer in timers:
-        timer.calibrate(warmup_ms=0.0, target_ms=target_ms, first_call=False)
-    alive = list(range(len(timers)))
-    count = 3
-    deadline = time.perf_counter() + 2 * budget_ms * len(timers) / 1e3  # sampling time of the whole race
+    samples: list[list[float]] = [[] for _ in range(count)]
+    if count == 0:
+        return samples
+    over = (lambda: budget_ms is not None and spent_ms is not None and spent_ms() >= budget_ms)
+    alive = list(range(count))
+    per_round = max(1, first_samples)
     for round_ in range(max_rounds + 1):
-        for _ in range(count):
+        for i in range(per_round):
+            if (round_ or i) and over():
+                return samples
             for k in alive:
-                timers[k].sample_once()
-        stats = {k: VariantTiming(str(k), timers[k].samples) for k in alive}
-        lead = min(stats.values(), key=lambda t: t.median_ms)
-        alive = [k for k in alive if stats[k].quantile(0.2) <= lead.quantile(0.8) * (1 + TIE_TOLERANCE)]
-        tied = all(stats[k].median_ms <= lead.median_ms * (1 + TIE_TOLERANCE) for k in alive)
-        if len(alive) <= 1 or (tied and round_ > 0) or time.perf_counter() > deadline:
-            break  # one left; the rest tie (pick's tie rule decides); or out of budget
-        count *= 2
-    return [t.samples for t in timers]
+                if (round_ or i) and over():
+                    return samples
+                samples[k].append(sample(k))
+        alive, settled = contenders(samples, alive, confidence=confidence, min_noise=min_noise)
+        if settled or over():
+            break
+        per_round *= 2
+    return samples
+
+
+def contenders(samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = 0.99,
+               min_noise: float = 0.002) -> tuple[list[int], bool]:
+    """The variants of ``alive`` still in contention after a round of :func:`race` (its rule),
+    and whether the race is settled (one left, or the rest tie within TIE_TOLERANCE and are
+    measured finer than it)."""
+    med = {k: statistics.median(samples[k]) for k in alive}
+    spreads = [statistics.stdev(samples[k]) / statistics.fmean(samples[k]) for k in alive
+               if len(samples[k]) >= 2 and statistics.fmean(samples[k]) > 0]
+    noise = max(min_noise, statistics.median(spreads)) if spreads else max(min_noise, FIRST_ROUND_NOISE)
+    z = statistics.NormalDist().inv_cdf(confidence)
+    half = {k: z * noise / math.sqrt(len(samples[k])) for k in alive}
+    lead = min(alive, key=lambda k: (med[k], k))
+    bound = med[lead] * (1 + half[lead]) * (1 + TIE_TOLERANCE)
+    kept = [k for k in alive if min(samples[k]) * (1 - half[k]) <= bound]
+    tied = all(med[k] <= med[lead] * (1 + TIE_TOLERANCE) and half[k] < TIE_TOLERANCE / 2 for k in kept)
+    return kept, len(kept) <= 1 or tied
+
+
+#: The most iterations one call of :class:`CallSampler` runs.
+_MAX_ITERS = 100_000
+
+
+class CallSampler:
+    """Samples of benchmark entries on the wall clock, for :func:`race`: calls sized from the
+    kernel's own time.
+
+    ``runs[k](n)`` runs variant ``k``'s dispatch ``n * unroll`` times in one synchronous call.
+    :meth:`start` warms the device up on ``runs[0]`` (calls of one iteration for at least
+    ``warmup_ms`` and twice) and measures the per-call cost that is not the dispatches (fake
+    data fills, the host round trip): ``fixed = 2 * t(run(1)) - t(run(2))``, once per group (the
+    fake data and the call are the same for every variant). A variant's first :meth:`sample`
+    probes it with one iteration and sizes its calls: ``iters`` iterations, so that a call lasts
+    about ``call_ms`` (host jitter of tens of microseconds stays well below the 1% the tie rule
+    resolves); when one iteration already lasts that long, the probe is the first sample. A
+    sample is ``(t(run(iters)) - fixed) / (iters * unroll)`` ms per run. ``profile``: a
+    :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to.
+    """
+
+    def __init__(self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 20.0,
+                 call_ms: float = 3.0, profile=None):
+        self.runs, self.unroll = list(runs), max(1, int(unroll))
+        self.warmup_ms, self.call_ms = warmup_ms, call_ms
+        self.profile = profile
+        self.fixed = 0.0
+        self.iters: dict[int, int] = {}
+        #: Per variant, the dispatches its calls ran (warm-up and probes included).
+        self.dispatched: dict[int, int] = {}
+        self._pending: dict[int, float] = {}
+        self.started_at = time.perf_counter()
+
+    def spent_ms(self) -> float:
+        """Wall time since :meth:`start` (ms): what a whole-group budget counts."""
+        return (time.perf_counter() - self.started_at) * 1e3
+
+    def _call(self, k: int, n: int, what: str) -> float:
+        """Time ``runs[k](n)`` (ms). No result is read back: the call returns once its work is
+        done (IREE's synchronous ABI waits on the call's fence; on the H200 a ``bench(2)``
+        call of the 8192^3 matmul returned after its 16 dispatches' 32 ms), and reading back
+        even one element cost 1.7 ms per call there (``DeviceArray.to_host``)."""
+        with _phase(self.profile, what):
+            t0 = time.perf_counter()
+            self.runs[k](n)
+            ms = (time.perf_counter() - t0) * 1e3
+        self.dispatched[k] = self.dispatched.get(k, 0) + n * self.unroll
+        if self.profile is not None:
+            self.profile.count_dispatches(n * self.unroll)
+        return ms
+
+    def start(self) -> None:
+        self.started_at = time.perf_counter()
+        if not self.runs:
+            return
+        ones = []
+        while len(ones) < 2 or (time.perf_counter() - self.started_at) * 1e3 < self.warmup_ms:
+            ones.append(self._call(0, 1, "warm-up (device, first variant)"))
+            if len(ones) > 1000:
+                break
+        t1 = min(ones[-2:])
+        t2 = self._call(0, 2, "warm-up (device, first variant)")
+        self.fixed = min(max(0.0, 2 * t1 - t2), t1)
+        self._pending[0] = t1
+
+    def sample(self, k: int) -> float:
+        if k not in self.iters:
+            t1 = self._pending.pop(k, None)
+            if t1 is None:
+                t1 = self._call(k, 1, "probe calls (one per variant)")
+            # The kernels' part of a one-iteration call; at least a tenth of the call, so that
+            # an overestimated fixed cost never makes calls of millions of iterations.
+            per_call = max(t1 - self.fixed, 0.1 * t1, 1e-4)
+            self.iters[k] = min(_MAX_ITERS, max(1, math.ceil(self.call_ms / per_call)))
+            if self.iters[k] == 1 and k != 0:  # variant 0's t1 is the least of its warm-up calls
+                return max(0.0, t1 - self.fixed) / self.unroll
+        n = self.iters[k]
+        return max(0.0, self._call(k, n, "timed calls") - self.fixed) / (n * self.unroll)
 
 
 def _timed(fn, *args) -> float:
@@ -213,21 +327,28 @@ class Benchmarker(Protocol):
 class WallClock:
     """The default benchmarker: the host's ``time.perf_counter``.
 
+    ``search``: ``"race"`` (the default: :func:`race` over :class:`CallSampler`, calls sized
+    from each kernel's own time, ``warmup_ms`` of device warm-up once per group, calls of about
+    ``call_ms``, ``race_budget_ms`` for the whole group, warm-up included: None for
+    :data:`AUTO_BUDGET_MS_PER_VARIANT` per variant, ``math.inf`` for none) or ``"exhaustive"`` (every variant
+    with the full ``warmup_ms``/``rep_ms`` budgets of ``do_bench``, Triton's autotuner's way).
     ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples`` (default
-    :func:`loop_bench`); ``warmup_ms``/``rep_ms``: its budgets per variant (Triton's
-    ``do_bench`` defaults, 25 and 100 ms); ``search``: ``"exhaustive"`` (every variant with the
-    full budgets) or ``"race"`` (:func:`race`, ``race_budget_ms`` per variant; only with the
-    default ``do_bench``, without ``flush`` and for more than one variant); ``flush``: a
-    function run before each timed run (the module's L2 flush entry), then one run per
-    sample. A live call is timed from its start until its last result is ready (:func:`_wait`).
+    :func:`loop_bench`; a custom one, like ``flush``, makes the search exhaustive);
+    ``warmup_ms``/``rep_ms``: its budgets per variant (Triton's ``do_bench`` defaults, 25 and
+    100 ms); ``flush``: a function run before each timed run (the module's L2 flush entry), then
+    one run per sample. A live call is timed from its start until its last result is ready
+    (:func:`_wait`). ``profile``: a :class:`autotune_export.runtime.profile.TuningProfile`.
     """
 
     def __init__(self, *, do_bench: Callable | None = None, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-                 search: str = "exhaustive", race_budget_ms: float = 15.0, flush: Callable[[], object] | None = None):
+                 search: str = "race", race_budget_ms: float | None = None, flush: Callable[[], object] | None = None,
+                 race_warmup_ms: float = 20.0, call_ms: float = 3.0, profile=None):
         self.do_bench = do_bench or loop_bench
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
         self.search, self.race_budget_ms = search, race_budget_ms
+        self.race_warmup_ms, self.call_ms = race_warmup_ms, call_ms
         self.flush = flush
+        self.profile = profile
 
     def measure(self, info, workload: str, variants: Sequence[int], runs: Sequence[Callable[[int], object]], *,
                 warmup_ms: float | None = None, rep_ms: float | None = None) -> list[list[float]]:
@@ -235,10 +356,19 @@ class WallClock:
         rep = self.rep_ms if rep_ms is None else rep_ms
         if (self.search == "race" and self.do_bench is loop_bench and self.flush is None and len(runs) > 1
                 and warmup_ms is None and rep_ms is None):
-            return race(list(runs), unroll=info.unroll, budget_ms=self.race_budget_ms)
+            sampler = CallSampler(runs, info.unroll, warmup_ms=self.race_warmup_ms, call_ms=self.call_ms,
+                                  profile=self.profile)
+            sampler.start()
+            budget = self.race_budget_ms if self.race_budget_ms is not None else AUTO_BUDGET_MS_PER_VARIANT * len(runs)
+            samples = race(sampler.sample, len(runs), budget_ms=budget, spent_ms=sampler.spent_ms)
+            if self.profile is not None:
+                self.profile.kernel_ms += sum(n * statistics.median(samples[k]) for k, n in sampler.dispatched.items()
+                                              if samples[k])
+            return samples
         if self.flush is not None:
             return [self._flushed_samples(run, warmup, rep) for run in runs]
-        return [list(self.do_bench(run, unroll=info.unroll, warmup_ms=warmup, rep_ms=rep)) for run in runs]
+        with _phase(self.profile, "exhaustive do_bench"):
+            return [list(self.do_bench(run, unroll=info.unroll, warmup_ms=warmup, rep_ms=rep)) for run in runs]
 
     def _flushed_samples(self, run: Callable[[int], object], warmup_ms: float, rep_ms: float) -> list[float]:
         run(1)
@@ -266,34 +396,58 @@ class GivenTimings:
     ``ms``: the time of a variant in ms, either a mapping from variant name to ms or a function
     ``(group key, variant name, workload) -> ms``, where ``workload`` is the tuning workload's
     key (``"tensor<1024xf32>"``) for benchmarks and the live workload's key for live calls
-    (see :meth:`autotune_export.runtime.AutotunedModule.__call__`). Every measurement returns
-    ``samples`` equal samples. ``execute``: still run each benchmark entry once (``run(1)``),
-    so the module's benchmark code is exercised; live calls always run (their results are
-    the program's). :attr:`log` records ``(kind, group key, variant name, workload)`` per
-    measurement, ``kind`` being ``"bench"`` or ``"live"``: what the tuner believed it timed.
-    Raises KeyError for a variant the mapping does not name.
+    (see :meth:`autotune_export.runtime.AutotunedModule.__call__`). A value may also be a
+    sequence: the variant's successive samples, in turn (noise, for the search's tests).
+    ``search``: ``"race"`` (the default, as :class:`WallClock`'s: :func:`race` on the given
+    samples; ``budget_ms`` is then a whole-group budget on a simulated clock that advances by
+    each sample's ms times ``info.unroll``, one call of one iteration) or ``"exhaustive"``
+    (``samples`` samples of every variant). ``execute``: still run each benchmark entry once
+    (``run(1)``), so the module's benchmark code is exercised; live calls always run (their
+    results are the program's). :attr:`log` records ``(kind, group key, variant name,
+    workload)`` per variant measured and per live call, ``kind`` being ``"bench"`` or
+    ``"live"``: what the tuner believed it timed; :attr:`sampled` counts the samples per
+    ``(group key, variant name)``. Raises KeyError for a variant the mapping does not name.
     """
 
     def __init__(self, ms: Mapping[str, float] | Callable[[str, str, str], float], *, samples: int = 3,
-                 execute: bool = True):
+                 execute: bool = True, search: str = "race", budget_ms: float | None = None):
         self.ms = ms
         self.samples = samples
         self.execute = execute
+        self.search, self.budget_ms = search, budget_ms
         self.log: list[tuple[str, str, str, str]] = []
+        self.sampled: dict[tuple[str, str], int] = {}
 
     def _ms(self, info, variant: int, workload: str) -> float:
+        return self._sample(info, variant, workload, 0)
+
+    def _sample(self, info, variant: int, workload: str, i: int) -> float:
         name = info.variants[variant]
-        return float(self.ms(info.key, name, workload) if callable(self.ms) else self.ms[name])
+        value = self.ms(info.key, name, workload) if callable(self.ms) else self.ms[name]
+        if isinstance(value, (list, tuple)):
+            value = value[i % len(value)]
+        return float(value)
 
     def measure(self, info, workload: str, variants: Sequence[int], runs: Sequence[Callable[[int], object]], *,
                 warmup_ms: float | None = None, rep_ms: float | None = None) -> list[list[float]]:
-        out = []
         for k, run in zip(variants, runs):
             if self.execute:
                 _wait(run(1))
             self.log.append(("bench", info.key, info.variants[k], workload))
-            out.append([self._ms(info, k, workload)] * self.samples)
-        return out
+        clock = [0.0]
+
+        def sample(i: int) -> float:
+            k = variants[i]
+            key = (info.key, info.variants[k])
+            n = self.sampled.get(key, 0)
+            self.sampled[key] = n + 1
+            ms = self._sample(info, k, workload, n)
+            clock[0] += ms * max(1, info.unroll)
+            return ms
+
+        if self.search == "race" and len(variants) > 1 and warmup_ms is None and rep_ms is None:
+            return race(sample, len(variants), budget_ms=self.budget_ms, spent_ms=lambda: clock[0])
+        return [[sample(i) for _ in range(self.samples)] for i in range(len(variants))]
 
     def time_call(self, info, workload: str, variant: int, call: Callable[[], object]) -> tuple[object, float]:
         result = call()

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
+import sys
 import time
 import warnings
 import weakref
@@ -60,6 +61,7 @@ from autotune_export.runtime.calls import (ML_DTYPES_ELEMENT_TYPES, argument_buc
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.isolation import (ISOLATION_MODES, Isolation, VariantFailure, WorkerUnavailable,
                                                default_isolation, measure_variants)
+from autotune_export.runtime.profile import TuningProfile, phase, profile_from_env
 from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
                                             loop_bench, pick, race)
 
@@ -100,12 +102,18 @@ class AutotunedModule:
     ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples in ms`` (default
     :func:`loop_bench`). ``flush_l2``: run the module's L2-flush entry before each timed run
     (then one run per sample). ``search``: how :meth:`tune_group` times the variants:
-    ``"exhaustive"`` (the default: every variant with the full ``warmup_ms``/``rep_ms``
-    budgets, as Triton's autotuner does; also used with a custom ``do_bench`` or ``flush_l2``)
-    or ``"race"`` (experimental: :func:`race`, short runs of every variant and longer ones only
-    for those still in contention, ``race_budget_ms`` per variant in its first round; on the
-    H200 it tuned the 9 matmul configs in 0.34-0.51 s against 1.32 s, but once picked a variant
-    1.2x the fastest, and once took 1.9 s). These options configure the default benchmarker,
+    ``"race"`` (the default: :func:`race`, successive halving on calls sized from each
+    kernel's own time, with an early stop once the leader is separated beyond noise; see
+    docs/runtime.md, "Search and timing") or ``"exhaustive"`` (every variant with the full
+    ``warmup_ms``/``rep_ms`` budgets, as Triton's autotuner does; also used with a custom
+    ``do_bench`` or ``flush_l2``). ``budget_ms``: the time budget of the race of one group on
+    one workload (ms of wall clock, warm-up included; None: 25 ms per variant,
+    :data:`autotune_export.runtime.timing.AUTO_BUDGET_MS_PER_VARIANT`, a fifth of what
+    Triton's ``do_bench`` spends; ``math.inf``: none, the race ends by its own rule only);
+    every variant gets at least one sample. ``profile``: keep a
+    :class:`autotune_export.runtime.profile.TuningProfile` (:attr:`profile`) of every tuning
+    and print its phases to stderr after each tuned group (default: the environment variable
+    ``AUTOTUNE_EXPORT_PROFILE``). These options configure the default benchmarker,
     :class:`WallClock`; ``benchmarker``: another :class:`Benchmarker` to measure with instead
     (e.g. :class:`GivenTimings`, which decides on given timings: tests, replays), used for
     benchmarks and for round-robin's live calls alike. Ties within
@@ -139,10 +147,10 @@ class AutotunedModule:
     def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
                  cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
                  warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
-                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "exhaustive",
-                 race_budget_ms: float = 15.0, device_results: bool = False, benchmarker: Benchmarker | None = None,
+                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "race",
+                 budget_ms: float | None = None, device_results: bool = False, benchmarker: Benchmarker | None = None,
                  allow_unchecked: bool = False, isolation: str | None = None, variant_timeout_s: float = 60.0,
-                 group_timeout_s: float = 600.0, iree_flags: Sequence[str] = ()):
+                 group_timeout_s: float = 600.0, iree_flags: Sequence[str] = (), profile: bool | None = None):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -165,7 +173,9 @@ class AutotunedModule:
         self._invokers: dict = {}
         if search not in ("race", "exhaustive"):
             raise ValueError(f"unknown search '{search}'; expected race or exhaustive")
-        self.search, self.race_budget_ms = search, race_budget_ms
+        self.search, self.budget_ms = search, budget_ms
+        #: The phase timers of tunings (``profile=True``), else None.
+        self.profile: TuningProfile | None = TuningProfile() if (profile_from_env() if profile is None else profile) else None
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
         self._module_source = data if isinstance(module, (bytes, bytearray)) else os.fspath(module)
@@ -176,8 +186,8 @@ class AutotunedModule:
         self.functions = self.context.modules[self.vm_module.name]
         groups = module_reflection(self.vm_module)
         self.benchmarker: Benchmarker = benchmarker or WallClock(
-            do_bench=self.do_bench, warmup_ms=warmup_ms, rep_ms=rep_ms, search=search, race_budget_ms=race_budget_ms,
-            flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None)
+            do_bench=self.do_bench, warmup_ms=warmup_ms, rep_ms=rep_ms, search=search, race_budget_ms=budget_ms,
+            flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None, profile=self.profile)
         self.groups = {g.key: g for g in groups}
         if cache is True:
             cache = TuningCache()
@@ -410,6 +420,7 @@ class AutotunedModule:
         from the tuning cache (ruler ``"live"``) where the cache has them. Variants that the
         cross-check dropped or cannot check (:meth:`_unchecked`) are left out."""
         self._check_all(info)  # live calls return their results: a wrong variant must never run on them
+        self._references.pop(info.key, None)
         dropped = self.dropped.get(info.key, set()) | self._unchecked(info)
         if len(dropped) == len(info.variants):  # even the default failed on the fake data: the program's own choice runs
             dropped = dropped - {info.default}
@@ -550,28 +561,38 @@ class AutotunedModule:
         self._deadline = time.monotonic() + self.group_timeout_s
         self._cut_short.discard(info.key)
         try:
-            measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
+            with phase(self.profile, "tune_group (the rest)"):
+                measured = [self._tune_workload(info, w, work) for w, work in enumerate(works)]
         finally:
             self._deadline = None
+        self._references.pop(info.key, None)  # the default's check results: device memory, made again when needed
         self.sources[info.key] = "tuned" if any(measured) else "cache"
+        if self.profile is not None and any(measured):
+            print(self.profile.report(f"autotune-export profile of {info.key} ({len(info.variants)} variants, "
+                                      f"search {self.search})"), file=sys.stderr, flush=True)
+            self.profile.reset()
         return measured[0]
 
     def _tune_workload(self, info: GroupInfo, w: int, work: TuningWorkload) -> list[VariantTiming]:
         key = "x".join(work.tune_args)
         values = None
         if work.workload and info.slots:
-            out = self._invoker(work.workload)()
-            values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
+            with phase(self.profile, "workload entry"):
+                out = self._invoker(work.workload)()
+                values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
         self._recorded_failures(info, key)
-        hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
+        with phase(self.profile, "tuning cache (read)"):
+            hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
+            if hit is None or hit.get("variant") not in info.variants:
+                cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
         if hit is not None and hit.get("variant") in info.variants:
             self._decide(info, values, info.variants.index(hit["variant"]), hit, None)
             return []
         failed = self._failed(info)  # never run again (a variant dropped by the cross-check is still timed)
-        cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
         missing = [k for k, t in cached.items() if t is None and k not in failed]
         try:
-            timed = self._measure(info, key, work.bench, missing)
+            with phase(self.profile, "search (host side)"):
+                timed = self._measure(info, key, work.bench, missing)
         except WorkerUnavailable as err:
             self._unavailable(info, err)
             return []
@@ -586,9 +607,12 @@ class AutotunedModule:
             self._unavailable(info, err)
             return []
         index = info.variants.index(winner.variant)
-        entry = self._record(info, timings, key, self.strategy, values, winner, measured=[timed[k] for k in sorted(timed)],
-                             ruler="bench", final=info.key not in self._cut_short)
-        self._decide(info, values, index, entry, None)
+        with phase(self.profile, "tuning cache (write)"):
+            entry = self._record(info, timings, key, self.strategy, values, winner,
+                                 measured=[timed[k] for k in sorted(timed)], ruler="bench",
+                                 final=info.key not in self._cut_short)
+        with phase(self.profile, "select"):
+            self._decide(info, values, index, entry, None)
         return [timed[k] for k in sorted(timed)]
 
     def _measure(self, info: GroupInfo, workload: str, benches: list[str], ks: list[int]) -> dict[int, VariantTiming]:
@@ -671,16 +695,37 @@ class AutotunedModule:
     def _disagreement(self, info: GroupInfo, k: int) -> str | None:
         """Why variant ``k``'s check results differ from the default variant's, or None; in the
         tuning worker where ``isolation`` asks for it (raises VariantFailure, with
-        ``.reference`` True when the default variant's run failed, or WorkerUnavailable)."""
+        ``.reference`` True when the default variant's run failed, or WorkerUnavailable).
+
+        With the group's ``compare`` entry (modules of this release), the results stay on the
+        device: the entry counts, per result, the elements that differ beyond
+        :data:`CHECK_TOLERANCES` (:func:`results_agree`'s rule), and only those counts come to
+        the host; the full results are copied and compared on the host only to describe a
+        difference that was found. Without it (fp8 results, modules of earlier releases) both
+        results are copied and compared on the host."""
         workload = _tune_workload(info)
         if self._isolated(info, workload, [info.default, k]):
-            return self._worker().check(info.check[info.default], info.check[k], self._deadline, what="its check run",
-                                        reference_what="the default variant's check run")
+            with phase(self.profile, "cross-check (worker)"):
+                return self._worker().check(info.check[info.default], info.check[k], self._deadline, what="its check run",
+                                            reference_what="the default variant's check run")
         ref = self._references.get(info.key)
         if ref is None:
-            ref = self._references[info.key] = as_list(to_host(self._invoker(info.check[info.default])()))
-        out = as_list(to_host(self._invoker(info.check[k])()))
-        return results_agree(ref, out)
+            with phase(self.profile, "cross-check: device runs"):
+                ref = self._references[info.key] = as_list(self._invoker(info.check[info.default])())
+        with phase(self.profile, "cross-check: device runs"):
+            out = as_list(self._invoker(info.check[k])())
+        if info.compare:
+            with phase(self.profile, "cross-check: comparison (device)"):
+                tolerances = []
+                for r in ref:
+                    tolerances.extend(CHECK_TOLERANCES.get(_dtype_name(r), (0.125, 1e-2)))
+                counts = as_list(self._invoker(info.compare)(*ref, *out, *tolerances))
+            if not any(int(c) for c in counts):
+                return None
+        with phase(self.profile, "cross-check: host copies"):
+            host_ref, host_out = as_list(to_host(tuple(ref))), as_list(to_host(tuple(out)))
+        with phase(self.profile, "cross-check: comparison (host)"):
+            return results_agree(host_ref, host_out)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:
         """Tune every group (``@__autotune``'s job; the cache answers when it can). A tuning
@@ -881,6 +926,16 @@ class _Rounds:
             return VariantTiming(variant, [self.cached[0]], recorded=self.cached[1:])
         ts = self.times
         return VariantTiming(variant, ts[1:] if len(ts) > 2 else ts)
+
+
+def _dtype_name(array) -> str:
+    """The numpy name of an array's element type (``"float16"``), "" when it has none."""
+    try:
+        import numpy as np
+
+        return np.dtype(array.dtype).name
+    except (AttributeError, TypeError):
+        return ""
 
 
 def _tune_workload(info: GroupInfo) -> str:

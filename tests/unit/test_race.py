@@ -1,47 +1,164 @@
-"""The racing search and the tie rule of the runtime, on a simulated clock: each benchmark
-"run" advances time by its variant's cost, so the logic is tested without timing anything."""
+"""The racing search (the default) and the tie rule of the runtime, without timing anything:
+given samples (:func:`race` takes a sampler), and the wall-clock sampler on a simulated clock
+(each benchmark "call" advances time by its fixed cost plus its dispatches' cost)."""
 
 from __future__ import annotations
 
+import math
+import time
+
 import pytest
 
-from autotune_export.runtime import tuner
+from autotune_export.runtime import timing, tuner
+from autotune_export.runtime.profile import TuningProfile
+
+
+def _given(samples_by_variant):
+    """A sampler over given per-variant sample sequences (cycled); counts calls."""
+    taken = [0] * len(samples_by_variant)
+
+    def sample(k):
+        seq = samples_by_variant[k]
+        v = seq[taken[k] % len(seq)]
+        taken[k] += 1
+        return v
+
+    return sample, taken
+
+
+def test_race_stops_early_once_the_leader_is_separated():
+    """Round 0 (one sample each) separates 1.0 ms from 1.5 and 2.0 ms even at the 2% noise
+    assumed before any variant has two samples: nothing more is timed."""
+    sample, taken = _given([[1.5], [1.0], [2.0]])
+    samples = timing.race(sample, 3)
+    assert taken == [1, 1, 1]
+    assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "1"
+
+
+def test_gross_losers_go_after_one_sample_close_ones_after_more():
+    """1.05 ms is within round 0's noise of 1.0 ms; round 1 (two samples each, no spread)
+    separates them."""
+    sample, taken = _given([[1.5], [1.0], [2.0], [1.05]])
+    samples = timing.race(sample, 4)
+    assert taken == [1, 3, 1, 3]
+    assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "1"
+
+
+def test_race_keeps_close_variants_and_drops_clear_losers():
+    """Two noisy variants 0.5% apart stay in contention and get more rounds; the slow ones
+    are timed in round 0 only."""
+    sample, taken = _given([[2.0], [1.00, 1.03, 0.99, 1.02], [1.005, 0.98, 1.04, 1.01], [3.0]])
+    samples = timing.race(sample, 4)
+    assert taken[0] == taken[3] == 1
+    assert min(taken[1], taken[2]) > 1
+    assert all(len(s) == t for s, t in zip(samples, taken))
+
+
+def test_one_slow_sample_does_not_drop_a_fast_variant():
+    """A variant whose first sample is 5% slower than the leader's (a first call, host
+    jitter) but whose others are the fastest stays in the race (its fastest sample bounds
+    it) and wins."""
+    sample, taken = _given([[1.0, 1.0, 1.001, 0.999], [1.05, 0.9, 0.9, 0.901]])
+    samples = timing.race(sample, 2)
+    assert taken[1] > 1
+    assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "1"
+
+
+def test_a_tie_is_settled_by_the_tie_rule_not_by_more_rounds():
+    """Variants within TIE_TOLERANCE, measured finer than it, end the race; pick() prefers the
+    earlier variant (so processes and ranks agree)."""
+    sample, taken = _given([[1.004], [1.0], [1.5]])
+    samples = timing.race(sample, 3)
+    assert taken == [3, 3, 1]
+    assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "0"
+
+
+def test_a_whole_group_budget_stops_the_race_after_every_variant_had_a_sample():
+    clock = [0.0]
+    values = [[1.0, 1.3], [1.01, 0.8], [1.02, 1.1]]  # noisy: would need many rounds
+    sample0, taken = _given(values)
+
+    def sample(k):
+        clock[0] += 10.0
+        return sample0(k)
+
+    samples = timing.race(sample, 3, budget_ms=15.0, spent_ms=lambda: clock[0])
+    assert taken == [1, 1, 1]  # over budget after the first sample, but every variant got one
+    assert [len(s) for s in samples] == [1, 1, 1]
+    unlimited, taken2 = _given(values)
+    timing.race(unlimited, 3)
+    assert sum(taken2) > 3
+
+
+def test_the_race_is_deterministic_on_given_samples():
+    values = [[1.0, 1.02, 0.99], [1.01, 0.98, 1.03], [1.2, 1.21], [1.005, 1.0, 1.01]]
+    runs = [timing.race(_given(values)[0], 4) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+
+
+def test_contenders_rule_on_given_samples():
+    """The elimination rule itself: 1.0 ms (leader) vs 1.05 ms with 0.2% noise is out; vs
+    1.008 ms it is in (within the tie tolerance it could still win by the tie rule)."""
+    kept, settled = timing.contenders([[1.0, 1.0], [1.05, 1.05], [1.008, 1.008]], [0, 1, 2])
+    assert kept == [0, 2] and settled  # the two left tie, measured finer than the tolerance
+    kept, settled = timing.contenders([[1.0, 1.1], [1.05, 1.06]], [0, 1])
+    assert kept == [0, 1] and not settled  # 5% noise: not separated yet
 
 
 @pytest.fixture
 def clock(monkeypatch):
     state = {"now": 0.0}
-    monkeypatch.setattr(tuner.time, "perf_counter", lambda: state["now"])
+    monkeypatch.setattr(time, "perf_counter", lambda: state["now"])
     return state
 
 
 def _entries(clock, costs_ms, overhead_ms=0.05, unroll=8):
-    """Benchmark entries: run(n) takes overhead + n * unroll * cost ms."""
-    calls = [0] * len(costs_ms)
+    """Benchmark entries: run(n) takes overhead + n * unroll * cost ms; records each call's n."""
+    calls = [[] for _ in costs_ms]
 
     def make(k):
         def run(n):
-            calls[k] += 1
+            calls[k].append(n)
             clock["now"] += (overhead_ms + n * unroll * costs_ms[k]) / 1e3
         return run
 
     return [make(k) for k in range(len(costs_ms))], calls
 
 
-def test_race_finds_the_fastest_and_stops_timing_the_slow(clock):
-    costs = [0.30, 0.10, 0.50, 0.101, 0.90]
+def test_call_sampler_sizes_calls_from_the_kernel_time_and_removes_the_fixed_cost(clock):
+    costs = [0.02, 0.30, 2.0]  # ms per run: 0.16, 2.4 and 16 ms per iteration of 8 dispatches
+    runs, calls = _entries(clock, costs, overhead_ms=0.4)
+    sampler = timing.CallSampler(runs, 8, warmup_ms=5, call_ms=3.0)
+    sampler.start()
+    assert sampler.fixed == pytest.approx(0.4)
+    for k, cost in enumerate(costs):
+        assert sampler.sample(k) == pytest.approx(cost)
+        assert sampler.sample(k) == pytest.approx(cost)
+    # Calls of about 3 ms: ceil(3 / 0.16) = 19 iterations; one iteration already lasts 2.4 and 16 ms.
+    assert sampler.iters == {0: 19, 1: 2, 2: 1}
+    assert calls[2] == [1, 1]  # the 16 ms variant: its probe is its first sample, no extra call
+    assert calls[1] == [1, 2, 2]
+
+
+def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
+    costs = [0.30, 0.10, 0.50, 0.1003, 0.90]
     runs, calls = _entries(clock, costs)
-    samples = tuner.race(runs, unroll=8, budget_ms=30)
+
+    class Info:
+        unroll = 8
+
+    profile = TuningProfile()
+    samples = timing.WallClock(profile=profile).measure(Info, "w", list(range(5)), runs)
     timings = [tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]
     assert tuner.pick(timings).variant == "1"
     for k, cost in enumerate(costs):
         assert timings[k].median_ms == pytest.approx(cost, rel=1e-6)
-    # The clearly slower variants were timed in round 0 only; the two close ones longer.
-    rounds0 = [len(samples[k]) for k in (0, 2, 4)]
-    assert min(len(samples[1]), len(samples[3])) > max(rounds0)
-    # Total simulated time (30 ms of device warm-up included): about half of the 5 x 125 ms
-    # that full do_bench budgets take.
-    assert clock["now"] * 1e3 < 5 * 125 * 0.6
+    assert len(samples[0]) == len(samples[2]) == len(samples[4]) == 1
+    # The whole tuning: 20 ms of warm-up, then per variant a probe and two calls of about 3 ms
+    # (Triton's do_bench spends 125 ms per config: 625 ms here).
+    assert clock["now"] * 1e3 < 80
+    assert profile.dispatches == sum(len(c) and sum(c) * 8 for c in calls)
+    assert profile.kernel_ms == pytest.approx(sum(sum(c) * 8 * cost for c, cost in zip(calls, costs)), rel=1e-6)
 
 
 def test_pick_prefers_the_earlier_variant_within_the_tie_tolerance():
@@ -54,3 +171,39 @@ def test_loop_bench_samples_per_run(clock):
     (run,), _ = _entries(clock, [0.25], overhead_ms=0.5)
     samples = tuner.loop_bench(run, unroll=8, warmup_ms=5, rep_ms=20)
     assert len(samples) >= 5 and all(s == pytest.approx(0.25, rel=1e-6) for s in samples)
+
+
+def test_profile_phases_are_exclusive_and_add_up():
+    p = TuningProfile()
+    with p.phase("outer"):
+        with p.phase("inner"):
+            pass
+        with p.phase("inner"):
+            pass
+    assert p.calls == {"outer": 1, "inner": 2}
+    assert all(s >= 0 for s in p.seconds.values())
+    text = p.report("t")
+    assert text.startswith("t: ") and "outer" in text and "inner" in text and "x2" in text
+    assert math.isclose(sum(p.seconds.values()), float(text.split()[1]), abs_tol=1e-3)
+
+
+def test_wall_clock_race_keeps_to_its_default_budget(clock):
+    """Ten variants within 1% of each other and 3% noisy call to call would race for all
+    rounds; the default whole-group budget (25 ms per variant, warm-up included) ends it, one
+    call past the budget at most."""
+    calls = [0]
+
+    def make(k):
+        def run(n):
+            calls[0] += 1
+            jitter = 1.0 + 0.03 * ((calls[0] * 7919) % 11 - 5) / 5
+            clock["now"] += (0.05 + n * 8 * 0.1 * (1 + k / 1000) * jitter) / 1e3
+        return run
+
+    class Info:
+        unroll = 8
+
+    samples = timing.WallClock().measure(Info, "w", list(range(10)), [make(k) for k in range(10)])
+    assert all(samples)
+    assert clock["now"] * 1e3 <= timing.AUTO_BUDGET_MS_PER_VARIANT * 10 + 5
+    assert sum(map(len, samples)) > 20  # it did race past round 0

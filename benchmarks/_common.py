@@ -22,6 +22,7 @@ MATMUL_KERNEL = os.path.join(ROOT, "examples", "matmul", "kernel.py")
 VECTOR_ADD_MLIR = os.path.join(ROOT, "examples", "vector_add", "vector_add.mlir")
 VECTOR_ADD_KERNEL = os.path.join(ROOT, "examples", "vector_add", "kernel.py")
 SPACE32_MLIR = os.path.join(ROOT, "benchmarks", "configs", "matmul_space32.mlir")
+SPACE64_MLIR = os.path.join(ROOT, "benchmarks", "configs", "matmul_space64.mlir")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -42,6 +43,21 @@ def space32_configs() -> list[dict]:
                             "num_warps": 8 if bm * bn >= 128 * 256 else 4,
                             "num_stages": 4 if bk == 32 else 3})
     return out
+
+
+def space64_configs() -> list[dict]:
+    """The 64 configs of benchmarks/configs/matmul_space64.mlir (a generated ``product`` space),
+    in its order, as dicts (``BLOCK_M`` ... ``num_warps``, ``num_stages``): read from
+    benchmarks/configs/matmul_space64.py, the same space from Python (tests/unit/test_space.py
+    checks that the two agree). Needs triton (the space's configs are ``triton.Config``)."""
+    import importlib.util
+
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    spec = importlib.util.spec_from_file_location("matmul_space64", SPACE64_MLIR.replace(".mlir", ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in mod.CONFIGS]
 
 
 def load_subset(n_configs: int) -> list[dict]:

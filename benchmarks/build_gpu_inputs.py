@@ -5,7 +5,10 @@
 Writes into OUT (ignored by git; carry it to the GPU machine):
 
 * ``mm_<M>x<N>x<K>.vmfb``: examples/matmul/matmul.mlir with ``tune_workload`` set to that shape
-  (4096^3, 8192^3, 64x8192x8192), for benchmarks/tuning_vs_triton.py and matmul_tflops.py;
+  (2048^3, 4096^3, 8192^3, 8192x128x8192, 64x8192x8192), for benchmarks/tuning_vs_triton.py and
+  matmul_tflops.py;
+* ``s64_4096x4096x4096.vmfb``: benchmarks/configs/matmul_space64.mlir (64 configs of the same kernel,
+  a generated space, tuned on 4096^3), for benchmarks/tuning_vs_triton.py (``--only tune`` builds these);
 * ``va_group.vmfb``: examples/vector_add/vector_add.mlir as it is (the host dispatches the group,
   i.e. the condition chain keyed on the choice global);
 * ``va_direct.vmfb``: the same module with every condition/fallback removed and one host function
@@ -39,7 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402
 
-TUNE_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (64, 8192, 8192)]
+TUNE_SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 128, 8192), (64, 8192, 8192)]
 #: M x N x K of the two workloads of mm_multi.vmfb (benchmarks/workload_choices.py).
 MULTI_SHAPES = [(4096, 4096, 4096), (8192, 128, 8192)]
 
@@ -122,6 +125,11 @@ def main() -> int:
                 out = os.path.join(args.out, os.path.basename(src).replace(".mlir", ".vmfb"))
                 built[os.path.basename(out)] = {"s": cli([src, "--emit", "vmfb", "--target", args.target, "-o", out]),
                                                 "tune_mnk": shape}
+            # The 64-config space as its file spells it (a generated product space; its
+            # tune_workload is 4096^3).
+            out = os.path.join(args.out, "s64_4096x4096x4096.vmfb")
+            built[os.path.basename(out)] = {"s": cli([C.SPACE64_MLIR, "--emit", "vmfb", "--target", args.target, "-o", out]),
+                                            "tune_mnk": (4096, 4096, 4096), "configs": 64}
         if "multi" in only:
             # One module, one group, two tuning workloads: a choice per workload (issue 13).
             src = os.path.join(tmp, "mm_multi.mlir")

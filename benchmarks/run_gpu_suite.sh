@@ -2,7 +2,7 @@
 # All GPU benchmarks in one command, for one call of a lent GPU machine.
 #
 #   here:   python benchmarks/build_gpu_inputs.py            # .gpu_bench/: modules + IREE wheel
-#   there:  bash benchmarks/run_gpu_suite.sh [STEPS]          # STEPS: tuning,dispatch,tflops,load
+#   there:  bash benchmarks/run_gpu_suite.sh [STEPS]          # STEPS: tuning,profile,dispatch,tflops,load
 #
 # Results (JSON per benchmark, log.txt, env.txt) go to $OUT (default /tmp/bench_out). Each step
 # has its own time limit so that one slow step cannot starve the others.
@@ -33,8 +33,9 @@ step() {  # name limit_s command...
   timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$log"
   echo "=== $name exit ${PIPESTATUS[0]}" | tee -a "$log"
 }
-step tuning ${TUNING_LIMIT:-170} python3 benchmarks/tuning_vs_triton.py --runs ${TUNING_RUNS:-3} \
-  --cold-shapes ${COLD_SHAPES:-4096x4096x4096} --deadline-s $(( ${TUNING_LIMIT:-170} - 60 )) --json "$OUT/tuning.json"
+step tuning ${TUNING_LIMIT:-520} python3 benchmarks/tuning_vs_triton.py --runs ${TUNING_RUNS:-3} --profile \
+  ${TUNING_ARGS:-} --json "$OUT/tuning.json"
+step profile ${PROFILE_LIMIT:-60} python3 benchmarks/profile_tuning.py .gpu_bench/mm_8192x8192x8192.vmfb --runs 2
 step dispatch ${DISPATCH_LIMIT:-90} python3 benchmarks/dispatch_overhead.py ${DISPATCH_ARGS:-} --json "$OUT/dispatch.json"
 step tflops ${TFLOPS_LIMIT:-90} python3 benchmarks/matmul_tflops.py --json "$OUT/tflops.json"
 step load ${LOAD_LIMIT:-80} python3 benchmarks/module_load.py --json "$OUT/load.json"

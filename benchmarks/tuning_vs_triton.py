@@ -1,34 +1,42 @@
-"""Run-time tuning: AutotunedModule.autotune() vs triton.autotune, same configs, same shapes (GPU).
+"""Run-time tuning: AutotunedModule.autotune() (its default search) vs triton.autotune, same
+configs, same shapes, picks checked against ncu (GPU; issue 24's "Done when").
 
-    python benchmarks/tuning_vs_triton.py [--vmfb-dir .gpu_bench] [--shapes 4096x4096x4096,...]
-        [--runs 3] [--no-cold] [--json out.json]
+    python benchmarks/tuning_vs_triton.py [--vmfb-dir .gpu_bench] [--cases all] [--runs 3]
+        [--json out.json] [--no-ncu] [--profile]
 
-Needs the modules of benchmarks/build_gpu_inputs.py (``mm_MxNxK.vmfb``: examples/matmul with
-``tune_workload`` set to the shape), iree.runtime, and torch + triton for the anchor. Shapes are
-M x N x K (A is MxK, B is KxN), fp16.
+Needs the modules of ``benchmarks/build_gpu_inputs.py --only tune`` (``mm_MxNxK.vmfb``:
+examples/matmul's 9 configs with ``tune_workload`` set to the shape; ``s64_4096x4096x4096.vmfb``:
+the 64-config space of benchmarks/configs/matmul_space64.mlir, whose configs Triton gets from
+benchmarks/configs/matmul_space64.py), iree.runtime, torch + triton, and
+ncu for the ruler. Shapes are M x N x K (A is MxK, B is KxN), fp16. Cases (``--cases``, comma
+separated, default all): ``mm9:2048x2048x2048``, ``mm9:4096x4096x4096``, ``mm9:8192x8192x8192``,
+``mm9:8192x128x8192`` and ``s64:4096x4096x4096``.
 
-Per shape, each side in its own process:
+Per case, each side in its own process, warm (everything compiled and loaded first):
 
-* ours: load the module (time), ``autotune()`` ``--runs`` times with its defaults (wall time and
-  pick of each), then every variant timed exhaustively with 5x the budgets (warmup 100 ms,
-  rep 500 ms of ``AutotunedModule.bench``): the pick's time over the best;
-* Triton, warm: ``matmul_autotuned`` (the same 9 configs, key M, N, K) is called once on
-  1024^3 (same specialization: compiles every config and tunes that key), then for each shape the
-  first call with the new key is timed (= tuning: Triton's do_bench, 25/100 ms per config) ``--runs``
-  times (the autotuner's cache is cleared between runs), then every config is timed exhaustively
-  with ``do_bench(warmup=100, rep=500)``;
-* Triton, cold: a fresh process and an empty TRITON_CACHE_DIR, the first call on the shape
-  (compilation of the 9 configs, Triton's launcher build, and tuning).
+* ours: ``--runs`` times, load the module (timed apart) and ``autotune()`` with the runtime's
+  defaults and no tuning cache (wall time and pick of each; a fresh module each time, so the
+  cross-check runs in every run); ``--profile`` adds the phase profile of the first run
+  (``AutotunedModule(profile=True)``);
+* Triton: ``triton.autotune(configs=<the same configs>, key=["M", "N", "K"])`` over
+  examples/matmul's kernel; every config is compiled first (in parallel processes into one
+  TRITON_CACHE_DIR, then one call on 1024^3 loads them), then for each shape the first call with
+  the new key (= tuning: Triton's do_bench, 25/100 ms per config) is timed ``--runs`` times,
+  the autotuner's cache cleared between runs;
+* the ncu ruler: every variant of every case's module launched 3 times under
+  ``ncu --metrics gpu__time_duration.sum`` on random inputs; a pick is "within 1%" when its
+  median device time is at most 1.01x the fastest variant's. Triton's picks are judged by the
+  same ruler (by config index): one ruler for both.
 
-"pick / best" is each tuner's pick measured against the exhaustive best of its own ruler; the
-"other ruler" column measures the same pick (by config) with the other side's exhaustive times;
-"ncu" is the device time (gpu__time_duration, median of 3 launches on random inputs) of the
-picked config's IREE variant over the fastest variant's, for both tuners: one ruler for both.
+Prints one table (per case: our median tuning wall, Triton's, the ratio, and per run whether
+each pick is within 1% of the ncu-fastest), writes ``--json``, and exits 1 when a worker fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -40,12 +48,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common as C  # noqa: E402
 
-SHAPES = "4096x4096x4096,8192x8192x8192,64x8192x8192"
+CASES = "mm9:2048x2048x2048,mm9:4096x4096x4096,mm9:8192x8192x8192,mm9:8192x128x8192,s64:4096x4096x4096"
 
 
 def _shape(s: str) -> tuple[int, int, int]:
     m, n, k = (int(x) for x in s.split("x"))
     return m, n, k
+
+
+def _configs(space: str) -> list[dict]:
+    return C.example_matmul_configs() if space == "mm9" else C.space64_configs()
+
+
+def _vmfb(vmfb_dir: str, space: str, shape) -> str:
+    key = "x".join(map(str, shape))
+    return os.path.join(vmfb_dir, f"{'mm' if space == 'mm9' else 's64'}_{key}.vmfb")
 
 
 def _config_index(variant: str) -> int:
@@ -56,37 +73,43 @@ def _config_index(variant: str) -> int:
 # Workers
 
 
-def worker_iree(vmfb: str, runs: int, ex_warmup: float, ex_rep: float, search: str = "exhaustive") -> dict:
+def worker_iree(vmfb: str, runs: int, profile: bool) -> dict:
+    """``runs`` tunings, each on a freshly loaded module (nothing remembered: the cross-check
+    runs again), no tuning cache; the load is timed apart."""
     from autotune_export.runtime.tuner import AutotunedModule
 
-    t0 = time.perf_counter()
-    mod = AutotunedModule(vmfb, driver="cuda", cache=None, search=search)
-    load_s = time.perf_counter() - t0
-    (group,) = mod.groups.values()
-    out_runs = []
-    for _ in range(runs):
+    out_runs, profile_text, loads = [], "", []
+    for i in range(runs):
+        t0 = time.perf_counter()
+        kw = {"profile": True} if profile and i == 0 else {}
+        mod = AutotunedModule(vmfb, driver="cuda", cache=None, **kw)
+        loads.append(time.perf_counter() - t0)
+        (group,) = mod.groups.values()
+        err = io.StringIO()
         t = time.perf_counter()
-        timings = mod.autotune()[group.key]
+        with contextlib.redirect_stderr(err):
+            timings = mod.autotune()[group.key]
         wall = time.perf_counter() - t
+        if i == 0:
+            profile_text = err.getvalue()
         pick = mod.chosen[group.key]  # the runtime's own rule (tie rule, cross-check)
-        out_runs.append({"wall_s": wall, "pick": pick, "medians_ms": {v.variant: v.median_ms for v in timings}})
-    exhaustive = {}
-    for k, v in enumerate(group.variants):
-        exhaustive[v] = mod.bench(group.key, k, warmup_ms=ex_warmup, rep_ms=ex_rep).median_ms
-    return {"load_s": load_s, "variants": group.variants, "tune_args": group.tune_args, "runs": out_runs,
-            "exhaustive_ms": exhaustive}
+        out_runs.append({"wall_s": wall, "pick": pick, "samples": {v.variant: len(v.times_ms) for v in timings},
+                         "medians_ms": {v.variant: v.median_ms for v in timings}, "notes": mod.notes})
+        variants, tune_args = group.variants, group.tune_args
+        del mod
+    return {"load_s": loads[0], "load_s_all": loads, "variants": variants, "tune_args": tune_args, "runs": out_runs,
+            "profile": profile_text}
 
 
-def worker_ncu_ruler(vmfb_dir: str, shapes, calls: int = 3) -> None:
-    """Under ncu: every variant of every shape's module, ``calls`` launches on random inputs."""
+def worker_ncu_ruler(cases: list[tuple[str, tuple, str]], calls: int = 3) -> None:
+    """Under ncu: every variant of every case's module, ``calls`` launches on random inputs."""
     import numpy as np
 
     import iree.runtime as rt
 
-    for shape in shapes:
-        key = "x".join(map(str, shape))
+    for _space, shape, vmfb in cases:
         m, n, k = shape
-        mod = C.open_module(os.path.join(vmfb_dir, f"mm_{key}.vmfb"))
+        mod = C.open_module(vmfb)
         (group,) = mod.groups.values()
         rng = np.random.default_rng(0)
         ad = rt.asdevicearray(mod.config.device, rng.standard_normal((m, k), dtype=np.float32).astype(np.float16))
@@ -99,19 +122,27 @@ def worker_ncu_ruler(vmfb_dir: str, shapes, calls: int = 3) -> None:
         del mod
 
 
-def ncu_ruler(kernels: list[dict], shapes, configs: list[dict], variants: list[str]) -> dict:
-    """{shape: {variant: median us}} from the ncu rows: a row belongs to (shape, variant) when
-    its name is the variant's export (or its specialization) and its grid is that config's."""
-    out = {}
-    for shape in shapes:
-        key = "x".join(map(str, shape))
+def ncu_ruler(kernels: list[dict], cases: list[tuple[str, tuple, str]], variants: dict) -> dict:
+    """{case: {config index: median us}} from the ncu rows, in launch order: the rows of case
+    ``i`` follow those of case ``i - 1``; a row belongs to a variant when its name is the
+    variant's export (or its specialization) and its grid is that config's."""
+    out, start = {}, 0
+    for space, shape, _vmfb in cases:
+        case = f"{space}:{'x'.join(map(str, shape))}"
         m, n, _ = shape
-        out[key] = {}
-        for v in variants:
+        configs = _configs(space)
+        out[case] = {}
+        names = variants.get(case) or []
+        rows = kernels[start:]
+        used = 0
+        for v in names:
             cfg = configs[_config_index(v)]
             grid = -(-m // cfg["BLOCK_M"]) * -(-n // cfg["BLOCK_N"])
-            us = [x["us"] for x in kernels if x["name"] in (v, v + "_spec") and (x.get("grid") or "").startswith(f"({grid},")]
-            out[key][v] = C.median(us)
+            hits = [i for i, x in enumerate(rows) if x["name"] in (v, v + "_spec") and (x.get("grid") or "").startswith(f"({grid},")]
+            us = [rows[i]["us"] for i in hits[:3]]
+            used = max([used] + [i + 1 for i in hits[:3]])
+            out[case][_config_index(v)] = C.median(us)
+        start += used
     return out
 
 
@@ -137,27 +168,40 @@ def _triton_args(torch, triton, shape):
     return args, grid
 
 
-def _pick_index(mod, cfg) -> int:
-    for i, c in enumerate(mod.CONFIGS):
-        meta = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
-        if dict(cfg.kwargs) == meta and cfg.num_warps == c["num_warps"] and cfg.num_stages == c["num_stages"]:
-            return i
-    return -1
-
-
-def worker_triton_warm(shapes: list, runs: int, ex_warmup: float, ex_rep: float) -> dict:
-    t0 = time.perf_counter()
+def _compile_configs(space: str, first: int, step: int) -> None:
+    """Compile configs ``first, first + step, ...`` of ``space`` into TRITON_CACHE_DIR (one
+    small launch each)."""
     torch, triton, mod = _triton_setup()
-    import_s = time.perf_counter() - t0
-    kernel = mod.matmul_autotuned
     args, grid = _triton_args(torch, triton, (1024, 1024, 1024))
+    for c in _configs(space)[first::step]:
+        meta = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
+        mod.matmul_kernel[grid](*args, num_warps=c["num_warps"], num_stages=c["num_stages"], **meta)
     torch.cuda.synchronize()
+
+
+def worker_triton(space: str, shapes: list, runs: int, jobs: int) -> dict:
+    import subprocess
+
+    t0 = time.perf_counter()
+    me = os.path.abspath(__file__)
+    procs = [subprocess.Popen([sys.executable, me, "--worker", "triton-compile", "--space", space, "--first", str(i),
+                               "--step", str(jobs)]) for i in range(jobs)]
+    codes = [p.wait() for p in procs]
+    if any(codes):
+        raise SystemExit(f"compiling the Triton configs failed: exit codes {codes}")
+    compile_s = time.perf_counter() - t0
+    torch, triton, mod = _triton_setup()
+    configs = _configs(space)
+    tconfigs = [triton.Config({k: v for k, v in c.items() if k not in ("num_warps", "num_stages")},
+                              num_warps=c["num_warps"], num_stages=c["num_stages"]) for c in configs]
+    kernel = triton.autotune(configs=tconfigs, key=["M", "N", "K"])(mod.matmul_kernel)
+    args, grid = _triton_args(torch, triton, (1024, 1024, 1024))
     t = time.perf_counter()
-    kernel[grid](*args)
+    kernel[grid](*args)  # loads every config (from the cache) and tunes 1024^3
     torch.cuda.synchronize()
-    warmup_call_s = time.perf_counter() - t
-    out = {"import_s": import_s, "warmup_call_s": warmup_call_s, "triton": triton.__version__,
-           "torch": torch.__version__, "shapes": {}}
+    warm_s = time.perf_counter() - t
+    out = {"compile_s": compile_s, "warm_call_s": warm_s, "triton": triton.__version__, "torch": torch.__version__,
+           "shapes": {}}
     for shape in shapes:
         args, grid = _triton_args(torch, triton, tuple(shape))
         rs = []
@@ -168,37 +212,15 @@ def worker_triton_warm(shapes: list, runs: int, ex_warmup: float, ex_rep: float)
             kernel[grid](*args)
             torch.cuda.synchronize()
             wall = time.perf_counter() - t
-            rs.append({"wall_s": wall, "pick": _pick_index(mod, kernel.best_config), "pick_config": str(kernel.best_config),
-                       "bench_time_s": getattr(kernel, "bench_time", None)})
-        ex = []
-        for c in mod.CONFIGS:
-            meta = {k: v for k, v in c.items() if k not in ("num_warps", "num_stages")}
-            fn = lambda: mod.matmul_kernel[grid](*args, num_warps=c["num_warps"], num_stages=c["num_stages"], **meta)  # noqa: E731
-            ex.append(triton.testing.do_bench(fn, warmup=ex_warmup, rep=ex_rep, return_mode="median"))
-        # correctness of the last pick (the autotuner's cache holds it)
-        kernel[grid](*args)
+            best = kernel.best_config
+            pick = next((i for i, c in enumerate(tconfigs) if c.kwargs == best.kwargs and c.num_warps == best.num_warps
+                         and c.num_stages == best.num_stages), -1)
+            rs.append({"wall_s": wall, "pick": pick, "pick_config": str(best)})
         a, b, cc = args[0], args[1], args[2]
-        ref = (a.float() @ b.float())
+        ref = a.float() @ b.float()
         err = float(((cc.float() - ref).norm() / ref.norm()).item())
-        out["shapes"]["x".join(map(str, shape))] = {"runs": rs, "exhaustive_ms": ex, "rel_err": err}
+        out["shapes"]["x".join(map(str, shape))] = {"runs": rs, "rel_err": err}
     return out
-
-
-def worker_triton_cold(shape) -> dict:
-    t0 = time.perf_counter()
-    torch, triton, mod = _triton_setup()
-    torch.zeros(1, device="cuda")
-    import_s = time.perf_counter() - t0
-    kernel = mod.matmul_autotuned
-    args, grid = _triton_args(torch, triton, tuple(shape))
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    kernel[grid](*args)
-    torch.cuda.synchronize()
-    first = time.perf_counter() - t
-    return {"import_s": import_s, "first_call_s": first, "bench_time_s": getattr(kernel, "bench_time", None),
-            "pick": _pick_index(mod, kernel.best_config), "pick_config": str(kernel.best_config),
-            "cache_dir": os.environ.get("TRITON_CACHE_DIR")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,133 +229,104 @@ def worker_triton_cold(shape) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vmfb-dir", default=os.path.join(C.ROOT, ".gpu_bench"))
-    ap.add_argument("--shapes", default=SHAPES)
+    ap.add_argument("--cases", default=CASES)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--ex-warmup", type=float, default=100.0)
-    ap.add_argument("--ex-rep", type=float, default=500.0)
-    ap.add_argument("--no-cold", action="store_true")
-    ap.add_argument("--no-ncu", action="store_true", help="skip the ncu ruler (device time of every variant)")
-    ap.add_argument("--cold-shapes", default=None, help="shapes for the cold Triton runs (default: --shapes)")
-    ap.add_argument("--deadline-s", type=float, default=None, help="skip cold runs once this much time has passed")
+    ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1), help="processes compiling Triton configs")
+    ap.add_argument("--no-ncu", action="store_true", help="skip the ncu ruler")
+    ap.add_argument("--profile", action="store_true", help="print the phase profile of our first tuning per case")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--search", default="exhaustive", choices=["exhaustive", "race"], help="AutotunedModule's search")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--vmfb", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--space", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--shapes", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--step", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    shapes = [_shape(s) for s in args.shapes.split(",")]
+    cases = []
+    for item in args.cases.split(","):
+        space, shape = item.split(":")
+        cases.append((space, _shape(shape), _vmfb(args.vmfb_dir, space, _shape(shape))))
     if args.worker == "iree":
-        print(json.dumps(worker_iree(args.vmfb, args.runs, args.ex_warmup, args.ex_rep, args.search)))
+        print(json.dumps(worker_iree(args.vmfb, args.runs, args.profile)))
         return 0
-    if args.worker == "triton-warm":
-        print(json.dumps(worker_triton_warm(shapes, args.runs, args.ex_warmup, args.ex_rep)))
+    if args.worker == "triton-compile":
+        _compile_configs(args.space, args.first, args.step)
+        return 0
+    if args.worker == "triton":
+        print(json.dumps(worker_triton(args.space, [_shape(s) for s in args.shapes.split(",")], args.runs, args.jobs)))
         return 0
     if args.worker == "ncu-ruler":
-        worker_ncu_ruler(args.vmfb_dir, shapes)
-        return 0
-    if args.worker == "triton-cold":
-        print(json.dumps(worker_triton_cold(shapes[0])))
+        worker_ncu_ruler(cases)
         return 0
 
-    start = time.perf_counter()
     me = os.path.abspath(__file__)
-    common = ["--runs", str(args.runs), "--ex-warmup", str(args.ex_warmup), "--ex-rep", str(args.ex_rep)]
-    report = {"env": C.environment(gpu=True), "search": args.search, "ours": {}, "triton_cold": {}}
-    for shape in shapes:
-        key = "x".join(map(str, shape))
-        vmfb = os.path.join(args.vmfb_dir, f"mm_{key}.vmfb")
-        r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, "--search", args.search, *common])
-        report["ours"][key] = r
-        print(f"  ours {key}: {json.dumps({k: r.get(k) for k in ('load_s', 'error')})} "
-              f"runs {[(round(x['wall_s'], 2), x['pick']) for x in r.get('runs', [])]}", flush=True)
-    tw = C.run_json_worker([me, "--worker", "triton-warm", "--shapes", args.shapes, *common],
-                           env={"TRITON_CACHE_DIR": tempfile.mkdtemp(prefix="triton-warm-")})
-    report["triton_warm"] = tw
-    print(f"  triton warm: {json.dumps({k: v for k, v in tw.items() if k != 'shapes'})}", flush=True)
+    failed = []
+    report = {"env": C.environment(gpu=True), "ours": {}, "triton": {}}
+    for space, shape, vmfb in cases:
+        case = f"{space}:{'x'.join(map(str, shape))}"
+        r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, "--runs", str(args.runs)]
+                              + (["--profile"] if args.profile else []))
+        report["ours"][case] = r
+        if "error" in r:
+            failed.append(f"ours {case}: {r['error']}")
+        print(f"  ours {case}: load {r.get('load_s', 0):.2f} s, runs "
+              f"{[(round(x['wall_s'], 3), x['pick']) for x in r.get('runs', [])]} {r.get('error', '')}", flush=True)
+        if r.get("profile"):
+            print(r["profile"].rstrip(), flush=True)
+    for space in dict.fromkeys(s for s, _, _ in cases):
+        shapes = ",".join("x".join(map(str, sh)) for s, sh, _ in cases if s == space)
+        with tempfile.TemporaryDirectory(prefix=f"triton-{space}-") as cache:
+            r = C.run_json_worker([me, "--worker", "triton", "--space", space, "--shapes", shapes, "--runs", str(args.runs),
+                                   "--jobs", str(args.jobs), "--cases", args.cases], env={"TRITON_CACHE_DIR": cache})
+        report["triton"][space] = r
+        if "error" in r:
+            failed.append(f"triton {space}: {r['error']}")
+        print(f"  triton {space}: {json.dumps({k: v for k, v in r.items() if k != 'shapes'})}", flush=True)
     ruler = {}
     if not args.no_ncu:
-        variants = next((o["variants"] for o in report["ours"].values() if "variants" in o), [])
-        r = C.ncu_kernel_times([me, "--worker", "ncu-ruler", "--shapes", args.shapes, "--vmfb-dir", args.vmfb_dir], timeout=240)
+        variants = {c: o["variants"] for c, o in report["ours"].items() if "variants" in o}
+        r = C.ncu_kernel_times([me, "--worker", "ncu-ruler", "--cases", args.cases, "--vmfb-dir", args.vmfb_dir], timeout=300)
         if "error" in r:
-            report["ncu_ruler_error"] = r["error"]
+            failed.append(f"ncu ruler: {r['error']}")
             print(f"  ncu ruler: {r['error']}", flush=True)
         else:
-            report["ncu_raw"] = r["raw"]
-            ruler = ncu_ruler(r["kernels"], shapes, C.example_matmul_configs(), variants)
-            print(f"  ncu ruler: {ruler}", flush=True)
+            ruler = ncu_ruler(r["kernels"], cases, variants)
     report["ncu_ruler_us"] = ruler
-    if not args.no_cold:
-        cold_shapes = [_shape(s) for s in (args.cold_shapes or args.shapes).split(",")]
-        for shape in cold_shapes:
-            key = "x".join(map(str, shape))
-            if args.deadline_s and time.perf_counter() - start > args.deadline_s:
-                report["triton_cold"][key] = {"error": "skipped: deadline"}
-                continue
-            r = C.run_json_worker([me, "--worker", "triton-cold", "--shapes", key],
-                                  env={"TRITON_CACHE_DIR": tempfile.mkdtemp(prefix="triton-cold-")})
-            report["triton_cold"][key] = r
-            print(f"  triton cold {key}: {r}", flush=True)
-
 
     rows, summary = [], []
-    for shape in shapes:
-        key = "x".join(map(str, shape))
-        o = report["ours"].get(key, {})
-        dev = {_config_index(v): us for v, us in ruler.get(key, {}).items() if us}
-        dev_best = min(dev.values()) if dev else None
-        t = tw.get("shapes", {}).get(key, {}) if isinstance(tw, dict) else {}
-        iree_ex = o.get("exhaustive_ms") or {}
-        tri_ex = t.get("exhaustive_ms") or []
-        by_idx = {_config_index(v): ms for v, ms in iree_ex.items()}
-        iree_best = min(iree_ex.values()) if iree_ex else None
-        tri_best = min(tri_ex) if tri_ex else None
-        row = {"shape": key}
-        if o.get("runs"):
-            walls = [x["wall_s"] for x in o["runs"]]
-            picks = [x["pick"] for x in o["runs"]]
-            own = [iree_ex[p] / iree_best for p in picks]
-            other = [tri_ex[_config_index(p)] / tri_best for p in picks] if tri_ex else []
-            on_dev = [dev[_config_index(p)] / dev_best for p in picks] if dev else []
-            row["ours"] = {"wall_first_s": walls[0], "wall_median_s": statistics.median(walls), "picks": picks,
-                           "pick_over_best": own, "pick_over_best_triton_ruler": other, "pick_over_best_ncu": on_dev,
-                           "load_s": o.get("load_s"), "best": min(iree_ex, key=iree_ex.get)}
-            rows.append([key, "autotune-export", f"{walls[0]:.2f}", f"{statistics.median(walls):.2f}",
-                         f"load {o.get('load_s', 0):.2f}", ", ".join(str(_config_index(p)) for p in picks),
-                         f"{_config_index(row['ours']['best'])}", " ".join(f"{x:.3f}" for x in own),
-                         " ".join(f"{x:.3f}" for x in other), " ".join(f"{x:.3f}" for x in on_dev)])
-        if t.get("runs"):
-            walls = [x["wall_s"] for x in t["runs"]]
-            picks = [x["pick"] for x in t["runs"]]
-            own = [tri_ex[p] / tri_best for p in picks]
-            other = [by_idx[p] / iree_best for p in picks if p in by_idx] if iree_ex else []
-            cold = report["triton_cold"].get(key, {})
-            on_dev = [dev[p] / dev_best for p in picks if p in dev] if dev else []
-            row["triton"] = {"wall_first_s": walls[0], "wall_median_s": statistics.median(walls), "picks": picks,
-                             "pick_over_best": own, "pick_over_best_iree_ruler": other, "pick_over_best_ncu": on_dev,
-                             "cold_first_call_s": cold.get("first_call_s"), "cold_pick": cold.get("pick"),
-                             "best": tri_ex.index(tri_best)}
-            rows.append([key, "triton.autotune", f"{walls[0]:.2f}", f"{statistics.median(walls):.2f}",
-                         f"cold {cold['first_call_s']:.2f}" if cold.get("first_call_s") else (cold.get("error", "") or "")[:40],
-                         ", ".join(map(str, picks)), str(tri_ex.index(tri_best)),
-                         " ".join(f"{x:.3f}" for x in own), " ".join(f"{x:.3f}" for x in other),
-                         " ".join(f"{x:.3f}" for x in on_dev)])
-        if dev:
-            row["ncu_best_config"] = min(dev, key=dev.get)
-        if "ours" in row and "triton" in row:
-            row["tuning_time_ratio_warm"] = row["ours"]["wall_median_s"] / row["triton"]["wall_median_s"]
-            if row["triton"].get("cold_first_call_s"):
-                row["tuning_time_ratio_cold"] = (row["ours"]["wall_first_s"] + (row["ours"]["load_s"] or 0)) / row["triton"]["cold_first_call_s"]
+    for space, shape, _ in cases:
+        case = f"{space}:{'x'.join(map(str, shape))}"
+        o = report["ours"].get(case, {})
+        t = (report["triton"].get(space) or {}).get("shapes", {}).get("x".join(map(str, shape)), {})
+        dev = {k: us for k, us in ruler.get(case, {}).items() if us}
+        best = min(dev.values()) if dev else None
+        ours_w = [x["wall_s"] for x in o.get("runs", [])]
+        tri_w = [x["wall_s"] for x in t.get("runs", [])]
+        ours_p = [_config_index(x["pick"]) for x in o.get("runs", [])]
+        tri_p = [x["pick"] for x in t.get("runs", [])]
+        within = lambda picks: [dev.get(p, float("inf")) / best for p in picks] if best else []  # noqa: E731
+        ratio = statistics.median(ours_w) / statistics.median(tri_w) if ours_w and tri_w else None
+        row = {"case": case, "variants": len(o.get("variants", [])), "ours_wall_s": ours_w, "triton_wall_s": tri_w,
+               "ratio": ratio, "ours_picks": ours_p, "triton_picks": tri_p, "ours_pick_over_ncu_best": within(ours_p),
+               "triton_pick_over_ncu_best": within(tri_p), "ncu_best_config": min(dev, key=dev.get) if dev else None}
         summary.append(row)
+        ok = lambda xs: f"{sum(x <= 1.01 for x in xs)}/{len(xs)} (" + " ".join(f"{x:.3f}" for x in xs) + ")" if xs else "-"  # noqa: E731
+        rows.append([case, row["variants"], " ".join(f"{w:.3f}" for w in ours_w), " ".join(f"{w:.3f}" for w in tri_w),
+                     f"{ratio:.3f}" if ratio else "-", ok(row["ours_pick_over_ncu_best"]), ok(row["triton_pick_over_ncu_best"]),
+                     " ".join(map(str, ours_p)), " ".join(map(str, tri_p)), row["ncu_best_config"]])
     print()
-    print(C.table(["shape MxNxK", "tuner", "tuning s (1st)", "tuning s (median)", "cold / load s", "picks (config)",
-                   "best (own ruler)", "pick / best (own)", "pick / best (other ruler)", "pick / best (ncu)"], rows,
-                  title="Run-time tuning, fp16 matmul, 9 configs"))
-    for row in summary:
-        if "tuning_time_ratio_warm" in row:
-            cold = f", (load + first tuning) / Triton cold first call {row['tuning_time_ratio_cold']:.3f}" if "tuning_time_ratio_cold" in row else ""
-            print(f"{row['shape']}: tuning time ours / Triton (warm) {row['tuning_time_ratio_warm']:.3f}{cold}")
+    print(C.table(["case", "variants", "ours: tuning s (runs)", "triton.autotune: s (runs)", "ratio (medians)",
+                   "ours within 1% of ncu-best", "triton within 1%", "our picks", "triton picks", "ncu-best"], rows,
+                  title="Run-time tuning, fp16 matmul: default search vs triton.autotune (warm)"))
+    worst = max((r["ratio"] for r in summary if r["ratio"]), default=None)
+    all_within = all(r["ours_pick_over_ncu_best"] and all(x <= 1.01 for x in r["ours_pick_over_ncu_best"]) for r in summary)
+    print(f"\nworst ratio {worst:.3f} (goal <= 0.25); every pick within 1% of the ncu-fastest: {all_within}" if worst
+          else "\nno ratio (a side failed)")
     report["summary"] = summary
     C.write_json(args.json, report)
-    return 0
+    for f in failed:
+        print(f"FAILED: {f}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ::
 
     autotune-export tune MODULE.vmfb [--device cuda] [--json] [--report DIR]
-                    [--results R.json] [--warmup MS] [--rep MS] [--flush-l2] [--no-cache] [-q | -v]
+                    [--results R.json] [--search race|exhaustive] [--budget MS] [--warmup MS] [--rep MS]
+                    [--flush-l2] [--no-cache] [-q | -v]
                     [--isolation auto|process|none] [--variant-timeout S] [--group-timeout S] [--iree-flag F]
     python -m autotune_export.tools.tune MODULE.vmfb ...     (the same, on a machine that has
                                                               iree-base-runtime and numpy only)
@@ -49,8 +50,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", default=None, help="also write report.md, report.json and report.png into DIR")
     p.add_argument("--results", metavar="FILE", default=None, help="tuning-results file to read and update (default: the cache's tuning.json)")
     p.add_argument("--no-cache", action="store_true", help="measure every group and store nothing")
-    p.add_argument("--warmup", type=float, default=25.0, metavar="MS", help="warmup budget per variant in ms (default: 25)")
-    p.add_argument("--rep", type=float, default=100.0, metavar="MS", help="measurement budget per variant in ms (default: 100)")
+    p.add_argument("--search", choices=("race", "exhaustive"), default="race",
+                   help="race (the default: successive halving, docs/runtime.md) or exhaustive (Triton's do_bench budgets)")
+    p.add_argument("--budget", type=float, default=None, metavar="MS",
+                   help="time budget of the race per group and workload in ms (default: 25 per variant)")
+    p.add_argument("--warmup", type=float, default=25.0, metavar="MS",
+                   help="warmup budget per variant in ms, for --search exhaustive (default: 25)")
+    p.add_argument("--rep", type=float, default=100.0, metavar="MS",
+                   help="measurement budget per variant in ms, for --search exhaustive (default: 100)")
     p.add_argument("--flush-l2", action="store_true", help="flush the GPU's L2 cache before each timed run")
     p.add_argument("--isolation", choices=("auto", "process", "none"), default=None,
                    help="run the variants in a worker process, so one that faults or hangs is dropped with a reason "
@@ -201,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = AutotunedModule(args.module, driver=args.device, cache=cache, warmup_ms=args.warmup,
                                  rep_ms=args.rep, flush_l2=args.flush_l2, isolation=args.isolation,
                                  variant_timeout_s=args.variant_timeout, group_timeout_s=args.group_timeout,
-                                 iree_flags=args.iree_flag)
+                                 iree_flags=args.iree_flag, search=args.search, budget_ms=args.budget)
     except ValueError as err:
         print(f"{args.module}: error: {err}", file=sys.stderr)
         return 1

@@ -222,7 +222,7 @@ class CallSampler:
     :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to.
     """
 
-    def __init__(self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 20.0,
+    def __init__(self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 25.0,
                  call_ms: float = 3.0, profile=None):
         self.runs, self.unroll = list(runs), max(1, int(unroll))
         self.warmup_ms, self.call_ms = warmup_ms, call_ms
@@ -262,8 +262,11 @@ class CallSampler:
             if len(ones) > 1000:
                 break
         t1 = min(ones[-2:])
-        t2 = self._call(0, 2, "warm-up (device, first variant)")
-        self.fixed = min(max(0.0, 2 * t1 - t2), t1)
+        if t1 < 4 * self.call_ms:
+            t2 = self._call(0, 2, "warm-up (device, first variant)")
+            self.fixed = min(max(0.0, 2 * t1 - t2), t1)
+        # else: one iteration lasts 4 calls' worth; its fixed part (fills, host round trip: a
+        # fraction of a ms) is left in the samples, the same for every variant.
         self._pending[0] = t1
 
     def sample(self, k: int) -> float:
@@ -342,7 +345,7 @@ class WallClock:
 
     def __init__(self, *, do_bench: Callable | None = None, warmup_ms: float = 25.0, rep_ms: float = 100.0,
                  search: str = "race", race_budget_ms: float | None = None, flush: Callable[[], object] | None = None,
-                 race_warmup_ms: float = 20.0, call_ms: float = 3.0, profile=None):
+                 race_warmup_ms: float = 25.0, call_ms: float = 3.0, profile=None):
         self.do_bench = do_bench or loop_bench
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
         self.search, self.race_budget_ms = search, race_budget_ms

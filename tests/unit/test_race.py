@@ -154,8 +154,8 @@ def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
     for k, cost in enumerate(costs):
         assert timings[k].median_ms == pytest.approx(cost, rel=1e-6)
     assert len(samples[0]) == len(samples[2]) == len(samples[4]) == 1
-    # The whole tuning: 20 ms of warm-up, then per variant a probe and two calls of about 3 ms
-    # (Triton's do_bench spends 125 ms per config: 625 ms here).
+    # The whole tuning: 25 ms of warm-up, then per variant a probe and a call of about 3 ms, and
+    # two more calls of the two close ones (Triton's do_bench spends 125 ms per config: 625 ms here).
     assert clock["now"] * 1e3 < 80
     assert profile.dispatches == sum(len(c) and sum(c) * 8 for c in calls)
     assert profile.kernel_ms == pytest.approx(sum(sum(c) * 8 * cost for c, cost in zip(calls, costs)), rel=1e-6)
@@ -207,3 +207,13 @@ def test_wall_clock_race_keeps_to_its_default_budget(clock):
     assert all(samples)
     assert clock["now"] * 1e3 <= timing.AUTO_BUDGET_MS_PER_VARIANT * 10 + 5
     assert sum(map(len, samples)) > 20  # it did race past round 0
+
+
+def test_call_sampler_skips_the_fixed_cost_call_when_one_iteration_is_long(clock):
+    """A first variant whose one iteration lasts 16 ms (>= 4 calls of 3 ms): no bench(2) call,
+    fixed cost 0 (it stays in every sample alike: 0.4 ms of 16 ms here)."""
+    runs, calls = _entries(clock, [2.0, 0.3], overhead_ms=0.4)
+    sampler = timing.CallSampler(runs, 8, warmup_ms=5, call_ms=3.0)
+    sampler.start()
+    assert sampler.fixed == 0.0 and calls[0] == [1, 1]
+    assert sampler.sample(0) == pytest.approx(2.0 + 0.4 / 8)

@@ -355,9 +355,11 @@ class Isolation:
                         deadline, what=what)
 
     def check(self, reference: str, function: str, deadline: float | None = None, what: str = "",
-              reference_what: str = "") -> str | None:
+              reference_what: str = "", compare: str = "") -> str | None:
         """Check entry ``function``'s results against entry ``reference``'s (the default
-        variant's), in the worker: None when they agree, else the first difference. The
+        variant's), in the worker, on the device by the group's ``compare`` entry when it has
+        one (:func:`autotune_export.runtime.checking.disagreement`): None when they agree, else
+        the first difference. The
         reference runs first, in a request of its own, once per worker: a failure there is
         raised with ``.reference`` True (``reference_what`` names it)."""
         if self._references_of != self.worker.proc or reference not in self._references:
@@ -370,8 +372,8 @@ class Isolation:
             if self._references_of != self.worker.proc:
                 self._references_of, self._references = self.worker.proc, set()
             self._references.add(reference)
-        return self.run(lambda w, t: w.request({"op": "check", "reference": reference, "function": function}, t)["problem"],
-                        deadline, what=what)
+        return self.run(lambda w, t: w.request({"op": "check", "reference": reference, "function": function,
+                                                "compare": compare}, t)["problem"], deadline, what=what)
 
     def measure(self, benchmarker, info, workload: str, variants: list[int], benches: list[str], *,
                 deadline: float | None = None, warmup_ms: float | None = None,

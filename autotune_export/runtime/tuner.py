@@ -54,7 +54,7 @@ from typing import Callable, Sequence
 from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, RESULTS_FORMAT, GroupReflection,
                                       TuningWorkload, choose_result, per_workload_choices,
                                       workload_values_problem)
-from autotune_export.runtime.checking import CHECK_TOLERANCES, results_agree  # noqa: F401  (re-exported)
+from autotune_export.runtime.checking import CHECK_TOLERANCES, disagreement, results_agree  # noqa: F401  (re-exported)
 from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
 from autotune_export.runtime.calls import (ML_DTYPES_ELEMENT_TYPES, argument_bucket, as_list, device_arguments,
                                            ml_dtypes_array_to_device, to_host, values_key, workload_key)
@@ -707,25 +707,14 @@ class AutotunedModule:
         if self._isolated(info, workload, [info.default, k]):
             with phase(self.profile, "cross-check (worker)"):
                 return self._worker().check(info.check[info.default], info.check[k], self._deadline, what="its check run",
-                                            reference_what="the default variant's check run")
+                                            reference_what="the default variant's check run", compare=info.compare)
         ref = self._references.get(info.key)
         if ref is None:
             with phase(self.profile, "cross-check: device runs"):
                 ref = self._references[info.key] = as_list(self._invoker(info.check[info.default])())
         with phase(self.profile, "cross-check: device runs"):
             out = as_list(self._invoker(info.check[k])())
-        if info.compare:
-            with phase(self.profile, "cross-check: comparison (device)"):
-                tolerances = []
-                for r in ref:
-                    tolerances.extend(CHECK_TOLERANCES.get(_dtype_name(r), (0.125, 1e-2)))
-                counts = as_list(self._invoker(info.compare)(*ref, *out, *tolerances))
-            if not any(int(c) for c in counts):
-                return None
-        with phase(self.profile, "cross-check: host copies"):
-            host_ref, host_out = as_list(to_host(tuple(ref))), as_list(to_host(tuple(out)))
-        with phase(self.profile, "cross-check: comparison (host)"):
-            return results_agree(host_ref, host_out)
+        return disagreement(ref, out, self._invoker(info.compare) if info.compare else None, self.profile)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:
         """Tune every group (``@__autotune``'s job; the cache answers when it can). A tuning
@@ -926,16 +915,6 @@ class _Rounds:
             return VariantTiming(variant, [self.cached[0]], recorded=self.cached[1:])
         ts = self.times
         return VariantTiming(variant, ts[1:] if len(ts) > 2 else ts)
-
-
-def _dtype_name(array) -> str:
-    """The numpy name of an array's element type (``"float16"``), "" when it has none."""
-    try:
-        import numpy as np
-
-        return np.dtype(array.dtype).name
-    except (AttributeError, TypeError):
-        return ""
 
 
 def _tune_workload(info: GroupInfo) -> str:

@@ -15,10 +15,12 @@ start the worker reads ``{"op": "load", "module": PATH, "driver": D, "flush": NA
     one synchronous call of entry ``F`` (a benchmark entry ``bench(n)``), waiting for its last
     result; ``{"ok": true, "ms": wall time}``.
 ``{"op": "reference", "function": F0}``
-    runs check entry ``F0`` (the default variant's) and keeps its results in the worker.
-``{"op": "check", "reference": F0, "function": F}``
-    runs check entry ``F`` and compares its results with those kept of ``F0``
-    by :func:`autotune_export.runtime.checking.results_agree`: ``{"ok": true, "problem": null}``
+    runs check entry ``F0`` (the default variant's) and keeps its results in the worker (on the
+    device).
+``{"op": "check", "reference": F0, "function": F, "compare": C}``
+    runs check entry ``F`` and compares its results with those kept of ``F0``, on the device by
+    the group's compare entry ``C`` when given, by
+    :func:`autotune_export.runtime.checking.disagreement`: ``{"ok": true, "problem": null}``
     or the first difference as a string. Only the verdict crosses the pipe, never the results.
 ``{"op": "measure", "benchmarker": B, "info": G, "workload": W, "variants": [k, ...],
 "benches": [F, ...], "warmup_ms": .., "rep_ms": ..}``
@@ -94,20 +96,21 @@ class _Worker:
         return {"ok": True, "ms": (time.perf_counter() - t0) * 1e3}
 
     def reference(self, req: dict) -> dict:
-        from autotune_export.runtime.calls import as_list, to_host
+        from autotune_export.runtime.calls import as_list
 
-        self.references[req["function"]] = as_list(to_host(self.functions[req["function"]]()))
+        self.references[req["function"]] = as_list(self.functions[req["function"]]())  # kept on the device
         return {"ok": True}
 
     def check(self, req: dict) -> dict:
-        from autotune_export.runtime.calls import as_list, to_host
-        from autotune_export.runtime.checking import results_agree
+        from autotune_export.runtime.calls import as_list
+        from autotune_export.runtime.checking import disagreement
 
         ref = self.references.get(req["reference"])
         if ref is None:
             raise LookupError(f"no reference results of {req['reference']} in this worker")
-        out = as_list(to_host(self.functions[req["function"]]()))
-        return {"ok": True, "problem": results_agree(ref, out)}
+        out = as_list(self.functions[req["function"]]())
+        compare = self.functions[req["compare"]] if req.get("compare") else None
+        return {"ok": True, "problem": disagreement(ref, out, compare)}
 
     def measure(self, req: dict) -> dict:
         from autotune_export.contract import GroupReflection

@@ -2,7 +2,7 @@
 configs, same shapes, picks checked against ncu (GPU; issue 24's "Done when").
 
     python benchmarks/tuning_vs_triton.py [--vmfb-dir .gpu_bench] [--cases all] [--runs 3]
-        [--json out.json] [--no-ncu] [--profile]
+        [--json out.json] [--no-ncu] [--profile] [--isolation none|auto|process]
 
 Needs the modules of ``benchmarks/build_gpu_inputs.py --only tune`` (``mm_MxNxK.vmfb``:
 examples/matmul's 9 configs with ``tune_workload`` set to the shape; ``s64_4096x4096x4096.vmfb``:
@@ -17,7 +17,9 @@ Per case, each side in its own process, warm (everything compiled and loaded fir
 * ours: ``--runs`` times, load the module (timed apart) and ``autotune()`` with the runtime's
   defaults and no tuning cache (wall time and pick of each; a fresh module each time, so the
   cross-check runs in every run); ``--profile`` adds the phase profile of the first run
-  (``AutotunedModule(profile=True)``);
+  (``AutotunedModule(profile=True)``); ``--isolation`` (default ``none``: in-process, as
+  ``triton.autotune`` tunes; ``auto``, the runtime's default, runs a module's first tuning in a
+  worker process, whose start is then part of the wall: docs/runtime.md, "Isolation");
 * Triton: ``triton.autotune(configs=<the same configs>, key=["M", "N", "K"])`` over
   examples/matmul's kernel; every config is compiled first (in parallel processes into one
   TRITON_CACHE_DIR, then one call on 1024^3 loads them), then for each shape the first call with
@@ -234,6 +236,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1), help="processes compiling Triton configs")
     ap.add_argument("--no-ncu", action="store_true", help="skip the ncu ruler")
     ap.add_argument("--profile", action="store_true", help="print the phase profile of our first tuning per case")
+    ap.add_argument("--isolation", default="none", choices=("none", "auto", "process"),
+                    help="AUTOTUNE_EXPORT_ISOLATION of our side (default none: in-process, as triton.autotune)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--vmfb", default=None, help=argparse.SUPPRESS)
@@ -261,11 +265,11 @@ def main() -> int:
 
     me = os.path.abspath(__file__)
     failed = []
-    report = {"env": C.environment(gpu=True), "ours": {}, "triton": {}}
+    report = {"env": C.environment(gpu=True), "isolation": args.isolation, "ours": {}, "triton": {}}
     for space, shape, vmfb in cases:
         case = f"{space}:{'x'.join(map(str, shape))}"
         r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, "--runs", str(args.runs)]
-                              + (["--profile"] if args.profile else []))
+                              + (["--profile"] if args.profile else []), env={"AUTOTUNE_EXPORT_ISOLATION": args.isolation})
         report["ours"][case] = r
         if "error" in r:
             failed.append(f"ours {case}: {r['error']}")

@@ -288,6 +288,11 @@ class Inspection:
                 kept = sum(1 for v in g.variants if v.specialized_of is None)
                 out.append(f"               {sp.generated} generated, {sp.excluded} excluded by the constraint, "
                            f"{sp.configs} compiled, {len(g.pruned)} pruned when built, {kept} kept")
+                if g.pruned:
+                    kinds: dict[str, int] = {}
+                    for line in g.pruned:
+                        kinds[_prune_kind(line)] = kinds.get(_prune_kind(line), 0) + 1
+                    out.append("               pruned for: " + ", ".join(f"{kind} {n}" for kind, n in kinds.items()))
             out.extend("  " + line for line in _variant_table(g))
             for line in g.pruned:
                 out.append(f"  pruned:      {line}")
@@ -728,6 +733,16 @@ def _default_configs(group, base_dir: str, target: str = "sm_80") -> list[list[t
         entries += [(opt, cfg[opt]) for opt in OPTION_NAMES if cfg.get(opt) is not None]
         configs.append(entries)
     return configs
+
+
+_PRUNE_KINDS = (("shared memory", "shared memory"), ("registers per block", "registers"), ("--max-spills", "spills"),
+                ("--max-variants", "--max-variants"), ("threads per block", "threads"), ("compile error", "compile error"))
+
+
+def _prune_kind(line: str) -> str:
+    """The kind of reason of one ``pruned`` line, for the space's summary: shared memory,
+    registers, spills, --max-variants, threads, compile error, else other."""
+    return next((kind for marker, kind in _PRUNE_KINDS if marker in line), "other")
 
 
 def _space_info(group) -> SpaceInfo | None:

@@ -22,6 +22,7 @@
 // INSPECT: group @dot_ex::@dot: 2 variants
 // INSPECT:   space:       product(BM in [32, 256, 64], BN in [32, 256], BK in [32, 256], num_warps = 4, num_stages = 2) where BM >= BN and BK <= BM
 // INSPECT-NEXT:               12 generated, 6 excluded by the constraint, 6 compiled, 4 pruned when built, 2 kept
+// INSPECT-NEXT:               pruned for: spills 2, shared memory 1, --max-variants 1
 // INSPECT:   *  dot_0_32x32x32_w4_s2
 // INSPECT-NEXT: dot_1_256x32x32_w4_s2
 // INSPECT-DAG:   pruned:      config 4 {{.*}} needs 262144 bytes of shared memory

@@ -1,5 +1,5 @@
 """The check of a linked module's edits (ptx.edit_skeleton / ptx.check_edits), the token
-scanner behind renaming (ptx._token_spans / _rename against the plain tokenizer), and the
+scanner behind renaming (ptx.syntax._token_spans / _rename against the plain tokenizer), and the
 order in which triton_compile shares variants between this process and its workers.
 
 Fast: hand-written PTX assembled by the ptxas bundled with Triton (no Triton compilation),
@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from autotune_export.cuda import ptx as P
+from autotune_export.cuda.ptx import syntax as S
 from autotune_export.cuda import triton_compile as tc
 from autotune_export.cuda.ptx import LinkPart, PtxError
 
@@ -167,7 +168,7 @@ def test_skeleton_of_a_module_that_does_not_parse():
 
 
 def _reference_rename(text: str, mapping: dict[str, str]) -> str:
-    return P._WORD_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
+    return S._WORD_RE.sub(lambda m: mapping.get(m.group(0), m.group(0)), text)
 
 
 @pytest.mark.parametrize("text", [
@@ -179,7 +180,7 @@ def _reference_rename(text: str, mapping: dict[str, str]) -> str:
 ])
 def test_rename_matches_the_plain_tokenizer(text):
     mapping = {"k_param_1": "A", "k_param_10": "B", "k": "C", "global_smem": "D"}
-    assert P._rename(text, mapping) == _reference_rename(text, mapping)
+    assert S._rename(text, mapping) == _reference_rename(text, mapping)
 
 
 def test_rename_matches_the_plain_tokenizer_on_random_text():
@@ -189,7 +190,7 @@ def test_rename_matches_the_plain_tokenizer_on_random_text():
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 24)))
         mapping = {n: f"<{i}>" for i, n in enumerate(rng.sample(names, rng.randint(1, len(names))))}
-        assert P._rename(text, mapping) == _reference_rename(text, mapping), (text, mapping)
+        assert S._rename(text, mapping) == _reference_rename(text, mapping), (text, mapping)
 
 
 def test_param_is_used_by_token():
@@ -201,14 +202,14 @@ def test_param_is_used_by_token():
 
 def test_fast_parse_agrees_with_the_general_one():
     # No string and no block comment: the line-comment path; with them: the general one.
-    plain = P._parse_module(PART)
-    general = P._parse_module(PART.replace("// %bb.0:", '/* %bb.0: */ .pragma "x";'))
+    plain = S._parse_module(PART)
+    general = S._parse_module(PART.replace("// %bb.0:", '/* %bb.0: */ .pragma "x";'))
     assert plain.entries[0].params == general.entries[0].params
     assert plain.entries[0].body.replace("\t.pragma \"x\";\n", "").replace(" .pragma \"x\";", "") \
         .replace("\n \n", "\n\n") == plain.entries[0].body or ".pragma" in general.entries[0].body
     assert [s.kind for s in plain.stmts] == [s.kind for s in general.stmts] == ["var", "entry"]
     # An initializer's braces do not end its statement; a section's do.
-    mod = P._parse_module(".version 8.6\n.target sm_80\n.global .align 4 .b32 t[2] = {1, 2};\n"
+    mod = S._parse_module(".version 8.6\n.target sm_80\n.global .align 4 .b32 t[2] = {1, 2};\n"
                           ".section .debug_abbrev { .b8 1 }\n.visible .entry k() { ret; }\n")
     assert [s.kind for s in mod.stmts] == ["var", "entry"] and mod.stmts[0].names == ("t",)
 
@@ -309,7 +310,8 @@ def test_pass_checks_the_edits_not_the_whole_module(tmp_path, monkeypatch):
         calls.append(text)
         return real(text, arch, **kw)
 
-    monkeypatch.setattr(P, "assemble", spy)
+    monkeypatch.setattr(P, "assemble", spy)  # the pass's cubin format
+    monkeypatch.setattr(P.ptxas, "assemble", spy)  # check_edits' skeleton
     assert _build(tmp_path / "cache", tmp_path / "a.mlir") == 0
     # One ptxas run after linking, on the skeleton: the linked module's three entries with
     # their loads, without their stores.

@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 import types
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -57,10 +58,13 @@ class KernelSource:
     ``triton.autotune`` / ``triton.heuristics`` / a library's own ``KernelInterface`` objects.
     ``import_arch``: the compute capability (90 for sm_90) Triton's driver reports while the
     file is imported (:mod:`autotune_export.cuda.stub_driver`); None: 80. It is not part of
-    any cache key: only the imported kernel's source is."""
+    any cache key: only the imported kernel's source is. ``embedded``: for a kernel carried in
+    the module (``kernel_source(...)``, :func:`group_kernel_source`), the sha256 hex digest of
+    that text, which ``VariantSpec.key`` includes; "" for a kernel file of the user."""
     path: str
     name: str
     import_arch: int | None = None
+    embedded: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "path", os.path.abspath(os.fspath(self.path)))
@@ -404,6 +408,52 @@ def _env_hint(reads) -> str:
     (:class:`~autotune_export.cuda.stub_driver.EnvironmentReads`), or "" when it read none."""
     hint = reads.hint() if reads is not None else ""
     return f"; {hint}" if hint else ""
+
+
+#: Folder of the cache (:func:`~autotune_export.support.paths.default_cache_dir`) holding the
+#: kernels carried in modules.
+EMBEDDED_DIR = "kernel_sources"
+
+
+def embedded_kernel_file(text: str, cache_dir: str | os.PathLike | None = None) -> tuple[str, str]:
+    """``(path, digest)``: the file holding ``text``, the Python text of a ``kernel_source(...)``
+    clause (:mod:`autotune_export.cuda.kernel_capture`), written once under
+    ``<cache_dir>/kernel_sources/`` (default: the cache folder; a folder of the system's
+    temporary directory when that cannot be written), named after ``digest``, the sha256 hex
+    digest of the text. It is then imported like any kernel file (:func:`import_kernel_file`).
+    Raises KernelLoadError when no folder can be written."""
+    from autotune_export.support import files
+    from autotune_export.support.paths import default_cache_dir
+
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    bases = [pathlib.Path(cache_dir or default_cache_dir()),
+             pathlib.Path(tempfile.gettempdir()) / f"autotune-export-{os.getuid()}"]
+    errors = []
+    for base in bases:
+        path = base / EMBEDDED_DIR / f"kernel_{digest[:32]}.py"
+        try:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                files.atomic_write(path, text)
+            return str(path), digest
+        except OSError as e:
+            errors.append(f"{path.parent}: {e.strerror or e}")
+    raise KernelLoadError("cannot write the kernel_source(...) of the module to a file: " + "; ".join(errors))
+
+
+def group_kernel_source(group, base_dir: str, import_arch: int | None = None,
+                        cache_dir: str | os.PathLike | None = None) -> tuple[KernelSource, str, str]:
+    """``(KernelSource, full path, shown)`` of the kernel of a ``triton(...)`` group
+    (:class:`~autotune_export.ir.group.AutotuneGroup`): its ``kernel_source(...)`` text written
+    to a file (:func:`embedded_kernel_file`; ``shown`` is that file), else the file of
+    ``triton("path", ...)``, a relative path resolved in ``base_dir`` (the input's folder),
+    shown as the user gave it relative to the current directory (an absolute one as written).
+    The one place that says where a group's kernel is. Raises KernelLoadError."""
+    path, name = group.triton
+    if group.kernel_source is not None:
+        full, digest = embedded_kernel_file(group.kernel_source, cache_dir)
+        return KernelSource(full, name, import_arch=import_arch, embedded=digest), full, full
+    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(base_dir, path))
+    return KernelSource(full, name, import_arch=import_arch), full, (path if os.path.isabs(path) else os.path.relpath(full))
 
 
 def _import_module(path: pathlib.Path, import_arch: int):

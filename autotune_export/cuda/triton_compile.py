@@ -56,8 +56,8 @@ from autotune_export.ir.params import TritonDtype
 from autotune_export.cuda.compile_errors import failure, first_line
 from autotune_export.cuda.kernel_files import (  # noqa: F401  (part of this module's API)
     AutotuneWrapper, HeuristicsWrapper, KernelLoadError, KernelSource, LauncherWrapper, LoadedKernel,
-    ELEMENT_SIZE, TORCH_DTYPE, TRITON_DTYPE, config_dict, import_kernel_file, interpreted_kernel, load_kernel,
-    load_kernel_cached, plain_value, triton_value, values_read)
+    ELEMENT_SIZE, EMBEDDED_DIR, TORCH_DTYPE, TRITON_DTYPE, config_dict, embedded_kernel_file, group_kernel_source,
+    import_kernel_file, interpreted_kernel, load_kernel, load_kernel_cached, plain_value, triton_value, values_read)
 from autotune_export.cuda.variant_cache import (  # noqa: F401  (part of this module's API)
     CACHE_FORMAT, CacheDirError, cached_artifact, check_writable, entry_path, read_entry, write_entry)
 
@@ -78,6 +78,8 @@ __all__ = [
     "compile_variants",
     "default_cache_dir",
     "import_kernel_file",
+    "embedded_kernel_file",
+    "group_kernel_source",
     "load_kernel",
     "interpreted_kernel",
     "max_shared_memory",
@@ -168,7 +170,7 @@ class VariantSpec:
         environment variables Triton lets change its output (line info is always disabled).
         A Triton dtype value enters as ``{"tl": "float16"}``, None as JSON null."""
         fields = dataclasses.asdict(self)
-        fields["kernel"] = self.kernel.name
+        fields["kernel"] = [self.kernel.name, self.kernel.embedded] if self.kernel.embedded else self.kernel.name
         fields["constexprs"] = [[n, {"tl": v.name} if isinstance(v, TritonDtype) else v] for n, v in self.constexprs]
         doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash,
                "spec": fields, "env": _compile_env()}

@@ -477,6 +477,13 @@ class _OpReader:
             raise self.error(node.children[1], f"'{kernel}' is not a Python identifier")
         group.triton = (path, kernel)
 
+    def clause_kernel_source(self, group, node):
+        text = _string(node.children[0])
+        if not text.strip():
+            raise self.error(node.children[0], "empty kernel_source(...): it holds the Python text of a module defining "
+                                               "the kernel named in triton(...)")
+        group.kernel_source = text
+
     def clause_signature(self, group, node):
         params: list[Param] = []
         seen: dict[str, Any] = {}
@@ -768,6 +775,9 @@ class _OpReader:
             raise DiagnosticError.at(locs["triton"], "give either variants([...]) or triton(...), not both")
         if group.variants is None and group.triton is None:
             raise DiagnosticError.at(group.location, f"@{group.name} needs variants([...]) or triton(\"file.py\", \"kernel\")")
+        if group.kernel_source is not None and group.triton is None:
+            raise DiagnosticError.at(locs["kernel_source"], "kernel_source(...) holds the module of the kernel named in "
+                                                            "triton(\"file.py\", \"kernel\"); it needs that clause")
         self._check_output_refs(group)
         if group.default is not None and group.variants is not None and group.default not in group.variants:
             raise DiagnosticError.at(locs["default"], f"default(@{group.default}) is not one of the variants")

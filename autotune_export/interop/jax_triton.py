@@ -288,6 +288,29 @@ def locate_kernel(kernel: Any) -> tuple[str, str]:
     return os.path.abspath(path), candidates[0]
 
 
+def _captured(k: _Kernel, why: KernelNotImportableError) -> tuple[str, str, str]:
+    """``(file it was written in, kernel name, module text)`` of a kernel that cannot be
+    imported by file and module-level name (made inside a function, in a notebook cell):
+    its source and the values it reads, carried in the exported module as
+    ``kernel_source(...)`` (:func:`autotune_export.cuda.kernel_capture.capture`), with a
+    ``triton.autotune`` stand-in holding the autotuner's ``reset_to_zero`` /
+    ``restore_value`` (and whether it had a ``pre_hook``) where the kernel has one, so that
+    materialize-triton-variants reads them from the kernel as for a kernel file. Raises
+    KernelNotImportableError naming what cannot be carried (``why`` is kept as its cause)."""
+    from autotune_export.cuda import kernel_capture
+
+    tuner = k.autotuner
+    try:
+        text = kernel_capture.capture(
+            k.jit, reset_to_zero=tuple(getattr(tuner, "reset_to_zero", None) or ()),
+            restore_value=tuple(getattr(tuner, "restore_value", None) or ()),
+            pre_hook=bool(getattr(tuner, "user_defined_pre_hook", False)) if tuner is not None else False)
+    except kernel_capture.CaptureError as err:
+        raise KernelNotImportableError(f"{err}; or pass kernel_source=(path, name) of a module-level kernel") from why
+    fn = k.jit.fn
+    return fn.__code__.co_filename, k.name, text
+
+
 # --------------------------------------------------------------------------------------------
 # Grid expressions from a grid callable
 
@@ -762,12 +785,16 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
                 raise JaxTritonError(f"zeroed_outputs: output {j} does not exist (there are {len(outs)})")
             zeroed.add(int(j))
 
+    embedded = None
     if kernel_source is None:
-        path, attr = locate_kernel(kernel)
+        try:
+            path, attr = locate_kernel(kernel)
+        except KernelNotImportableError as err:
+            path, attr, embedded = _captured(k, err)
     else:
         path, attr = kernel_source
         path = os.path.abspath(path)
-    if relative_to is not None:
+    if relative_to is not None and os.path.isabs(path):
         path = os.path.relpath(path, relative_to)
 
     kname = re.sub(r"[^A-Za-z0-9_]", "_", k.name)
@@ -779,6 +806,7 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         configs=rows,
         workload=[],
         grid=grid_exprs,
+        kernel_source=embedded,
     )
     # zeroed_outputs as the group's reset_to_zero (zero-fill-outputs zero-fills them at every
     # call, as jax-triton before every launch, and before every timed run). jax-triton ignores a

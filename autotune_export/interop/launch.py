@@ -48,8 +48,10 @@ class LaunchError(ValueError):
 
 
 class KernelNotImportableError(LaunchError):
-    """The kernel has no importable ``file.py`` + attribute name (notebook cell, closure, ...):
-    pass ``kernel_source=(path, name)``."""
+    """A kernel with no importable ``file.py`` + attribute name (made inside a function, in a
+    notebook cell) reads a value that cannot be carried in the module with its source
+    (:mod:`autotune_export.cuda.kernel_capture`; the message starts with ``file:line:col:`` of
+    the read and names it): make it a ``tl.constexpr``, or pass ``kernel_source=(path, name)``."""
 
 
 @contextlib.contextmanager
@@ -120,8 +122,10 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     """The module text of the launch ``kernel[grid](*args, **metaparams)``.
 
     ``kernel``: a ``@triton.jit`` function, possibly wrapped in ``triton.autotune`` /
-    ``triton.heuristics``, defined at module level of an importable ``.py`` file (or name it
-    with ``kernel_source=(path, attribute)``). ``grid``: as at the launch, an int, a tuple of up
+    ``triton.heuristics``: one defined at module level of an importable ``.py`` file is named
+    by file and name (or name it with ``kernel_source=(path, attribute)``); one made at run
+    time (inside a function, a factory's, a closure) is carried in the module, its source and
+    the values it reads (``kernel_source("...")``, docs/call-sites.md). ``grid``: as at the launch, an int, a tuple of up
     to three ints, or a callable of the config's metaparameters
     (``lambda meta: (triton.cdiv(n, meta["BLOCK"]),)``). ``args``: the launch's positional
     arguments, one per non-constexpr kernel parameter, in order; as at a launch, positional
@@ -156,7 +160,8 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     Raises :class:`LaunchError` with a one-line reason (an output that is not a tensor or not
     a parameter, arguments that do not fit the kernel, a metaparameter that conflicts with the
     autotuner, a written view that overlaps or a new output with gaps, naming the pattern;
-    :class:`KernelNotImportableError` for a kernel that cannot be imported),
+    :class:`KernelNotImportableError` for a kernel made at run time that reads a value which
+    cannot be carried),
     OSError when ``output`` cannot be written.
     """
     try:

@@ -16,6 +16,9 @@ Attribute encoding of the generic op (all optional except ``sym_name``):
 ``sym_name``        ``"matmul"``
 ``variants``        ``[@v0, @v1]``
 ``triton``          ``["kernel.py", "matmul_kernel"]`` (path as written, kernel name)
+``kernel_source``   ``"import triton\n..."``: the Python text of a module defining the kernel
+                    (a kernel made at run time, captured by ``launch_to_mlir``); the path of
+                    ``triton`` then only says where it was written
 ``signature``       ``[["a", "*fp16"], ["c", "*fp16", "output"], ["M", "i32", "hint16"]]``
 ``configs``         ``[[["BLOCK_M", 128 : i64], ["num_warps", 8 : i64]], ...]`` (ordered; values
                     below)
@@ -410,6 +413,9 @@ CLAUSES: tuple[Clause, ...] = (
             "the RFC form: exports of the same hal.executable.source"),
     _simple("triton", lambda t: _strings(list(t)), lambda a: tuple(_read_strings(a)),
             lambda t, _: f"triton({mlir_string(t[0])}, {mlir_string(t[1])})", "the Triton kernel: file and name"),
+    _simple("kernel_source", ir.StringAttr.get, lambda a: ir.StringAttr(a).value,
+            lambda t, _: f"kernel_source({mlir_string(t)})",
+            "the Python text of a module defining the kernel (a kernel made at run time), compiled instead of the file"),
     _simple("signature", _signature_attr, _read_signature,
             lambda ps, _: "signature(" + ", ".join(p.sugar() for p in ps) + ")", "the kernel's non-constexpr parameters"),
     Clause("configs", ("configs", "space", "space_where"), _space_attrs, _read_space,
@@ -463,11 +469,16 @@ class AutotuneGroup:
     ``{output}`` parameters in the Triton form, result indices of the group's dispatches in the
     RFC form (as jax-triton's ``zeroed_outputs``); ``[]`` says none (overriding the kernel's).
     ``extra``: attributes of a generic op outside the schema (kept, never printed sugared).
+    ``kernel_source``: the Python text of a module that defines the kernel ``triton[1]`` (a
+    kernel made at run time, captured by :func:`autotune_export.cuda.kernel_capture.capture`);
+    when given, the kernel is compiled from it and ``triton[0]`` only says where the kernel was
+    written (docs/syntax.md).
     """
 
     name: str
     variants: list[str] | None = None
     triton: tuple[str, str] | None = None
+    kernel_source: str | None = None
     signature: list[Param] | None = None
     configs: list[list[tuple[str, Any]]] | None = None
     #: The generated space ``configs`` was expanded from (``configs(product(...) where ...)``):

@@ -196,14 +196,6 @@ def _conversion(have: str, want: str) -> str:
 
 
 
-def _kernel_path(ctx: PassContext, path: str) -> tuple[str, str]:
-    """``(absolute, shown)``: the kernel file of ``triton("path", ...)`` (relative paths resolve
-    in the input's directory) and how diagnostics name it: as the user gave it, relative to
-    the current directory (an absolute ``path`` as written)."""
-    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
-    return full, (path if os.path.isabs(path) else os.path.relpath(full))
-
-
 def _config_location(group: AutotuneGroup, index: int | None, key: str | None = None):
     """Where config ``index`` (its ``key``; None: the configs) was written: its entry in
     configs([...]), or the kernel's name in triton(...) when the configs are its
@@ -682,10 +674,13 @@ class MaterializeTritonVariants(ModulePass):
                     [Diagnostic("note", f"the group @{group.name} is here", loc)],
                 )
         path, kernel_name = group.triton
-        full, shown = _kernel_path(ctx, path)
+        full = shown = path
         try:
-            # Triton's driver answers for the first target while the file is imported.
-            kernel = tc.load_kernel(tc.KernelSource(full, kernel_name, import_arch=targets_of(self.target)[0][1]))
+            # Triton's driver answers for the first target while the file is imported; a kernel
+            # carried in the module (kernel_source(...)) is imported from a file it is written to.
+            ksrc, full, shown = tc.group_kernel_source(group, ctx.source.base_dir, targets_of(self.target)[0][1],
+                                                       self.cache_dir)
+            kernel = tc.load_kernel(ksrc)
         except tc.KernelLoadError as err:
             wrong = kernel_name if err.part == "kernel" else os.path.basename(path)
             raise DiagnosticError.at(group.at(f"triton.{'kernel' if err.part == 'kernel' else 'path'}", "triton"),
@@ -767,7 +762,7 @@ class MaterializeTritonVariants(ModulePass):
                 consts = {**nones, **values, **fixed}
                 try:
                     spec = tc.VariantSpec(
-                        kernel=tc.KernelSource(full, kernel_name, import_arch=archs[0][1]),
+                        kernel=dataclasses.replace(ksrc, import_arch=archs[0][1]),
                         signature=tuple((p.name, p.type) for p in signature),
                         constexprs=tuple((c, consts[c]) for c in kernel.arg_names if c in consts),
                         num_warps=options.get("num_warps", 4),
@@ -1115,7 +1110,7 @@ class MaterializeTritonVariants(ModulePass):
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         group, loc = item.group, item.group.location
-        full, shown = _kernel_path(ctx, group.triton[0])
+        _, full, shown = tc.group_kernel_source(group, ctx.source.base_dir, cache_dir=self.cache_dir)
         archs = item.archs or targets_of(self.target)
         multi = len(archs) > 1
         per_target = len(item.specs) // len(archs)

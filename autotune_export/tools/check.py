@@ -245,8 +245,9 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
     workloads = _tune_workloads(op)  # before plan_group: read off the op as written
     item = MaterializeTritonVariants(target=args.target).plan_group(ctx, module, source, op)
     group = item.group
-    path = original.triton[0]
-    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(ctx.source.base_dir, path))
+    from autotune_export.cuda import triton_compile as tc
+
+    _, full, _ = tc.group_kernel_source(original, ctx.source.base_dir)
     layout = abi.plan(group.signature, tied=item.tied)
     pointers = layout.binding_params()
     scalars = [group.signature[i] for i in layout.scalars]

@@ -718,11 +718,9 @@ def _default_configs(group, base_dir: str, target: str = "sm_80") -> list[list[t
     from autotune_export.cuda import triton_compile as tc
     from autotune_export.cuda.targets import TargetError, parse_targets
 
-    path, name = group.triton
-    full = path if os.path.isabs(path) else os.path.normpath(os.path.join(base_dir, path))
     try:
         # Imported for the first target, as the build did: the file is not executed again.
-        kernel = tc.load_kernel(tc.KernelSource(full, name, import_arch=parse_targets(target)[0].capability))
+        kernel = tc.load_kernel(tc.group_kernel_source(group, base_dir, parse_targets(target)[0].capability)[0])
     except (tc.KernelLoadError, TargetError):
         return None
     if not kernel.default_configs:

@@ -24,7 +24,7 @@ from triton.runtime.jit import DependenciesFinder, JITCallable, JITFunction, Ker
 
 from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda.compile_errors import first_line
-from autotune_export.ir.params import TritonDtype
+from autotune_export.ir.params import TorchDtype, TritonDtype
 
 
 class KernelLoadError(Exception):
@@ -154,6 +154,8 @@ def plain_value(value):
     while type(value).__name__ == "constexpr" and hasattr(value, "value") and seen < 8:
         value, seen = value.value, seen + 1
     dtype = TritonDtype.of(value)
+    if dtype is None:
+        dtype = TorchDtype.of(value)  # kept a torch dtype: Triton hands it to the kernel unchanged
     return dtype if dtype is not None else value
 
 
@@ -165,6 +167,13 @@ def triton_value(value):
         import triton.language as tl
 
         return getattr(tl, value.name)
+    if isinstance(value, TorchDtype):
+        try:
+            import torch
+        except ImportError as e:
+            raise KernelLoadError(f"the constexpr value {value} needs torch, which this process cannot import "
+                                  f"({first_line(e)}): Triton hands the kernel the torch dtype itself") from None
+        return getattr(torch, value.name)
     return value
 
 
@@ -321,8 +330,8 @@ def _value_text(value) -> str:
     object whose repr holds its address then never matches another process's: a cache miss,
     never a wrong hit)."""
     value = plain_value(value)
-    if isinstance(value, TritonDtype):
-        return f"tl.{value.name}"
+    if isinstance(value, (TritonDtype, TorchDtype)):
+        return str(value)
     if isinstance(value, (list, tuple)):
         return f"{type(value).__name__}[" + ", ".join(_value_text(v) for v in value) + "]"
     if isinstance(value, dict):

@@ -52,7 +52,7 @@ from autotune_export.support import files as _files
 from autotune_export.support import progress as _progress
 from autotune_export.support.paths import default_cache_dir  # noqa: F401  (part of this module's API)
 from autotune_export.cuda import ptx as ptx_mod
-from autotune_export.ir.params import TritonDtype
+from autotune_export.ir.params import TorchDtype, TritonDtype
 from autotune_export.cuda.compile_errors import failure, first_line
 from autotune_export.cuda.kernel_files import (  # noqa: F401  (part of this module's API)
     AutotuneWrapper, HeuristicsWrapper, KernelLoadError, KernelSource, LauncherWrapper, LoadedKernel,
@@ -151,8 +151,9 @@ class VariantSpec:
         if len(set(names)) != len(names):
             raise ValueError(f"a parameter appears twice in the signature and constexprs: {names}")
         for name, value in self.constexprs:
-            if value is not None and not isinstance(value, (int, float, bool, str, TritonDtype)):
-                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool, str, None or a Triton dtype")
+            if value is not None and not isinstance(value, (int, float, bool, str, TritonDtype, TorchDtype)):
+                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool, str, None, a Triton dtype "
+                                 "or a torch dtype")
         max_shared_memory(self.arch)  # validates arch
         check_ptx_version(self.ptx_version, self.arch)  # LLVM would abort the process
         for field in ("num_warps", "num_stages", "num_ctas"):
@@ -171,7 +172,8 @@ class VariantSpec:
         A Triton dtype value enters as ``{"tl": "float16"}``, None as JSON null."""
         fields = dataclasses.asdict(self)
         fields["kernel"] = [self.kernel.name, self.kernel.embedded] if self.kernel.embedded else self.kernel.name
-        fields["constexprs"] = [[n, {"tl": v.name} if isinstance(v, TritonDtype) else v] for n, v in self.constexprs]
+        fields["constexprs"] = [[n, {"tl": v.name} if isinstance(v, TritonDtype) else {"torch": v.name}
+                                 if isinstance(v, TorchDtype) else v] for n, v in self.constexprs]
         doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash,
                "spec": fields, "env": _compile_env()}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()

@@ -38,7 +38,8 @@ from autotune_export.dialects import grammar
 from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
-from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TRITON_DTYPES,
+from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TORCH_DTYPES,
+                                      TRITON_DTYPES, TorchDtype,
                                       AutotuneGroup, Param, TritonDtype, format_value)
 from iree.compiler import ir
 from iree.compiler.dialects import hal
@@ -936,6 +937,11 @@ def _value(node) -> Any:
     if kind == "none_value":
         return None
     if kind == "dtype_value":
+        if str(tok).startswith("torch."):
+            name = str(tok)[len("torch."):]
+            if name not in TORCH_DTYPES:
+                raise _DtypeError(tok, "torch", TORCH_DTYPES)
+            return TorchDtype(name)
         name = str(tok)[len("tl."):]
         if name not in TRITON_DTYPES:
             raise _DtypeError(tok)
@@ -944,11 +950,13 @@ def _value(node) -> Any:
 
 
 class _DtypeError(ValueError):
-    """``tl.NAME`` that names no Triton dtype (``token``: where)."""
+    """``tl.NAME`` that names no Triton dtype, or ``torch.NAME`` no torch dtype a config value
+    may be (``token``: where)."""
 
-    def __init__(self, token):
-        super().__init__(f"unknown Triton dtype '{token}' in configs(...); expected one of: "
-                         + ", ".join(f"tl.{n}" for n in TRITON_DTYPES) + did_you_mean(str(token), [f"tl.{n}" for n in TRITON_DTYPES]))
+    def __init__(self, token, prefix: str = "tl", names=TRITON_DTYPES):
+        what = "Triton" if prefix == "tl" else "torch"
+        super().__init__(f"unknown {what} dtype '{token}' in configs(...); expected one of: "
+                         + ", ".join(f"{prefix}.{n}" for n in names) + did_you_mean(str(token), [f"{prefix}.{n}" for n in names]))
         self.token = token
 
 

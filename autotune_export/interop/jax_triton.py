@@ -60,7 +60,7 @@ from typing import Any, Callable, Mapping, Sequence
 from autotune_export import contract
 from autotune_export.ir import binding as _binding
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TritonDtype, descriptor_refusal
+from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TorchDtype, TritonDtype, descriptor_refusal
 from iree.compiler import ir
 from autotune_export.cuda import launch_model
 from autotune_export.cuda import ptx as ptx_mod
@@ -531,7 +531,7 @@ def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_sta
 def _config_value(v: Any, key: str) -> Any:
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
-    dtype = TritonDtype.of(v)  # OUT_DTYPE=tl.float16
+    dtype = TritonDtype.of(v) or TorchDtype.of(v)  # OUT_DTYPE=tl.float16; torch.float16 stays a torch dtype
     if dtype is not None:
         return dtype
     inner = getattr(v, "value", None)  # tl.constexpr
@@ -541,7 +541,8 @@ def _config_value(v: Any, key: str) -> Any:
         return _config_value(inner, key)
     if type(v).__module__.startswith("numpy") and hasattr(v, "item"):
         return v.item()
-    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool, str, None or a Triton dtype")
+    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool, str, None, a Triton "
+                         "dtype or a torch dtype")
 
 
 def triton_call_to_mlir(

@@ -56,6 +56,7 @@ Python              sugared                     attribute
 ``"text"``          ``"text"``                  ``"text"``
 ``None``            ``none``                    ``#autotune.none``
 ``TritonDtype``     ``tl.float16``              ``#autotune.dtype<float16>``
+``TorchDtype``      ``torch.float16``           ``#autotune.torch_dtype<float16>``
 ==================  ==========================  ==========================================
 
 ``None`` and Triton dtypes (``tl.float16``, ``tl.float8e4nv``, ``tl.int64``..., every
@@ -74,7 +75,7 @@ from typing import Any, Callable
 from iree.compiler import ir
 
 from autotune_export.ir.params import (DESCRIPTOR_TYPES, NONE_TYPE, OPTION_DEFAULTS, OPTION_NAMES, TRITON_DTYPES,  # noqa: F401
-                                       Param, TritonDtype, descriptor_refusal, variant_name)
+                                       TORCH_DTYPES, Param, TorchDtype, TritonDtype, descriptor_refusal, variant_name)
 from autotune_export.support.diagnostics import Location, location_of, named_locations
 
 __all__ = [
@@ -87,6 +88,8 @@ __all__ = [
     "Param",
     "AutotuneGroup",
     "TritonDtype",
+    "TorchDtype",
+    "TORCH_DTYPES",
     "TRITON_DTYPES",
     "NONE_TYPE",
     "mlir_string",
@@ -135,7 +138,7 @@ def format_value(value: Any) -> str:
     ``-inf``, ``nan``, ``true``, ``"text"``, ``none``, ``tl.float16``."""
     if value is None:
         return "none"
-    if isinstance(value, TritonDtype):
+    if isinstance(value, (TritonDtype, TorchDtype)):
         return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -212,6 +215,9 @@ def _read_opaque(attr) -> Any:
     m = re.fullmatch(r"dtype<([A-Za-z0-9_]+)>", data)
     if m:
         return TritonDtype(m.group(1))  # ValueError for an unknown dtype
+    m = re.fullmatch(r"torch_dtype<([A-Za-z0-9_]+)>", data)
+    if m:
+        return TorchDtype(m.group(1))
     raise TypeError(f"unsupported attribute #{_OPAQUE_NAMESPACE}.{data}")
 
 
@@ -220,6 +226,8 @@ def _value_attr(value: Any) -> ir.Attribute:
         return _opaque("none")
     if isinstance(value, TritonDtype):
         return _opaque(f"dtype<{value.name}>")
+    if isinstance(value, TorchDtype):
+        return _opaque(f"torch_dtype<{value.name}>")
     if isinstance(value, bool):
         return ir.BoolAttr.get(value)
     if isinstance(value, int):

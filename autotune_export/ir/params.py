@@ -78,6 +78,43 @@ class TritonDtype:
         return f"tl.{self.name}"
 
 
+#: The ``torch`` dtypes a config value may be (``torch.float16``): those Triton's launcher maps
+#: to a Triton type when a tensor has them (``triton._utils.type_canonicalisation_dict``).
+TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+
+
+@dataclass(frozen=True)
+class TorchDtype:
+    """A ``torch`` dtype as a config value (a launch's ``DTYPE=torch.float16``, a heuristic
+    returning ``x.dtype``): ``name`` is its attribute of ``torch`` (``"float16"``, one of
+    :data:`TORCH_DTYPES`). Triton hands a torch dtype to the kernel unchanged (its binder passes
+    a constexpr argument as given, ``triton/runtime/jit.py``): ``DT == torch.float16`` holds in
+    the kernel and ``x.to(DT)`` does not compile, as in Triton; it is not a Triton dtype. Raises
+    ValueError for another name. Spelled ``torch.float16`` (``str()``)."""
+
+    name: str
+
+    def __post_init__(self):
+        if self.name not in TORCH_DTYPES:
+            raise ValueError(f"unknown torch dtype 'torch.{self.name}'; expected one of: "
+                             + ", ".join(f"torch.{n}" for n in TORCH_DTYPES))
+
+    @classmethod
+    def of(cls, value: Any) -> "TorchDtype | None":
+        """The TorchDtype of a ``torch.dtype`` object (duck-typed: torch is not imported here),
+        None for anything else (also a torch dtype outside :data:`TORCH_DTYPES`)."""
+        if isinstance(value, cls):
+            return value
+        if type(value).__name__ != "dtype" or type(value).__module__ != "torch":
+            return None
+        name = str(value).removeprefix("torch.")
+        return cls(name) if name in TORCH_DTYPES else None
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
 @dataclass
 class Param:
     """One non-constexpr parameter of a Triton kernel: ``name: type [{output}]``.
@@ -117,6 +154,8 @@ def _name_part(value: Any) -> str:
         return "none"
     if isinstance(value, TritonDtype):
         return value.short
+    if isinstance(value, TorchDtype):
+        return "torch" + value.name.replace("_", "")
     return str(value)
 
 

@@ -361,3 +361,81 @@ def test_factory_kernel_builds_for_sm90(factory, tmp_path):
     vmfb = moved / "factory.vmfb"
     assert cli.main([str(moved / "factory.mlir"), "--emit", "vmfb", "--target", "sm_90", "-o", str(vmfb)]) == 0
     assert vmfb.stat().st_size > 0
+
+
+# --------------------------------------------------------------------------------------------
+# torch dtypes as constexprs: Triton hands the kernel the torch dtype itself (its binder passes a
+# constexpr argument as given; checked with Triton 3.6 and 3.9: ``x.to(torch.float16)`` does not
+# compile, ``torch.float16 == tl.float16`` is False in the kernel), so they stay torch dtypes.
+
+DTYPE_KERNELS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pick(o_ptr, DT: tl.constexpr):
+    if DT == tl.float16:
+        tl.store(o_ptr + tl.arange(0, 16), tl.full([16], 1.0, tl.float32))
+    else:
+        tl.store(o_ptr + tl.arange(0, 16), tl.full([16], 2.0, tl.float32))
+
+
+@triton.jit
+def cast(x_ptr, o_ptr, DT: tl.constexpr):
+    tl.store(o_ptr + tl.arange(0, 16), tl.load(x_ptr + tl.arange(0, 16)).to(DT))
+
+
+def make_cast(dtype):
+    @triton.jit
+    def cast_to(x_ptr, o_ptr):
+        tl.store(o_ptr + tl.arange(0, 16), tl.load(x_ptr + tl.arange(0, 16)).to(dtype))
+    return cast_to
+'''
+
+
+@pytest.fixture(scope="module")
+def dtype_kernels(tmp_path_factory):
+    path = tmp_path_factory.mktemp("dtypes") / "capture_dtype_kernels.py"
+    path.write_text(DTYPE_KERNELS)
+    return _load(path, "capture_dtype_kernels")
+
+
+def test_torch_dtype_constexpr_is_kept_a_torch_dtype(dtype_kernels, tmp_path):
+    torch = pytest.importorskip("torch")
+    from autotune_export.ir.group import TorchDtype
+
+    text = launch_to_mlir(dtype_kernels.pick, 1, Array([16], "float32"), outputs=["o_ptr"], DT=torch.float16)
+    assert "configs([{DT = torch.float16, num_warps = 4, num_stages = 3}])" in text
+    (op,) = find_groups(parse_source(SourceFile(text, "<t>", str(tmp_path))))
+    assert AutotuneGroup.from_op(op).configs[0][0] == ("DT", TorchDtype("float16"))
+    # A closure over a torch dtype is carried as one (the text imports torch).
+    carried = kernel_capture.capture(dtype_kernels.make_cast(torch.bfloat16))
+    assert "import torch as _atx_torch" in carried and "dtype = _atx_torch.bfloat16" in carried
+    with pytest.raises(DiagnosticError) as info:
+        parse_source(SourceFile("hal.executable.source private @ex {\n  hal.executable.autotuning.export @k\n"
+                                '      triton("k.py", "k") signature(o: *fp32) configs([{DT = torch.float17}]) '
+                                "workload() grid(1)\n}\n", "t.mlir", str(tmp_path)))
+    assert str(info.value).startswith("t.mlir:3:62: error: unknown torch dtype 'torch.float17' in configs(...)")
+
+
+@pytest.mark.integration
+def test_torch_dtype_constexpr_compiles_as_triton_does(dtype_kernels):
+    """What Triton compiles for DT=torch.float16: the else branch of ``DT == tl.float16`` (2.0,
+    where tl.float16 takes 1.0), and ``.to(DT)`` is Triton's own compile error."""
+    pytest.importorskip("torch")
+    from autotune_export.cuda import triton_compile as tc
+    from autotune_export.ir.group import TorchDtype, TritonDtype
+
+    def compile_(name, signature, dt):
+        spec = tc.VariantSpec(kernel=tc.KernelSource(dtype_kernels.__file__, name), signature=signature,
+                              constexprs=(("DT", dt),), arch=90)
+        return tc.compile_variants([spec], jobs=1, use_cache=False)[0]
+
+    torch_ptx = compile_("pick", (("o_ptr", "*fp32"),), TorchDtype("float16")).ptx
+    tl_ptx = compile_("pick", (("o_ptr", "*fp32"),), TritonDtype("float16")).ptx
+    two, one = str(0x40000000), str(0x3F800000)  # the bits of 2.0 and 1.0, as ptx moves them
+    assert f", {two};" in torch_ptx and f", {one};" not in torch_ptx   # 2.0: torch.float16 != tl.float16
+    assert f", {one};" in tl_ptx and f", {two};" not in tl_ptx
+    refused = compile_("cast", (("x_ptr", "*fp32"), ("o_ptr", "*fp16")), TorchDtype("float16"))
+    assert isinstance(refused, tc.PrunedVariant) and "'torch.dtype' object has no attribute 'scalar'" in refused.reason

@@ -18,7 +18,7 @@ hal.executable.source private @e {
 // -----
 
 hal.executable.source private @e {
-  // expected-error @+1 {{unknown clause 'varients' in hal.executable.autotuning.export; expected one of: variants, triton, signature,}}
+  // expected-error @+1 {{unknown clause 'varients' in hal.executable.autotuning.export; expected one of: variants, triton, kernel_source, signature,}}
   hal.executable.autotuning.export @g varients([@a])
 }
 

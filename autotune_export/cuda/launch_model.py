@@ -293,8 +293,9 @@ class TensorArgument:
       at the launch), else, without torch or for a dtype torch lacks, the
       ``triton.language`` dtype;
     * ``.element_size()`` (bytes per element), from the signature;
-    * with ``shape`` given (a tuple of ints): ``.shape``, ``.size(d)``, ``.numel()``, ``.dim()``,
-      ``.ndim``; with ``strides`` given (elements): ``.stride()``, ``.stride(d)``,
+    * with ``shape`` given (a tuple of ints): ``.shape``, ``.size(d)``, ``.numel()``/``.nelement()``,
+      ``.dim()``/``.ndimension()``, ``.ndim``, ``len()``, ``.nbytes``; ``.itemsize`` as
+      ``.element_size()``; with ``strides`` given (elements): ``.stride()``, ``.stride(d)``,
       ``.is_contiguous()``;
     * anything else (``.data_ptr()``, ``.device``, an unknown shape) raises the located
       :class:`LaunchModelError` naming it (``x_ptr.shape``), even through ``except Exception``.
@@ -307,6 +308,17 @@ class TensorArgument:
         self._shape = None if shape is None else tuple(int(d) for d in shape)
         self._strides = None if strides is None else tuple(int(s) for s in strides)
         self._dtype = dtype
+
+    @classmethod
+    def dense(cls, name: str, type: str, shape: Sequence[int], dtype: Any = None) -> "TensorArgument":
+        """A tensor of ``shape`` stored densely in row-major order (an IREE buffer, a
+        contiguous torch tensor): its strides in elements, ``(N*K, K, 1)`` for ``(M, N, K)``."""
+        shape = tuple(int(d) for d in shape)
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.insert(0, step)
+            step *= max(d, 1)
+        return cls(name, type, shape, tuple(strides), dtype)
 
     def _unknown(self, what: str):
         raise _Unknown(f"{self._name}.{what}")
@@ -344,6 +356,24 @@ class TensorArgument:
 
     def dim(self) -> int:
         return len(self.shape)
+
+    ndimension = dim
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")  # torch's message
+        return self.shape[0]
+
+    @property
+    def itemsize(self) -> int:
+        return self.element_size()
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.element_size()
 
     @property
     def ndim(self) -> int:

@@ -438,8 +438,9 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
         line = f" (line {where.line})" if where is not None and getattr(where, "line", None) else ""
         label = f"dispatch {k} in @{sym_name(host)}{line}"
         static = {p.name: _evaluate(v, entry, None) for p, v in zip(scalars, given)}
+        shapes = _bound_shapes(group, site)
         for w, workload in enumerate(workloads):
-            values, from_workload = {}, set()
+            values, from_workload = dict(shapes), set()
             for p, v in zip(scalars, given):
                 x = _evaluate(v, entry, workload)
                 values[p.name] = _UNKNOWN if x is _UNKNOWN else _as_parameter(p.type, x)
@@ -447,6 +448,24 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
                     from_workload.add(p.name)
             tag = f", tune_workload {w}" if len(workloads) > 1 else ""
             out.append((label + tag, w if workload is not None else None, values, from_workload))
+    return out
+
+
+def _bound_shapes(group: AutotuneGroup, site) -> dict[str, tuple[int, ...]]:
+    """The shape of the tensor dispatch ``site`` binds to each pointer parameter of the group,
+    where its type is static (``tensor<64x128xf16>``: ``(64, 128)``), by IREE's binding rule
+    (:mod:`autotune_export.ir.binding`: tensor operands, then untied results); a pointer bound
+    to a tensor of dynamic shape is left out. What the heuristics and pruners then see of that
+    tensor (``.shape``, ``.numel()``, dense ``.stride()``) is
+    :class:`~autotune_export.cuda.launch_model.TensorArgument`'s."""
+    pointers = abi.plan(group.signature, tied=binding.tied_outputs(group.signature, site)).binding_params()
+    bindings = _dispatch_bindings(site)
+    if len(bindings) != len(pointers):
+        return {}  # _check_dispatches reports it
+    out = {}
+    for p, b in zip(pointers, bindings):
+        if isinstance(b.type, ir.RankedTensorType) and b.type.has_static_shape:
+            out[p.name] = tuple(int(d) for d in b.type.shape)
     return out
 
 
@@ -833,9 +852,10 @@ class MaterializeTritonVariants(ModulePass):
         by_name = {p.name: p for p in group.signature}
         sites = _dispatch_scalars(source, op, group)
         scalars = [p.name for p in group.signature if not p.is_pointer]
-        # Heuristics: scalars that every dispatch passes, the same without any tuning workload.
+        # Heuristics: scalars that every dispatch passes, the same without any tuning workload,
+        # and the shapes of the tensors every dispatch binds, the same static shape.
         static = {}
-        for name in scalars:
+        for name in scalars + [p.name for p in group.signature if p.is_pointer]:
             values = [v.get(name, _UNKNOWN) for *_, v, _ in sites]
             if values and all(x is not _UNKNOWN and x == values[0] for x in values) \
                     and all(name not in fw for *_, fw in sites):
@@ -848,7 +868,8 @@ class MaterializeTritonVariants(ModulePass):
                 if name in nones or p is None:
                     out[name] = None
                 elif p.is_pointer:
-                    out[name] = lm.TensorArgument(name, p.type)
+                    shape = values.get(name)
+                    out[name] = lm.TensorArgument(name, p.type) if shape is None else lm.TensorArgument.dense(name, p.type, shape)
                 else:
                     value = values.get(name, _UNKNOWN)
                     out[name] = lm.UnknownScalar(name) if value is _UNKNOWN else value
@@ -870,8 +891,9 @@ class MaterializeTritonVariants(ModulePass):
                 if err.unknown is None:
                     fix = "give the configs to export explicitly with configs([...])"
                 elif "." in err.unknown:
-                    fix = ("of a tensor only .dtype and .element_size() are known (from the signature); give the configs "
-                           "to export explicitly with configs([...])")
+                    fix = ("of a tensor .dtype and .element_size() are known from the signature, .shape, .numel() and "
+                           ".stride() where every dispatch binds a tensor of static shape (dense, as IREE's buffers are); "
+                           "give the configs to export explicitly with configs([...])")
                 else:
                     fix = ("a scalar is known when each dispatch of the group passes a value computed from constants, "
                            "tune_workload(...) or static argument shapes; otherwise give the configs to export "
@@ -880,8 +902,10 @@ class MaterializeTritonVariants(ModulePass):
                                               f"{err}; {fix}") from None
             if err.stage and err.stage.startswith("heuristic ") and err.unknown is not None:
                 hname = err.stage[len("heuristic "):]
+                known = (" (a tensor's .shape, .numel() and .stride() are known where every dispatch binds it a tensor "
+                         "of the same static shape)") if "." in err.unknown else ""
                 raise DiagnosticError.at(_config_location(group, None),
-                                         f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'; "
+                                         f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'{known}; "
                                          f"give '{hname}' in every config") from None
             if err.stage == "constexpr":
                 # "config N gives no value for ...": at config N (its "{" in configs([...]), or
@@ -921,7 +945,8 @@ class MaterializeTritonVariants(ModulePass):
         if sites:
             seen = "; ".join(
                 f"{label}: " + (", ".join(f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
-                                          for k, v in values.items() if v is not _UNKNOWN) or "no scalar value")
+                                          for k, v in values.items() if v is not _UNKNOWN and not isinstance(v, tuple))
+                                or "no scalar value")
                 for label, _, values, fw in sites)
             dynamic = sorted({k for *_, fw in sites for k in fw})
             tail = (f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "

@@ -126,7 +126,7 @@ def test_spec_holds_none_and_dtypes_and_keys_them_stably():
               for v in (tl.bfloat16, "float16", "tl.float16", None)}
     assert a.key("s") not in others and len(others) == 4
     assert tc.VariantSpec(ks, (("x", "*fp32"),), (("O", tl.float16), ("W", 0), ("B", 64))).key("s") != a.key("s")
-    with pytest.raises(ValueError, match="expected int, float, bool, str, None or a Triton dtype"):
+    with pytest.raises(ValueError, match="expected int, float, bool, str, None, a Triton dtype or a torch dtype"):
         tc.VariantSpec(ks, (), (("B", (1, 2)),))
 
 

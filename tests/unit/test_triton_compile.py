@@ -384,7 +384,7 @@ def test_spec_errors(kernels):
         add_spec(kernels, arch=75)
     with pytest.raises(ValueError, match="outside the signature"):
         add_spec(kernels, divisibility=(4,))
-    with pytest.raises(ValueError, match="expected int, float, bool, str, None or a Triton dtype"):
+    with pytest.raises(ValueError, match="expected int, float, bool, str, None, a Triton dtype or a torch dtype"):
         VariantSpec(kernels("add"), (), (("BLOCK", [1]),))
     with pytest.raises(ValueError, match="num_warps"):
         add_spec(kernels, num_warps=0)

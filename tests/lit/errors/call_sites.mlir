@@ -54,9 +54,10 @@ hal.executable.source private @ex {
 
 // -----
 
-// A triton.heuristics function that needs what only the call knows (a tensor's shape).
+// A triton.heuristics function that needs what only the call knows (a tensor's shape: no
+// dispatch binds it a tensor of static shape).
 hal.executable.source private @ex {
-  // expected-error @+4 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.shape'; give 'BLOCK' in every config}}
+  // expected-error @+4 {{triton.heuristics for 'BLOCK' needs run-time argument 'x_ptr.shape' (a tensor's .shape, .numel() and .stride() are known where every dispatch binds it a tensor of the same static shape); give 'BLOCK' in every config}}
   hal.executable.autotuning.export @g
       triton("../Inputs/call_site_kernels.py", "shape_heuristic_kernel")
       signature(x_ptr: *fp16, out_ptr: *fp16 {output}, n: i32)

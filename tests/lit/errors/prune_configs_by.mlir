@@ -22,9 +22,10 @@ util.func public @f(%x: tensor<65536xf32>, %n: i32) -> tensor<65536xf32> {
 
 // -----
 
-// Of a tensor only the dtype and the element size are known.
+// Of a tensor of dynamic shape, only the dtype and the element size are known (a static one's
+// .shape, .numel() and .stride() are: tests/unit/test_cli_launch_args.py).
 hal.executable.source private @ex {
-  // expected-error @+1 {{early_config_prune 'reads_shape' reads argument 'x_ptr.shape', which is not known when exporting; of a tensor only .dtype and .element_size() are known (from the signature); give the configs to export explicitly with configs([...])}}
+  // expected-error @+1 {{early_config_prune 'reads_shape' reads argument 'x_ptr.shape', which is not known when exporting; of a tensor .dtype and .element_size() are known from the signature, .shape, .numel() and .stride() where every dispatch binds a tensor of static shape (dense, as IREE's buffers are); give the configs to export explicitly with configs([...])}}
   hal.executable.autotuning.export @g
       triton("../Inputs/pruned_kernels.py", "scale_reads_shape")
       signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
@@ -32,11 +33,10 @@ hal.executable.source private @ex {
       grid(cdiv(len, BLOCK))
 }
 
-util.func public @f(%x: tensor<65536xf32>) -> tensor<65536xf32> {
-  %len = arith.constant 65536 : index
+util.func public @f(%x: tensor<?xf32>, %len: index) -> tensor<?xf32> {
   %n = arith.constant 65536 : i32
-  %y = flow.dispatch @ex::@g[%len](%x, %n) : (tensor<65536xf32>, i32) -> tensor<65536xf32>
-  util.return %y : tensor<65536xf32>
+  %y = flow.dispatch @ex::@g[%len](%x, %n) : (tensor<?xf32>{%len}, i32) -> tensor<?xf32>{%len}
+  util.return %y : tensor<?xf32>
 }
 
 // -----

@@ -438,9 +438,10 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
         line = f" (line {where.line})" if where is not None and getattr(where, "line", None) else ""
         label = f"dispatch {k} in @{sym_name(host)}{line}"
         static = {p.name: _evaluate(v, entry, None) for p, v in zip(scalars, given)}
-        shapes = _bound_shapes(group, site)
+        shapes = _bound_shapes(group, site, entry, None)
         for w, workload in enumerate(workloads):
-            values, from_workload = dict(shapes), set()
+            values, from_workload = _bound_shapes(group, site, entry, workload), set()
+            from_workload.update(name for name in values if name not in shapes)
             for p, v in zip(scalars, given):
                 x = _evaluate(v, entry, workload)
                 values[p.name] = _UNKNOWN if x is _UNKNOWN else _as_parameter(p.type, x)
@@ -451,21 +452,47 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
     return out
 
 
-def _bound_shapes(group: AutotuneGroup, site) -> dict[str, tuple[int, ...]]:
+def _bound_shapes(group: AutotuneGroup, site, entry, workload) -> dict[str, tuple[int, ...]]:
     """The shape of the tensor dispatch ``site`` binds to each pointer parameter of the group,
-    where its type is static (``tensor<64x128xf16>``: ``(64, 128)``), by IREE's binding rule
-    (:mod:`autotune_export.ir.binding`: tensor operands, then untied results); a pointer bound
-    to a tensor of dynamic shape is left out. What the heuristics and pruners then see of that
+    by IREE's binding rule (:mod:`autotune_export.ir.binding`: tensor operands, then untied
+    results): static dimensions from its type (``tensor<64x128xf16>``: ``(64, 128)``), dynamic
+    ones from the dispatch's dimension operands, :func:`_evaluate`-d on ``workload`` (a
+    ``tune_workload``, or None) in the host function whose entry block is ``entry``; a pointer
+    whose shape is not known so is left out. What the heuristics and pruners then see of that
     tensor (``.shape``, ``.numel()``, dense ``.stride()``) is
     :class:`~autotune_export.cuda.launch_model.TensorArgument`'s."""
     pointers = abi.plan(group.signature, tied=binding.tied_outputs(group.signature, site)).binding_params()
-    bindings = _dispatch_bindings(site)
+    operands = binding.DispatchOperands.of(site)
+    bindings = operands.bindings()
     if len(bindings) != len(pointers):
         return {}  # _check_dispatches reports it
+
+    def dims(types, dynamic) -> list:
+        """Per type, its dimensions (dynamic ones taken in order from ``dynamic``), or None."""
+        dynamic, out = list(dynamic), []
+        for t in types:
+            if not isinstance(t, ir.RankedTensorType):
+                out.append(None)
+                continue
+            shape = []
+            for k in range(t.rank):
+                if not t.is_dynamic_dim(k):
+                    shape.append(int(t.shape[k]))
+                elif dynamic:
+                    x = _evaluate(dynamic.pop(0), entry, workload)
+                    shape.append(x if isinstance(x, int) and not isinstance(x, bool) else None)
+                else:
+                    shape.append(None)
+            out.append(shape)
+        return out
+
+    args = dims([a.type for a in operands.arguments], operands.argument_dims)
+    results = dims(operands.result_types, operands.result_dims)
     out = {}
     for p, b in zip(pointers, bindings):
-        if isinstance(b.type, ir.RankedTensorType) and b.type.has_static_shape:
-            out[p.name] = tuple(int(d) for d in b.type.shape)
+        shape = args[b.operand] if b.operand is not None else results[b.result]
+        if shape is not None and all(d is not None for d in shape):
+            out[p.name] = tuple(shape)
     return out
 
 

@@ -146,3 +146,22 @@ util.func public @f(%x: tensor<256xf32>, %z: tensor<512xf32>) -> (tensor<256xf32
     assert [dict(c)["BLOCK"] for c in item.configs] == [128, 256]
     assert any("config 2 {BLOCK = 512" in r and "pruned for dispatch 0" in r for r in remarks), remarks
     assert not any("pruned for dispatch 1" in r and "BLOCK = 512" in r for r in remarks), remarks
+
+
+def test_pruners_see_a_dynamic_shape_on_the_tuning_workload(kernel_dir):
+    """A tensor of dynamic shape: its dimension operand evaluated on tune_workload(...), as a
+    scalar's value is (the remark says the pruning saw the workload)."""
+    host = """
+util.func public @f(%x: tensor<?xf32>, %ni: i32) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %len = tensor.dim %x, %c0 : tensor<?xf32>
+  %y = flow.dispatch @ex::@g[%len](%x, %ni) : (tensor<?xf32>{%len}, i32) -> tensor<?xf32>{%len}
+  util.return %y : tensor<?xf32>
+}
+"""
+    text = _module("scale", "x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32", host).replace(
+        "      workload(n)\n", "      workload(n)\n      tune_workload(tensor<256xf32>, 256 : i32)\n")
+    item, remarks = _plan(kernel_dir, text)
+    assert [dict(c)["BLOCK"] for c in item.configs] == [128, 256]
+    with pytest.raises(DiagnosticError, match="reads argument 'x_ptr.shape', which is not known when exporting"):
+        _plan(kernel_dir, text.replace("      tune_workload(tensor<256xf32>, 256 : i32)\n", ""))

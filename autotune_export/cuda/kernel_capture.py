@@ -52,9 +52,9 @@ __all__ = ["CaptureError", "capture"]
 _IMPORTED_PACKAGES = ("triton", "math", "copy", "builtins")
 
 _HEADER = """\
-# The Triton kernel '{name}', captured by autotune-export from the kernel object
-# ({where}): the source of the kernel and of the @triton.jit functions it calls, and
-# the values of the names they read (autotune_export/cuda/kernel_capture.py).
+# The Triton kernel '{name}' ({where}), captured by autotune-export from the kernel
+# object: its source, that of the @triton.jit functions it calls and the values of the
+# names they read (autotune_export/cuda/kernel_capture.py).
 import importlib as _atx_importlib
 import types as _atx_types
 

@@ -415,7 +415,8 @@ def _dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int |
     """What each launch of the group passes its scalar parameters: one entry per dispatch to
     the group (in the module's order) and per ``tune_workload`` (or one, without), as
     ``(label, workload index or None, {parameter: value, or _UNKNOWN}, names known only from
-    the tuning workload)``. A value is :func:`_evaluate` of the dispatch's operand on the
+    the tuning workload)``; the pointer parameters whose tensor's shape is known have it there
+    too, a tuple (:func:`_bound_shapes`). A value is :func:`_evaluate` of the dispatch's operand on the
     workload, as the kernel receives it (:func:`_as_parameter`); a name is "from the tuning
     workload" when it is known with the workload and not without (a dynamic shape). The label
     names the dispatch by its host function and line (``dispatch 1 in @f (line 12)``) and the
@@ -461,7 +462,10 @@ def _bound_shapes(group: AutotuneGroup, site, entry, workload) -> dict[str, tupl
     whose shape is not known so is left out. What the heuristics and pruners then see of that
     tensor (``.shape``, ``.numel()``, dense ``.stride()``) is
     :class:`~autotune_export.cuda.launch_model.TensorArgument`'s."""
-    pointers = abi.plan(group.signature, tied=binding.tied_outputs(group.signature, site)).binding_params()
+    try:
+        pointers = abi.plan(group.signature, tied=binding.tied_outputs(group.signature, site)).binding_params()
+    except abi.AbiError:
+        return {}  # the plan reports it
     operands = binding.DispatchOperands.of(site)
     bindings = operands.bindings()
     if len(bindings) != len(pointers):

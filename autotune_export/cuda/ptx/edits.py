@@ -39,9 +39,6 @@ def _body_statements(body: str) -> list[tuple[int, int]]:
     """``(start, end)`` in ``body`` (an entry's ``{ ... }``) of its top-level statements: each
     ends with a ``;`` at depth 0 (braces inside an instruction, ``mov.b64 %rd1, {%r1, %r2};``,
     are its operands) or is a nested ``{ ... }`` block (one that opens a statement, labels
-from autotune_export.cuda.ptx import ptxas
-from autotune_export.cuda.ptx.syntax import (_BRACE_RE, _IDENT_RE, _WORD_CHARS, _WORD_RE, PtxError, _parse_module, _single_entry,
-                                              _skip_string, _token_spans)
     aside); trailing labels are a statement of their own. Raises PtxError for an unbalanced
     body."""
     spans, start, end = [], 1, len(body) - 1

@@ -28,7 +28,6 @@ def ptxas_path() -> str:
 
     ``$TRITON_PTXAS_PATH`` if set (Triton's own override), else the ptxas bundled with Triton,
     ``triton/backends/nvidia/bin/ptxas`` (CUDA 12.8, PTX ISA up to 8.7, in Triton 3.6 and 3.7;
-from autotune_export.cuda.ptx.syntax import PtxError
     CUDA 12.9, up to 8.8, in 3.8 and 3.9). Triton is located without being imported.
     """
     env = os.environ.get("TRITON_PTXAS_PATH")

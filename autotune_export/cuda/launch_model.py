@@ -907,6 +907,15 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
     for c, index in zip(given, indices):
         if c.pre_hook is not None and convention is JAX_TRITON:
             raise LaunchModelError("`pre_hook` is not supported (jax-triton raises NotImplementedError too)")
+        if c.pre_hook is not None:
+            # Triton's Autotuner.run calls the chosen config's pre_hook(full_nargs) before the
+            # launch itself (gemlite: init_to_zero("c_ptr") for its split-K configs), so what
+            # the launch computes depends on what the hook did; a module cannot run it.
+            raise LaunchModelError(
+                f"config {index if index is not None else '(made by the pruner)'} {dict(c.kwargs)} of the triton.autotune "
+                f"kernel '{model.name}' has a pre_hook ('{function_name(c.pre_hook)}'), which Triton runs before "
+                "every launch with that config (e.g. zeroing an output that split-K partial sums are added to); "
+                "autotune-export cannot run it, and without it the variant computes something else")
         values = {**dict(positional or {}), **outer, **dict(c.kwargs)}
         _apply(post, named_args, values, frozenset(dict(c.kwargs)) if explicit else frozenset())
         what = f"config {index}" if index is not None else "a config the pruner made"

@@ -17,7 +17,8 @@ with a workaround, refused, matching in every variant, tuned and matching.
 
 Tolerances (``np.testing.assert_allclose`` style, ``|a - b| <= atol + rtol * |b|``, NaN equal to
 NaN): exact for integers and bools; fp16/bf16 ``rtol = atol = 1e-2``; fp32 ``rtol = 1e-4``,
-``atol = 1e-5`` (``1e-3`` both for kernels with atomics, whose sums change order).
+``atol = 1e-5`` (at least ``1e-3`` both for kernels with atomics, whose sums change order; before,
+atomics made fp16 results ten times stricter than fp16's own tolerance).
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def compare(got: np.ndarray, want: np.ndarray, dtype: str, atomics: bool = False
     if dtype not in TOLERANCES and dtype not in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
         bad = g != w
         return None if not bad.any() else f"{int(bad.sum())} of {bad.size} elements differ (exact), first at {[int(x) for x in np.argwhere(bad)[0]]}"
-    rtol, atol = ATOMIC_TOLERANCE if atomics else TOLERANCES.get(dtype, (1e-2, 1e-2))
+    rtol, atol = TOLERANCES.get(dtype, (1e-2, 1e-2))
+    if atomics:  # sums in a run-dependent order: at least ATOMIC_TOLERANCE, never tighter than the dtype's
+        rtol, atol = max(rtol, ATOMIC_TOLERANCE[0]), max(atol, ATOMIC_TOLERANCE[1])
     g64, w64 = g.astype(np.float64), w.astype(np.float64)
     both_nan = np.isnan(g64) & np.isnan(w64)
     same_inf = np.isinf(w64) & (g64 == w64)

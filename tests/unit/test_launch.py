@@ -94,6 +94,18 @@ def pruned(x_ptr, y_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
 
 
+def _zero_acc(nargs):
+    nargs["acc_ptr"].zero_()
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256}, pre_hook=_zero_acc)],
+                 key=["n"])
+@triton.jit
+def hooked_sum(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(acc_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
 def _keep_by_keyword(configs, named_args, **kwargs):
     SEEN["kw_pruner"], SEEN["kw_pruner_kwargs"] = dict(named_args), dict(kwargs)
     return [c for c in configs if c.kwargs["BLOCK"] <= kwargs["n"]]
@@ -392,6 +404,17 @@ def test_pruner_gets_runtime_arguments_given_by_keyword_among_its_kwargs(kernels
     assert kernels.SEEN["kw_pruner_kwargs"] == {"n": 300}
     assert "n" not in kernels.SEEN["kw_pruner"] and kernels.SEEN["kw_pruner"]["x_ptr"].shape == (300,)
     assert seen["n"] == 300  # the grid sees every argument by name
+
+
+def test_config_pre_hook_is_refused_by_name(kernels):
+    """Triton's Autotuner.run calls the chosen config's pre_hook before the launch itself
+    (gemlite zeroes the output of its split-K configs there): what the launch computes depends
+    on it, and a module cannot run it. Before, the hook was dropped silently and such a variant
+    added its partial sums to the output's old contents (wrong results on the H200)."""
+    x, acc = np.empty(300, np.float32), np.zeros(1, np.float32)
+    with pytest.raises(JaxTritonError, match=r"config 1 \{'BLOCK': 256\} of the triton.autotune kernel 'hooked_sum' has "
+                                             r"a pre_hook \('_zero_acc'\), which Triton runs before every launch"):
+        launch_to_mlir(kernels.hooked_sum, (1,), x, acc, 300, inplace=["acc_ptr"])
 
 
 def triton_cdiv(a, b):

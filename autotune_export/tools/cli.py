@@ -54,6 +54,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("autotune_export.tools.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
     "tune": ("autotune_export.tools.tune", "time every variant of a .vmfb's groups on a device and keep the fastest"),
     "check": ("autotune_export.tools.check", "run every variant of the triton(...) groups in Triton's interpreter (no GPU) and compare"),
+    "program": ("autotune_export.program.cli", "build a whole program with IREE's tunable dispatches as run-time variant groups (llvm-cpu)"),
 }
 # --- end subcommands --------------------------------------------------------------------------
 

@@ -51,4 +51,5 @@ def test_every_module_lives_in_a_layer(graph):
         "autotune_export.runtime",
         "autotune_export.interop",
         "autotune_export.tools",
+        "autotune_export.program",
     }

@@ -1,0 +1,172 @@
+"""autotune_export.program (issue 25, first slice): IREE's own dispatches of a whole program as
+run-time variant groups on llvm-cpu (docs/program.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from autotune_export.program.build import _tiles, build_program
+from autotune_export.program.candidates import CpuTiles, neighbours, valid
+from autotune_export.support.diagnostics import DiagnosticError
+
+#: Two matmuls of different shapes (chained) and a convolution, linalg on tensors, f32. The
+#: convolution has batch 2: with batch 1 IREE folds the unit loop after dispatch creation and
+#: configures 7 loops where the dispatch has 6 (that dispatch then keeps IREE's default).
+PROGRAM = """
+func.func @main(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>, %c: tensor<96x32xf32>, %img: tensor<2x18x18x8xf32>,
+                %w: tensor<3x3x8x16xf32>) -> (tensor<64x32xf32>, tensor<2x16x16x16xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %e2 = tensor.empty() : tensor<64x32xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %m2 = linalg.matmul ins(%m, %c : tensor<64x96xf32>, tensor<96x32xf32>) outs(%f2 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %e3 = tensor.empty() : tensor<2x16x16x16xf32>
+  %f3 = linalg.fill ins(%z : f32) outs(%e3 : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  %cv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+        ins(%img, %w : tensor<2x18x18x8xf32>, tensor<3x3x8x16xf32>) outs(%f3 : tensor<2x16x16x16xf32>) -> tensor<2x16x16x16xf32>
+  return %m2, %cv : tensor<64x32xf32>, tensor<2x16x16x16xf32>
+}
+"""
+
+_DEFAULT = CpuTiles((8, 48, 0), (8, 16, 0), (0, 0, 16))
+
+
+def test_tiles_read_iree_config_and_print_it_back():
+    text = "#iree_cpu.lowering_config<distribution = [8, 48, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 16]>"
+    assert _tiles(text) == _DEFAULT
+    assert _DEFAULT.text() == text
+    assert _tiles("#iree_cpu.lowering_config<vector_common_parallel = [8, 16]>") is None  # no distribution level
+    assert _tiles("#iree_gpu.lowering_config<{workgroup = [64, 64, 0]}>") is None
+
+
+def test_neighbours_step_one_tile_and_prune_by_divisibility():
+    # matmul M=64, N=96, K=128. Pruned: distribution 8/2 = 4 (the vector tile 8 does not tile
+    # it), distribution 48/2 = 24 (24 % 16 != 0), vector 8*2 = 16 (16 does not tile 8),
+    # vector 16*2 = 32 (32 does not tile 48).
+    got = neighbours(_DEFAULT, [64, 96, 128], {2}, limit=10)
+    assert [(c.distribution, c.vector_common_parallel, c.vector_reduction) for c in got] == [
+        ((16, 48, 0), (8, 16, 0), (0, 0, 16)),
+        ((8, 96, 0), (8, 16, 0), (0, 0, 16)),
+        ((8, 48, 0), (4, 16, 0), (0, 0, 16)),
+        ((8, 48, 0), (8, 8, 0), (0, 0, 16)),
+        ((8, 48, 0), (8, 16, 0), (0, 0, 32)),
+        ((8, 48, 0), (8, 16, 0), (0, 0, 8)),
+    ]
+    assert neighbours(_DEFAULT, [64, 96, 128], {2}, limit=2) == got[:2]
+    assert neighbours(_DEFAULT, [64, 96, 128], {2}, limit=0) == []
+
+
+def test_valid_refuses_tiles_that_do_not_divide_or_sit_on_the_wrong_level():
+    loops, red = [64, 96, 128], {2}
+    assert valid(_DEFAULT, loops, red)
+    assert not valid(CpuTiles((8, 64, 0), (8, 16, 0), (0, 0, 16)), loops, red)  # 64 does not divide 96
+    assert not valid(CpuTiles((8, 48, 16), (8, 16, 0), (0, 0, 16)), loops, red)  # a reduction loop distributed
+    assert not valid(CpuTiles((8, 48, 0), (8, 16, 0), (0, 16, 16)), loops, red)  # a parallel loop in vector_reduction
+    assert not valid(CpuTiles((8, 48, 0), (8, 32, 0), (0, 0, 16)), loops, red)  # vector 32 does not tile 48
+    assert not valid(CpuTiles((8, 48), (8, 16, 0), (0, 0, 16)), loops, red)  # wrong rank
+
+
+def test_unknown_backend_and_bad_cap_are_diagnostics():
+    with pytest.raises(DiagnosticError, match="backend 'cuda' has no candidate generator yet"):
+        build_program(PROGRAM, backend="cuda")
+    with pytest.raises(DiagnosticError, match="at least 1"):
+        build_program(PROGRAM, max_candidates=0)
+
+
+def test_cli_refuses_unknown_backend_with_exit_1_and_no_output(tmp_path):
+    src = tmp_path / "p.mlir"
+    src.write_text(PROGRAM)
+    out = tmp_path / "p.vmfb"
+    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", "program", str(src), "--backend", "cuda",
+                           "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "error: program: backend 'cuda'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def _reference(args):
+    a, b, c, img, w = args
+    conv = np.zeros((2, 16, 16, 16), np.float64)
+    for i in range(3):
+        for j in range(3):
+            conv += np.einsum("nhwc,cf->nhwf", img[:, i:i + 16, j:j + 16, :].astype(np.float64), w[i, j].astype(np.float64))
+    return (a.astype(np.float64) @ b @ c), conv
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_program(PROGRAM, max_candidates=3)
+
+
+@pytest.mark.integration
+def test_program_builds_generated_candidates_for_every_dispatch(built):
+    assert [g.executable for g in built.groups] == ["main_dispatch_0", "main_dispatch_1", "main_dispatch_2"]
+    assert [len(g.variants) for g in built.groups] == [3, 3, 3]
+    assert [d.root for d in built.dispatches] == ["linalg.matmul", "linalg.matmul", "linalg.generic"]
+    for group, dispatch in zip(built.groups, built.dispatches):
+        assert group.default == 0
+        assert group.configs[0] == [["lowering_config", dispatch.default_text]]  # variant 0: IREE's own
+        assert [c[0][1] for c in group.configs[1:]] == [t.text() for t in dispatch.candidates]
+        assert all(c.text() != dispatch.default_text for c in dispatch.candidates)
+    assert not built.remarks
+
+
+@pytest.mark.integration
+def test_iree_configures_each_variant_with_its_candidate(built):
+    """IREE honours the candidates (a config it dropped silently would make a variant a copy
+    of the default): configuring the regrouped program gives one executable per variant,
+    each root op with its candidate's lowering_config."""
+    from iree.compiler.tools import compile_str
+
+    cfg = compile_str(built.mlir, extra_args=[
+        "--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
+        "--compile-from=dispatch-creation", "--compile-to=executable-configurations"]).decode()
+    configured = re.findall(r"lowering_config = (#iree_cpu\.lowering_config<distribution[^>]*>)", cfg)
+    expected = [c[0][1] for g in built.groups for c in g.configs]
+    assert sorted(configured) == sorted(expected)
+    assert len(re.findall(r"^  hal\.executable private @", cfg, re.M)) == len(expected)
+
+
+@pytest.mark.integration
+def test_every_variant_of_every_group_matches_numpy(built, tmp_path):
+    from autotune_export.runtime import AutotunedModule
+
+    path = tmp_path / "p.vmfb"
+    path.write_bytes(built.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=False)
+    rng = np.random.default_rng(25)
+    args = [rng.standard_normal(s, dtype=np.float32) for s in [(64, 128), (128, 96), (96, 32), (2, 18, 18, 8), (3, 3, 8, 16)]]
+    ref_mm, ref_conv = _reference(args)
+    assert sorted(module.groups) == sorted(g.key for g in built.groups)
+    for key, info in module.groups.items():
+        for k in range(len(info.variants)):
+            module.select(key, k)
+            mm, conv = module.functions["main"](*args)
+            np.testing.assert_allclose(mm.to_host(), ref_mm, rtol=1e-4, atol=1e-3, err_msg=f"{key} variant {k}")
+            np.testing.assert_allclose(conv.to_host(), ref_conv, rtol=1e-4, atol=1e-4, err_msg=f"{key} variant {k}")
+        module.select(key, 0)
+
+
+@pytest.mark.integration
+def test_cli_writes_the_module(tmp_path):
+    src = tmp_path / "p.mlir"
+    src.write_text(PROGRAM)
+    out = tmp_path / "p.vmfb"
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", "program", str(src), "--max-candidates", "2",
+                           "-o", str(out)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "variants per tunable dispatch: @main_dispatch_0 2, @main_dispatch_1 2, @main_dispatch_2 2" in proc.stderr
+    from autotune_export.runtime import AutotunedModule
+
+    module = AutotunedModule(str(out), driver="local-task", cache=False)
+    assert sorted(len(g.variants) for g in module.groups.values()) == [2, 2, 2]

@@ -13,7 +13,9 @@ per session for module- and session-scoped fixtures. An audit hook records every
 (open for writing, rename, mkdir, remove) this process makes under the user's folder, and the
 test that made it fails (a subprocess inherits the temporary folder through the environment)."""
 
+import hashlib
 import os
+import pathlib
 import sys
 
 import pytest
@@ -106,3 +108,31 @@ def _fast_suite_compiles_nothing(request, monkeypatch):
 
         monkeypatch.setattr(triton, "compile", _refuse)  # direct calls in this process
     yield
+
+
+@pytest.fixture(scope="session")
+def cpu_vmfb(tmp_path_factory):
+    """``build(source, name=None) -> Path``: the ``.vmfb`` that ``autotune-export SOURCE --emit
+    vmfb --backend llvm-cpu`` writes, for ``source`` a path (tests/unit/data/...) or the text of
+    a module (written to ``NAME.mlir`` first). Built once per session (per worker under
+    pytest-xdist) for each text: an iree-compile for the CPU costs seconds, and a module's tests
+    only read the file. Asserts that the command succeeds."""
+    from autotune_export.tools import cli
+
+    built: dict[str, pathlib.Path] = {}
+
+    def build(source: str | os.PathLike, name: str | None = None) -> pathlib.Path:
+        if isinstance(source, os.PathLike):
+            text, name = pathlib.Path(source).read_text(), name or pathlib.Path(source).stem
+        else:
+            text, name = source, name or "module"
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in built:
+            tmp = tmp_path_factory.mktemp(name)
+            src, out = tmp / f"{name}.mlir", tmp / f"{name}.vmfb"
+            src.write_text(text)
+            assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+            built[key] = out
+        return built[key]
+
+    return build

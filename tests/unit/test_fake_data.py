@@ -15,16 +15,13 @@ import pytest
 from autotune_export.runtime import AutotunedModule
 from autotune_export.runtime.timing import GivenTimings
 from autotune_export.runtime.tuner import results_agree
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("fake") / "cpu_reversed.vmfb"
-    assert cli.main([str(DATA / "cpu_reversed.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_reversed.mlir")
 
 
 def _load(vmfb, **kw) -> AutotunedModule:
@@ -126,11 +123,8 @@ util.func public @copy({args}) -> ({types}) {{
 
 
 @pytest.fixture(scope="module")
-def copies(tmp_path_factory) -> pathlib.Path:
-    tmp = tmp_path_factory.mktemp("formats")
-    (tmp / "copies.mlir").write_text(_copy_module())
-    assert cli.main([str(tmp / "copies.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(tmp / "copies.vmfb")]) == 0
-    return tmp / "copies.vmfb"
+def copies(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(_copy_module(), "copies")
 
 
 def test_fake_data_of_every_format(copies):
@@ -160,10 +154,8 @@ def test_fake_data_of_every_format(copies):
 
 
 @pytest.fixture(scope="module")
-def lock_vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("lock") / "cpu_lock.vmfb"
-    assert cli.main([str(DATA / "cpu_lock.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def lock_vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_lock.mlir")
 
 
 def test_a_lock_starts_free_in_the_fake_data(lock_vmfb):

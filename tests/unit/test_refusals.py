@@ -13,7 +13,6 @@ from autotune_export.cuda import ptx
 from autotune_export.cuda.targets import CudaTarget
 from autotune_export.passes.materialize_triton_variants import POINTER_ELEMENT_TYPES, threads_refusal
 from autotune_export.runtime import device, tuner
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -89,16 +88,12 @@ def test_runtime_names_an_unknown_driver():
 
 
 @pytest.fixture(scope="module")
-def untunable_vmfb(tmp_path_factory) -> pathlib.Path:
+def untunable_vmfb(cpu_vmfb) -> pathlib.Path:
     """cpu_group.mlir without its tune_workload: the host takes tensor<?xf32>, so the group is
     built without benchmark and check entries (a warning), as the RFC's own example is."""
     text = (DATA / "cpu_group.mlir").read_text().replace(" tune_workload(tensor<65536xf32>)", "")
     assert "tune_workload" not in text
-    src = tmp_path_factory.mktemp("untunable") / "untunable.mlir"
-    src.write_text(text)
-    out = src.with_suffix(".vmfb")
-    assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+    return cpu_vmfb(text, "untunable")
 
 
 @pytest.mark.integration  # an llvm-cpu iree-compile: seconds

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from autotune_export.runtime import AutotunedModule, GivenTimings
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 SOURCE = DATA / "cpu_reset_to_zero.mlir"
@@ -39,11 +38,8 @@ def _with_plain_copy(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    tmp = tmp_path_factory.mktemp("zero")
-    (tmp / "acc.mlir").write_text(_with_plain_copy(SOURCE.read_text()))
-    assert cli.main([str(tmp / "acc.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(tmp / "acc.vmfb")]) == 0
-    return tmp / "acc.vmfb"
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(_with_plain_copy(SOURCE.read_text()), "acc")
 
 
 def _load(path, **kw) -> AutotunedModule:
@@ -115,10 +111,8 @@ def test_in_place_accumulates_with_the_clause_as_without(vmfb):
 
 
 @pytest.fixture(scope="module")
-def in_place_vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("ipzero") / "cpu_inplace_reset.vmfb"
-    assert cli.main([str(DATA / "cpu_inplace_reset.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def in_place_vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_inplace_reset.mlir")
 
 
 def test_in_place_accumulator_is_zeroed_only_while_tuning(in_place_vmfb):

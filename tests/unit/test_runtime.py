@@ -30,10 +30,8 @@ TIMES = {"slow": 2.0, "fast": 1.0}
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("cpu") / "cpu_group.vmfb"
-    assert cli.main([str(DATA / "cpu_group.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_group.mlir")
 
 
 def _load(vmfb, tmp_path, **kw) -> AutotunedModule:

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from autotune_export.runtime import AutotunedModule, GivenTimings
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 DRIVER = "local-task"
@@ -20,10 +19,8 @@ X = np.linspace(-4, 4, 777, dtype=np.float32)
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("state") / "cpu_stateful.vmfb"
-    assert cli.main([str(DATA / "cpu_stateful.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_stateful.mlir")
 
 
 def _load(vmfb, **kw) -> AutotunedModule:

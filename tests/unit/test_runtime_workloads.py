@@ -44,8 +44,8 @@ def _build(tmp, text: str, name: str) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    return _build(tmp_path_factory.mktemp("wl"), (DATA / "cpu_workloads.mlir").read_text(), "cpu_workloads")
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_workloads.mlir")
 
 
 def _load(vmfb, **kw) -> AutotunedModule:

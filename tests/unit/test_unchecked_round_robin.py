@@ -16,7 +16,6 @@ import pytest
 
 from autotune_export.runtime import AutotunedModule
 from autotune_export.runtime.timing import GivenTimings
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 GROUP = "wl_ex::scale"
@@ -24,14 +23,11 @@ TIMES = {"per_elem": 3.0, "fixed": 2.0, "wrong": 1.0}
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
+def vmfb(cpu_vmfb) -> pathlib.Path:
     text = (DATA / "cpu_workloads.mlir").read_text()
     clause = "\n      tune_workload([tensor<1024xf32>], [tensor<262144xf32>])"
     assert text.count(clause) == 1
-    tmp = tmp_path_factory.mktemp("unchecked")
-    (tmp / "dynamic.mlir").write_text(text.replace(clause, ""))
-    assert cli.main([str(tmp / "dynamic.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(tmp / "dynamic.vmfb")]) == 0
-    return tmp / "dynamic.vmfb"
+    return cpu_vmfb(text.replace(clause, ""), "dynamic")
 
 
 def _load(vmfb, **kw) -> AutotunedModule:

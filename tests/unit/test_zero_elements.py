@@ -20,10 +20,8 @@ TIMES = {"mul": 2.0, "add": 1.0}
 
 
 @pytest.fixture(scope="module")
-def vmfb(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("empty") / "cpu_empty_operand.vmfb"
-    assert cli.main([str(DATA / "cpu_empty_operand.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def vmfb(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_empty_operand.mlir")
 
 
 def test_bench_entry_has_no_fill_barrier_or_slice_of_an_empty_tensor(tmp_path):

@@ -13,9 +13,9 @@
 # The integration suite runs lit, then pytest in one process (its tests share a session cache
 # folder in order). No test writes into the user's cache folder (tests/unit/conftest.py,
 # tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
-# Cost (2-core development machine, Dec 2026, measured under others' load, load average 14-30):
-# the fast suite about 210 CPU-seconds (243 when lit and pytest ran one after the other), 16-35
-# minutes of wall time there; not measured idle (one to two minutes expected: not under one).
+# Cost (2-core development machine, Dec 2026, measured under others' load, load average 14-37):
+# the fast suite 210-255 CPU-seconds (243 when lit and pytest ran one after the other, on a
+# smaller suite), 15-35 minutes of wall time there; not measured idle (one to two minutes expected: not under one).
 set -e
 bin="${VENV:-.venv}/bin"
 workers=${PYTEST_WORKERS:-auto}

@@ -64,9 +64,10 @@ from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Par
 from iree.compiler import ir
 from autotune_export.cuda import launch_model
 from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.cuda.bundle import Bundle, ExportSpec, GroupSpec, link_object
 from autotune_export.cuda.targets import TargetError
 from autotune_export.cuda.ttir import written_params_from_ttir
-from autotune_export.ir import builders, hal_attrs
+from autotune_export.ir import builders
 from autotune_export.cuda.targets import parse_target
 from iree.compiler.dialects import arith
 from autotune_export.frontend.reader import SourceFile, new_context, print_module
@@ -74,6 +75,7 @@ from autotune_export.interop import jax_triton_proto as proto
 from autotune_export.interop.kernel_usage import call_mismatch
 from autotune_export.ir.walk import walk
 from autotune_export.passes import PassContext, run_pipeline
+from autotune_export.passes.build_bundle import write_bundle
 import argparse
 from autotune_export.support import files
 from autotune_export.support.diagnostics import DiagnosticError
@@ -1124,28 +1126,14 @@ def _bits_of(kind: str, value: Any) -> tuple[int, int]:
 
 
 @dataclass
-class _ExportPlan:
-    """One ``hal.executable.export`` of a call's executable: the linked PTX entry ``entry``,
-    ``threads`` per block (x; y = z = 1), ``shared`` bytes of dynamic shared memory (0: none)
-    and the constant launch ``grid`` (x, y, z programs)."""
-
-    entry: str
-    threads: int
-    shared: int
-    grid: tuple[int, int, int]
-
-
-@dataclass
 class _CallPlan:
     """What one jax-triton custom call becomes: the executable source to build
-    (:func:`_build_source`) and the ``flow.dispatch`` replacing the call (:func:`_rewrite_call`).
+    (:func:`_build_source`, from ``bundle``: its objects, exports and group) and the
+    ``flow.dispatch`` replacing the call (:func:`_rewrite_call`).
 
     ``group``: the symbol the dispatch names (the group of an autotuned call, else the single
-    export); ``group_variants``: the group's exports, None for a plain call (no group op).
-    ``object_data``: the linked PTX (``str``) or cubin (``bytes``) embedded under the label
-    ``object_label``; ``read_only``: per binding, whether the layout marks it ``ReadOnly``.
-    ``operands``: per dispatch tensor operand, ``("operand", i)``, ``("zeros", type)`` or
-    ``("clone", i)``; ``constants``: the 32-bit constants (signed i32 values); ``tied``: per
+    export). ``operands``: per dispatch tensor operand, ``("operand", i)``, ``("zeros", type)``
+    or ``("clone", i)``; ``constants``: the 32-bit constants (signed i32 values); ``tied``: per
     result, the dispatch operand it is tied to or -1. ``loc``: the custom call's location.
     """
 
@@ -1155,11 +1143,7 @@ class _CallPlan:
     group: str
     variants: list[_Variant]
     loc: Any
-    object_label: str
-    object_data: str | bytes
-    read_only: list[bool]
-    exports: list[_ExportPlan]
-    group_variants: list[str] | None
+    bundle: Bundle
     operands: list  # ("operand", i) | ("zeros", type) | ("clone", i)
     constants: list[int]
     tied: list[int]  # per result: argument index or -1
@@ -1317,11 +1301,9 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         reasons = "; ".join(f"config {k}: {v.skipped}" for k, v in enumerate(variants))
         raise JaxTritonError(f"{loc}: no config can run under IREE ({reasons})")
     try:
-        linked = ptx_mod.link(parts, ptx_version=ptx_version)
-        if object_format == "cubin":
-            obj: str | bytes = ptx_mod.assemble(linked, ptx_mod.parse_entry(live[0].ptx).target)
-        else:
-            obj = linked
+        # The link stage's object (no check of the linker's edits: the descriptor's PTX was not
+        # assembled by this toolkit; no memo).
+        obj = link_object(parts, object_format=object_format, ptx_version=ptx_version, check=False, jobs=1)
     except ptx_mod.PtxError as err:
         raise JaxTritonError(f"{loc}: {err}") from None
 
@@ -1331,47 +1313,34 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
 
     exe = f"{name_prefix}{kname}_ex{index}"
     exports = []
-    for v in live:
+    for ordinal, v in enumerate(live):
         call, kern = v.call, v.call.kernel
         entry = ptx_mod.parse_entry(v.ptx)
         threads = entry.reqntid[0] if entry.reqntid else int(kern.num_warps) * 32
         grid = (int(call.grid_0), int(call.grid_1), int(call.grid_2))
-        exports.append(_ExportPlan(v.entry, threads, int(kern.shared_mem_bytes), grid))
+        exports.append(ExportSpec(name=v.entry, ordinal=ordinal, threads=(threads,), shared=(int(kern.shared_mem_bytes),),
+                                  count=grid))
     group_name = f"{name_prefix}{kname}"
+    group = None
+    if kind != "kernel_call":
+        # bytes_to_zero (jax-triton's zeroed_outputs): the results tied to zero splats.
+        zeroed_results = [o for o, t in enumerate(tied) if t >= 0 and disp_operands[t][0] == "zeros"]
+        group = GroupSpec(name=group_name, variants=[v.entry for v in live], reset_to_zero=zeroed_results or None)
+    bundle = Bundle(exe, (obj,), tuple(exports), read_only, len(constants), (), group)
     target_symbol = group_name if kind != "kernel_call" else live[0].entry
-    return _CallPlan(
-        op, index, exe, target_symbol, variants, op.location,
-        object_label=f"{exe}.{'cubin' if isinstance(obj, bytes) else 'ptx'}",
-        object_data=obj,
-        read_only=read_only,
-        exports=exports,
-        group_variants=[v.entry for v in live] if kind != "kernel_call" else None,
-        operands=disp_operands,
-        constants=constants,
-        tied=tied,
-    )
+    return _CallPlan(op, index, exe, target_symbol, variants, op.location, bundle=bundle, operands=disp_operands,
+                     constants=constants, tied=tied)
 
 
 def _build_source(plan: _CallPlan, ip) -> None:
-    """Build the call's ``hal.executable.source`` at ``ip`` with the bindings (inside its
-    context, at the call's location): the one object (PTX string or cubin bytes) keyed by the
-    generic CUDA target, the group op of an autotuned call, then one export per config with
-    the shared pipeline layout, a count region returning the constant grid, the block size
-    and the dynamic shared memory."""
-
+    """Build the call's ``hal.executable.source`` at ``ip`` (inside its context, at the call's
+    location): the bundle written by the one builder
+    (:func:`autotune_export.passes.build_bundle.write_bundle`): the one object (PTX string or
+    cubin bytes) keyed by the generic CUDA target, the group op of an autotuned call, then one
+    export per config with the shared pipeline layout, a count region returning the constant
+    grid, the block size and the dynamic shared memory."""
     with plan.loc:
-        obj = hal_attrs.executable_object(plan.object_label, plan.object_data)
-        objects = hal_attrs.executable_objects([(hal_attrs.cuda_target(), [obj])])
-        source = builders.executable_source(plan.exe, objects, ip=ip)
-        body = builders.source_block(source)
-        if plan.group_variants is not None:
-            # bytes_to_zero (jax-triton's zeroed_outputs): the results tied to zero splats.
-            zeroed = [o for o, t in enumerate(plan.tied) if t >= 0 and plan.operands[t][0] == "zeros"]
-            AutotuneGroup(name=plan.group, variants=plan.group_variants, reset_to_zero=zeroed or None).build(ip=body)
-        layout = hal_attrs.pipeline_layout(plan.read_only, len(plan.constants))
-        for ordinal, e in enumerate(plan.exports):
-            builders.export(e.entry, ordinal, layout, [], builders.constant_count(e.grid),
-                            workgroup_size=[e.threads, 1, 1], workgroup_local_memory=e.shared or None, ip=body)
+        write_bundle(plan.bundle, ip=ip)
 
 
 def _arch_runs_on(ptx_target: str, device: Any) -> bool:

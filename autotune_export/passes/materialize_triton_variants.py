@@ -54,18 +54,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_export.cuda import abi
-from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, MAX_REGISTERS_PER_BLOCK, MAX_THREADS_PER_BLOCK,
-                                          TargetError, check_ptx_version, parse_targets)
-from autotune_export.ir import binding, builders, hal_attrs
+from autotune_export.cuda import abi, link
+from autotune_export.cuda.link import keep_at_most, resources_refusal, threads_refusal  # noqa: F401  (re-exported)
+from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, TargetError, check_ptx_version,
+                                          parse_targets)
+from autotune_export.ir import binding
 from autotune_export.ir import grid as grid_mod
-from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
 from autotune_export.support.diagnostics import did_you_mean, location_of
-from autotune_export.ir.markers import SCRATCH_ATTR, TARGETS_ATTR
-from autotune_export.ir.variant_config import config_attr
-from autotune_export.contract import VARIANT_CONFIG_ATTR
 from autotune_export.ir.walk import (
     dispatch_sites,
     entry_point_refs,
@@ -77,6 +74,7 @@ from autotune_export.ir.walk import (
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.passes import zero_outputs
 from autotune_export.passes.bench_entries import mark_fake_zeros
+from autotune_export.passes.build_bundle import write_bundle
 from iree.compiler import ir
 
 __all__ = ["MaterializeTritonVariants"]
@@ -104,56 +102,6 @@ POINTER_ELEMENT_TYPES: dict[str, tuple[str, ...]] = {
     "fp16": ("f16",), "bf16": ("bf16",), "fp32": ("f32",), "fp64": ("f64",),
     "fp8e4nv": ("f8E4M3FN",), "fp8e5": ("f8E5M2",),
 }
-
-
-def threads_refusal(num_warps: int) -> str | None:
-    """Why a config of ``num_warps`` warps cannot launch (more than MAX_THREADS_PER_BLOCK
-    threads per block), in one line; None when it can."""
-    threads = int(num_warps) * 32
-    if threads > MAX_THREADS_PER_BLOCK:
-        return f"num_warps = {num_warps} is {threads} threads per block; CUDA allows at most {MAX_THREADS_PER_BLOCK} (num_warps <= 32)"
-    return None
-
-
-def resources_refusal(metadata: dict, max_spills: int | None = None) -> str | None:
-    """Why a compiled variant is pruned for what ptxas gave it (``n_regs``, ``n_spills`` of its
-    metadata, :mod:`autotune_export.cuda.resources`), in one line; None to keep it: more
-    registers per block (``n_regs * num_warps * 32``) than
-    :data:`~autotune_export.cuda.targets.MAX_REGISTERS_PER_BLOCK` (the launch would fail, as
-    Triton's does with "out of resources"), or, with ``max_spills`` (``--max-spills``), more
-    spills than that (Triton's ``n_spills``: local memory bytes per thread / 4). Unknown
-    figures (None) prune nothing."""
-    regs, spills, warps = metadata.get("n_regs"), metadata.get("n_spills"), metadata.get("num_warps")
-    if regs is not None and warps is not None and int(regs) * int(warps) * 32 > MAX_REGISTERS_PER_BLOCK:
-        return (f"needs {regs} registers per thread x {int(warps) * 32} threads = {int(regs) * int(warps) * 32} registers "
-                f"per block; a block gets at most {MAX_REGISTERS_PER_BLOCK}")
-    if max_spills is not None and spills is not None and int(spills) > max_spills:
-        return f"spills {spills} registers (n_spills: local memory bytes per thread / 4), more than --max-spills {max_spills}"
-    return None
-
-
-def keep_at_most(spills: list[int | None], limit: int) -> list[int]:
-    """Which of the surviving variants (their ``n_spills`` in config order; None: unknown,
-    counted as 0) a cap of ``limit`` keeps, as indices in config order: the fewest spills
-    first; among equals (the level the cap cuts through), spread evenly over the config
-    order, so that every part of a generated space (its first, slowest name) stays
-    represented. Deterministic: the same inputs keep the same variants."""
-    if len(spills) <= limit:
-        return list(range(len(spills)))
-    levels: dict[int, list[int]] = {}
-    for i, s in enumerate(spills):
-        levels.setdefault(int(s or 0), []).append(i)
-    kept: list[int] = []
-    for level in sorted(levels):
-        members = levels[level]
-        need = limit - len(kept)
-        if need <= 0:
-            break
-        if len(members) <= need:
-            kept += members
-        else:
-            kept += [members[(k * len(members)) // need] for k in range(need)]
-    return sorted(kept)
 
 
 def _dispatch_bindings(d) -> list[binding.Binding]:
@@ -588,24 +536,6 @@ class _Planned:
     tied: tuple = ()  # the pointers bound to the tensor operands, in operand order (see _tied_outputs)
 
 
-@dataclass
-class _Export:
-    """One export to build: its symbol ``name`` and ``ordinal``, the parsed ``grid`` with the
-    config ``constants`` it may use, and per target (in ``--target`` order) the block size
-    ``threads`` and dynamic ``shared`` memory in bytes; ``scratch``: Triton's global scratch,
-    ``(bytes per program, alignment)`` (the largest over the targets), or None; ``config``: the
-    Triton config it was compiled from (``[(key, value), ...]``), recorded on the export."""
-
-    name: str
-    ordinal: int
-    grid: list[Any]
-    constants: dict[str, int]
-    threads: list[int]
-    shared: list[int]
-    scratch: tuple[int, int] | None
-    config: list
-
-
 @register
 @dataclass
 class MaterializeTritonVariants(ModulePass):
@@ -617,8 +547,8 @@ class MaterializeTritonVariants(ModulePass):
     which the CUDA 13.0 driver loads); ``cache_dir`` / ``use_cache`` the content-addressed
     variant cache (:mod:`autotune_export.cuda.triton_compile`); ``max_spills`` prunes variants
     that spill more (Triton's ``n_spills``; None: keep them) and ``max_variants`` keeps at most
-    that many configs per group (:func:`keep_at_most`; None: every one), so large generated
-    spaces stay practical (docs/limits.md)."""
+    that many configs per group (:func:`~autotune_export.cuda.link.keep_at_most`; None: every
+    one), so large generated spaces stay practical (docs/limits.md)."""
 
     name = "materialize-triton-variants"
     summary = "compile each config of a triton(...) group and create one export per variant"
@@ -1144,305 +1074,52 @@ class MaterializeTritonVariants(ModulePass):
                         f"it, -> %x), or zero it with reset_to_zero({p.name}) if it accumulates from zero",
                         location_of(d.location, ctx.source.name)))
 
-    def _refuse(self, results, tc):
-        """Compiled variants that IREE cannot launch become pruned ones (abi.refusal)."""
-        out = []
-        for r in results:
-            if isinstance(r, tc.CompiledVariant):
-                try:
-                    params = ptx_mod.parse_entry(r.ptx).params
-                except ptx_mod.PtxError:
-                    params = ()
-                reason = abi.refusal(r.metadata, params, r.spec.arch)
-                if reason is None and r.metadata.get("num_warps") is not None:
-                    # Warp specialization may launch more warps than the config asked for.
-                    reason = threads_refusal(int(r.metadata["num_warps"]))
-                if reason is None:
-                    reason = resources_refusal(r.metadata, self.max_spills)
-                if reason is not None:
-                    r = tc.PrunedVariant(r.spec, reason)
-            out.append(r)
-        return out
-
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
-        group, loc = item.group, item.group.location
+        """The link and build stages for one planned group: its compiled variants linked into
+        a bundle (:func:`autotune_export.cuda.link.link_group`, whose remarks are reported
+        here and whose error is raised), the dispatches checked against what the variants
+        write (:meth:`_check_written`, :meth:`_check_updated`, :meth:`_check_read_first`),
+        then the bundle written into the IR
+        (:func:`autotune_export.passes.build_bundle.write_bundle`). Raises DiagnosticError."""
+        group = item.group
         _, full, shown = tc.group_kernel_source(group, ctx.source.base_dir, cache_dir=self.cache_dir)
-        archs = item.archs or targets_of(self.target)
-        multi = len(archs) > 1
-        per_target = len(item.specs) // len(archs)
-        per_config = per_target // len(item.configs)  # 2 with scalar ':16' hints, else 1
-        results = self._refuse(results, tc)
-        by_target = [results[t * per_target : (t + 1) * per_target] for t in range(len(archs))]
-        survivors = []
-        pruned_notes = []
-        pruned_remarks = []  # emitted when some config survives; else the error's notes say it, once
-        for index, cfg in enumerate(item.configs):
-            text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-            mine_by_target = [rs[index * per_config : (index + 1) * per_config] for rs in by_target]
-            pruned = None
-            for (tname, _), mine in zip(archs, mine_by_target):
-                pruned = next((r for r in reversed(mine) if isinstance(r, tc.PrunedVariant)), None)
-                if pruned is not None:
-                    break
-            if pruned is not None:
-                reason = pruned.reason.replace(full, shown)  # the kernel file as the user names it
-                # A config whose specialized (fast-path) variant cannot run is dropped whole, as
-                # Triton's autotuner drops a config that fails on aligned inputs; with several
-                # targets, a config that cannot run on one of them is dropped for all (every
-                # target's object has the same exports).
-                which = " (specialized variant)" if per_config == 2 and pruned is mine[1] else ""
-                where = f" on {tname}" if multi else ""
-                pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned{which}{where}: {reason}", loc))
-                pruned_notes.append(Diagnostic("note", f"config {index} {text}{where}: {reason}", loc))
-            else:
-                survivors.append((index, cfg, item.constexprs[index], mine_by_target))
-        if not survivors:
-            raise DiagnosticError.at(loc, f"every config of @{group.name} was pruned for {self.target}", pruned_notes)
-        if self.max_variants is not None and len(survivors) > self.max_variants:
-            spills = [max((int(r.metadata.get("n_spills") or 0) for rs in by for r in rs), default=0) for *_, by in survivors]
-            keep = set(keep_at_most(spills, self.max_variants))
-            for k, (index, cfg, _, _) in enumerate(survivors):
-                if k not in keep:
-                    text = "{" + ", ".join(f"{key} = {v}" for key, v in cfg) + "}"
-                    reason = (f"over --max-variants {self.max_variants} ({len(survivors)} configs can run; kept: the fewest spills, "
-                              f"then spread over the config order; this one spills {spills[k]})")
-                    pruned_remarks.append(Diagnostic("remark", f"@{group.name}: config {index} {text} pruned: {reason}", loc))
-                    pruned_notes.append(Diagnostic("note", f"config {index} {text}: {reason}", loc))
-            survivors = [sv for k, sv in enumerate(survivors) if k in keep]
-        for remark in pruned_remarks:
-            ctx.emit_remark(remark)
-        every = [r for *_, by in survivors for rs in by for r in rs]
-        compiled = sum(1 for r in every if not r.cached)
-        specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""
-        ctx.emit_remark(
-            Diagnostic(
-                "remark",
-                f"@{group.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {self.target} "
-                f"({compiled} compiled, {len(every) - compiled} from cache), {len(pruned_notes)} pruned",
-                loc,
-            )
-        )
-
-        # Triton's global scratch, per target and variant: (bytes per program, alignment).
-        scratch: list[dict[str, tuple[int, int]]] = [{} for _ in archs]
-        for index, cfg, consts, by in survivors:
-            base = variant_name(group.name, index, cfg)
-            for t, rs in enumerate(by):
-                for r, name in zip(rs, (base, base + "_spec")):
-                    size = int(r.metadata.get("global_scratch_size") or 0)
-                    if size > 0:
-                        scratch[t][name] = (size, max(1, int(r.metadata.get("global_scratch_align") or 1)))
-        for t, needs_t in enumerate(scratch):
-            if needs_t:
-                needs = ", ".join(f"@{n} {sz} B (align {a})" for n, (sz, a) in needs_t.items())
-                where = f" on {archs[t][0]}" if multi else ""
-                ctx.emit_remark(Diagnostic(
-                    "remark",
-                    f"@{group.name}: global scratch per program{where}: {needs}; passed as the last binding, allocated at the dispatch",
-                    loc,
-                ))
-        try:
-            plan = abi.plan(group.signature, scratch=any(scratch), tied=item.tied)
-        except abi.AbiError as err:
-            raise DiagnosticError.at(loc, str(err)) from None
-        nsig = len(group.signature)
-        position = {p.name: i for i, p in enumerate(group.signature)}
-        written: set[int] = set()  # signature indices of pointers a variant may write through
-        updated: set[int] = set()  # ... that a variant may update atomically
-        read_first: set[int] = set()  # ... that a variant loads from before storing through them
         existing = exports_of(item.source)
-        next_ordinal = 1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1)
-        names, spec_names = [], []
-        units: list[tuple] = []  # (index, cfg, consts, [result per target], name)
-        parts: list[list] = [[] for _ in archs]
-        for index, cfg, consts, by in survivors:
-            base = variant_name(group.name, index, cfg)
-            for k, name in enumerate((base, base + "_spec")[:per_config]):
-                if name in existing:
-                    raise DiagnosticError.at(loc, f"@{group.name}: an export named @{name} already exists in the executable")
-                per_target_results = []
-                for t, rs in enumerate(by):
-                    r = rs[k]
-                    text = r.ptx
-                    if name.endswith("_spec"):
-                        # Parameters specialized to 1 left the entry: put unused placeholders back so
-                        # the specialized entry takes the same parameters as its sibling.
-                        for i, p in enumerate(group.signature):
-                            if p.hint == 1:
-                                text = ptx_mod.insert_param(text, i, abi.SCALARS[p.type].ptx[0])
-                    r = dataclasses.replace(r, ptx=text)
-                    entry = ptx_mod.parse_entry(r.ptx)
-                    if len(entry.params) < nsig:
-                        raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
-                    try:
-                        plan.check_ptx_types([p.ptx_type for p in entry.params[:nsig]])
-                        order, drop, adapt = plan.link_order(len(entry.params))
-                    except abi.AbiError as err:
-                        raise DiagnosticError.at(loc, f"config {index}: {err}") from None
-                    if name in scratch[t] and scratch[t][name][1] > 1:
-                        adapt[nsig] = f"align:{scratch[t][name][1]}"
-                    # written_params: indices into the variant's own signature (the
-                    # specialized one lacks the ':1' parameters), mapped here by name.
-                    written_list = r.metadata.get("written_params")
-                    if written_list is None:  # not analysed: every pointer may be written
-                        written |= {i for i, p in enumerate(group.signature) if p.is_pointer}
-                    else:
-                        own = [n for n, _ in r.spec.signature]
-                        written |= {position[own[i]] for i in written_list if i < len(own)}
-                        updated |= {position[own[i]] for i in r.metadata.get("updated_params") or () if i < len(own)}
-                        read_first |= {position[own[i]] for i in r.metadata.get("read_first_params") or () if i < len(own)}
-                    made = r.metadata.get("addresses_from_data") or []
-                    if made:
-                        raise DiagnosticError.at(
-                            loc,
-                            f"kernel '{group.triton[1]}' of @{group.name} addresses memory through {' and '.join(made)}: a "
-                            "device address the host computed (a tensor of data_ptr() values, as grouped GEMMs pass, or "
-                            "one passed as an integer) means nothing inside an IREE program, which gives a kernel its "
-                            "buffers only as bindings; pass each buffer as a pointer parameter")
-                    parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
-                    per_target_results.append(r)
-                units.append((index, cfg, consts, per_target_results, name))
-            names.append(base)
-            if per_config == 2:
-                spec_names.append(base + "_spec")
-        objects = [self._link_object(group, parts[t], tc) for t in range(len(archs))]
-        exports = []
-        for ordinal, (index, cfg, consts, rs, name) in enumerate(units, start=next_ordinal):
-            result = rs[0]
-            env: dict[str, Any] = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
-            env.update({"num_warps": result.metadata["num_warps"], "num_stages": dict(cfg).get("num_stages", 3), "num_ctas": 1})
-            try:
-                exprs = [grid_mod.parse(g) for g in group.grid]
-                # Workload values are symbolic (None); the count region binds them.
-                grid_mod.check_grid(exprs, {**env, **{w: None for w in group.workload}})
-            except grid_mod.GridError as err:
-                text = "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-                raise DiagnosticError.at(group.at("grid"), f"{err} for config {index} {text}") from None
-            need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
-            exports.append(
-                _Export(
-                    name=name,
-                    ordinal=ordinal,
-                    grid=exprs,
-                    constants=env,
-                    threads=[int(r.metadata["num_warps"]) * 32 for r in rs],
-                    shared=[int(r.metadata.get("shared", 0)) for r in rs],
-                    scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
-                    config=list(cfg),
-                )
-            )
-        self._check_written(ctx, item, plan, written)
-        self._check_updated(ctx, item, plan, updated)
-        self._check_read_first(ctx, item, plan, read_first - updated)
-        divisible = equal_one = None
-        if spec_names:
-            scalars = [group.signature[i] for i in plan.scalars]
-            divisible = [k for k, p in enumerate(scalars) if p.hint == 16]
-            equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
-        self._insert(item, exports, objects, plan.read_only(written), plan.num_constants, names,
-                     spec_names or None, divisible, equal_one)
-
-    def _link_object(self, group: AutotuneGroup, parts: list, tc) -> tuple[str, str | bytes]:
-        """``(PTX target architecture, object)`` of one target: ``parts`` (one
-        :class:`~autotune_export.cuda.ptx.LinkPart` per variant) linked into one PTX module,
-        with the linked text as the object (``object_format=ptx``) or its cubin (``cubin``).
-
-        ptxas runs once per variant: in ``triton.compile`` (its cubin stage), which every
-        compiled variant went through, so a failure there prunes that config alone. The linked
-        PTX is then only checked for what the linker changed (:func:`..ptx.check_edits`: the
-        entries' parameters, loads and renamed symbols, in milliseconds); the cubin format
-        assembles the whole linked module, with one ptxas thread per job. Both results are
-        memoized by content (``<cache>/cubin/``), so a rerun assembles nothing. Raises
-        DiagnosticError (at the group) when linking or ptxas fails."""
-        cache_dir = str(self.cache_dir or tc.default_cache_dir()) if self.use_cache else None
-        try:
-            linked = ptx_mod.link(parts)
-            arch = ptx_mod.parse_entry(parts[-1].ptx).target
-            if self.object_format == "cubin":
-                threads = self.jobs or os.cpu_count() or 1
-                key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
-                return arch, tc.cached_artifact(cache_dir, "cubin", key,
-                                                lambda: ptx_mod.assemble(linked, arch, threads=threads))
-            key = "\0".join(["check_edits 1", arch, ptx_mod.ptxas_path(), linked]).encode()
-            tc.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.check_edits(linked, arch))
-            return arch, linked
-        except ptx_mod.PtxError as err:
-            raise DiagnosticError.at(group.location, f"@{group.name}: {err}") from None
-
-    def _insert(self, item: _Planned, exports: list[_Export], objects: list[tuple[str, str | bytes]],
-                read_only: list[bool], num_constants: int, names: list[str],
-                specialized: list[str] | None, divisible: list[int] | None, equal_one: list[int] | None) -> None:
-        """Set the source's objects, add ``exports`` right after the group op and rewrite the
-        group into the ``variants([...])`` form. ``objects``: ``(PTX target architecture,
-        linked PTX text or cubin bytes)`` per target; ``read_only``/``num_constants``: the
-        pipeline layout every export shares. Raises DiagnosticError (before changing the IR)
-        when the source already has objects or ``default(@...)`` names no variant."""
-
-        source, op, group = item.source, item.op, item.group
-        if "objects" in source.attributes:
-            raise DiagnosticError.at(
-                group.location,
-                f"@{sym_name(source)} already has objects; IREE takes one object per external executable, "
-                "so a triton(...) group needs a hal.executable.source of its own",
-            )
-        if group.default is not None and group.default not in names:
-            raise DiagnosticError.at(
-                group.location,
-                f"default(@{group.default}) names no variant of @{group.name}; the variants are {', '.join('@' + n for n in names)}",
-            )
-        multi = len(objects) > 1
-        with source.context, op.location:
-            entries = []
-            for arch, obj in objects:
-                suffix = f".{arch}" if multi else ""
-                label = f"{sym_name(source)}{suffix}.{'cubin' if isinstance(obj, bytes) else 'ptx'}"
-                # One object: the key that matches every CUDA target. Several: one key per
-                # architecture, split into hal.executable.variants by split-architectures.
-                target = hal_attrs.cuda_target(arch if multi else None)
-                entries.append((target, [hal_attrs.executable_object(label, obj)]))
-            source.attributes["objects"] = hal_attrs.executable_objects(entries)
-            layout = hal_attrs.pipeline_layout(read_only, num_constants)
-
-            block = source.regions[0].blocks[0]
-            block_ops = [o.operation for o in block.operations]
-            index = next(i for i, o in enumerate(block_ops) if o == op)
-            after = block_ops[index + 1] if index + 1 < len(block_ops) else None
-            point = ir.InsertionPoint(after) if after is not None else ir.InsertionPoint(block)
-            for e in exports:
-                # The config travels with the export, for the later passes (the IR is the only
-                # state between passes) and inspect.
-                attributes: dict[str, ir.Attribute] = {VARIANT_CONFIG_ATTR: config_attr(e.config)}
-                if e.scratch is not None:
-                    attributes[SCRATCH_ATTR] = ir.ArrayAttr.get([builders.i64_attr(v) for v in e.scratch])
-                if multi:
-                    attributes[TARGETS_ATTR] = ir.DictAttr.get({
-                        arch: ir.ArrayAttr.get([builders.i64_attr(threads), builders.i64_attr(shared)])
-                        for (arch, _), threads, shared in zip(objects, e.threads, e.shared)
-                    })
-                # With several targets the export holds the first target's block size and the
-                # largest shared memory; split-architectures gives each target's copy its own
-                # (autotune.targets).
-                builders.export(
-                    e.name,
-                    e.ordinal,
-                    layout,
-                    group.workload,
-                    grid_mod.count_builder(e.grid, e.constants, group.workload),
-                    workgroup_size=[e.threads[0], 1, 1],
-                    workgroup_local_memory=max(e.shared) or None,
-                    attributes=attributes,
-                    ip=point,
-                )
-        new_group = AutotuneGroup(
+        reset, restore = _result_indices(item)
+        request = link.LinkRequest(
             name=group.name,
-            variants=names,
-            tune_workload=group.tune_workload,
-            specialized=specialized,
-            divisible=divisible,
-            equal_one=equal_one,
+            kernel=group.triton[1],
             location=group.location,
+            grid_location=group.at("grid"),
+            signature=tuple(group.signature),
+            grid=tuple(group.grid),
+            workload=tuple(group.workload or ()),
+            configs=tuple(tuple(cfg) for cfg in item.configs),
+            constexprs=tuple(item.constexprs),
+            tied=tuple(item.tied),
+            archs=tuple(item.archs or targets_of(self.target)),
+            target=self.target,
+            executable=sym_name(item.source),
+            existing=frozenset(existing),
+            next_ordinal=1 + max((int(op.attributes["ordinal"].value) for op in existing.values()), default=-1),
+            kernel_path=full,
+            shown_path=shown,
+            default=group.default,
+            tune_workload=group.tune_workload,
+            reset_to_zero=None if reset is None else tuple(reset),
+            restore_value=None if restore is None else tuple(restore),
+            object_format=self.object_format,
+            cache_dir=str(self.cache_dir or tc.default_cache_dir()) if self.use_cache else None,
+            jobs=self.jobs,
+            max_spills=self.max_spills,
+            max_variants=self.max_variants,
         )
-        if group.default is not None:
-            new_group.default = group.default
-        new_group.reset_to_zero, new_group.restore_value = _result_indices(item)
-        new_group.replace(op)
+        linked = link.link_group(request, results)
+        for diagnostic in linked.diagnostics:
+            if diagnostic.severity != "error":
+                ctx.emit_remark(diagnostic)
+        if linked.error is not None:
+            raise linked.error
+        self._check_written(ctx, item, linked.plan, linked.written)
+        self._check_updated(ctx, item, linked.plan, linked.updated)
+        self._check_read_first(ctx, item, linked.plan, linked.read_first - linked.updated)
+        write_bundle(linked.bundle, source=item.source, group_op=item.op, location=group.location)

@@ -7,11 +7,12 @@ Each builder takes an ``ir.InsertionPoint`` (or builds at the current one) and t
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, hal
 
+from autotune_export.ir import grid
 from autotune_export.ir.hal_attrs import device_type
 
 __all__ = [
@@ -114,5 +115,79 @@ def constant_count(grid: Sequence[int]) -> Callable[[ir.Value, list[ir.Value]], 
                 made[g] = arith.ConstantOp(index, int(g)).result
             out.append(made[g])
         return out
+
+    return build
+
+
+class CountBuilder:
+    """Build grid expressions as ``arith`` ops on ``index`` values, at the current
+    ``ir.InsertionPoint`` and ``ir.Location`` (inside a workgroup-count region).
+
+    ``values`` maps each name in scope to an int (a config constant, folded in Python) or to
+    an ``ir.Value`` of type ``index`` (a workload argument of the count region). Constant
+    subtrees are folded, so a grid of constants builds constants only; each constant value
+    is built once per builder. The ops: ``+`` ``arith.addi``, ``-`` ``arith.subi``, ``*``
+    ``arith.muli``, ``//`` ``arith.floordivsi``, ``cdiv`` ``arith.ceildivsi``, ``min``/``max``
+    ``arith.minsi``/``arith.maxsi``; ``a % b`` (Python's, the sign of the divisor) is
+    ``a - floordivsi(a, b) * b``, since ``arith.remsi`` takes the dividend's sign; ``-a`` is
+    ``0 - a``. Raises GridError for unknown names and for division by a constant zero.
+    """
+
+    def __init__(self, values: Mapping[str, object]):
+        self.values = dict(values)
+        self._constants: dict[int, object] = {}
+
+    def constant(self, value: int):
+        """An ``index`` ``arith.constant`` of ``value`` (built once per value)."""
+        if value not in self._constants:
+            self._constants[value] = arith.ConstantOp(ir.IndexType.get(), int(value)).result
+        return self._constants[value]
+
+    def _binary(self, op: str, lhs, rhs):
+        a = self.constant(lhs) if isinstance(lhs, int) else lhs
+        b = self.constant(rhs) if isinstance(rhs, int) else rhs
+        if op == "%":
+            quotient = arith.FloorDivSIOp(a, b).result
+            return arith.SubIOp(a, arith.MulIOp(quotient, b).result).result
+        cls = {
+            "+": arith.AddIOp,
+            "-": arith.SubIOp,
+            "*": arith.MulIOp,
+            "//": arith.FloorDivSIOp,
+            "cdiv": arith.CeilDivSIOp,
+            "min": arith.MinSIOp,
+            "max": arith.MaxSIOp,
+        }[op]
+        return cls(a, b).result
+
+    def build(self, expr: grid.Expr):
+        """Build ``expr``; return its ``index`` value (an ``ir.Value``)."""
+        value = grid.fold_with(expr, self.values, self._binary)
+        return self.constant(value) if isinstance(value, int) else value
+
+    def build_grid(self, dims_exprs: Sequence[grid.Expr]) -> tuple:
+        """Build up to three grid dimensions, missing ones 1 (Triton's convention): the
+        ``(x, y, z)`` ``index`` values of a workgroup count. Raises GridError for 0 or more
+        than 3 dimensions (before building anything)."""
+        grid.check_dims(dims_exprs)
+        dims = [self.build(e) for e in dims_exprs]
+        while len(dims) < 3:
+            dims.append(self.constant(1))
+        return tuple(dims)
+
+
+def count_builder(exprs: Sequence[grid.Expr], constants: Mapping[str, int], workload: Sequence[str]):
+    """A ``count(device, workload_values)`` callback for
+    :func:`autotune_export.ir.builders.export`: builds ``exprs`` (a grid) with ``constants`` (config
+    constants, folded) and the count region's workload arguments bound to the names in
+    ``workload`` (in order; they shadow constants of the same name), and returns the
+    ``[x, y, z]`` index values. Call :func:`autotune_export.ir.grid.check_grid` first (with the workload names bound
+    to anything but an int): a GridError raised while the region is being built leaves a
+    half-built export behind."""
+
+    def build(device, workload_values):
+        values: dict[str, object] = dict(constants)
+        values.update(zip(workload, workload_values))
+        return list(CountBuilder(values).build_grid(exprs))
 
     return build

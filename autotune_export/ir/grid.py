@@ -3,7 +3,8 @@
 A grid expression (``grid(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N))`` in the extension syntax) is
 parsed with ``dialects/grid.lark`` into a small tree, checked against the names in scope,
 evaluated on integers (for tests and tuning), and built with the bindings' ``arith`` op classes
-on ``index`` values (:class:`CountBuilder`, :func:`count_builder`) inside a
+on ``index`` values (:class:`autotune_export.ir.builders.CountBuilder`,
+:func:`~autotune_export.ir.builders.count_builder`; this module imports no IREE) inside a
 ``hal.executable.export`` workgroup-count region, where each grid dimension becomes
 one workgroup-count dimension (Triton launches ``grid[0] * num_ctas`` blocks in x; with
 ``num_ctas == 1`` that is IREE's workgroup count x).
@@ -23,9 +24,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence, Union
 
 import lark
-from iree.compiler import ir
-from iree.compiler.dialects import arith
-
 from autotune_export.dialects import grammar
 
 __all__ = [
@@ -38,8 +36,8 @@ __all__ = [
     "evaluate",
     "fold",
     "check_grid",
-    "CountBuilder",
-    "count_builder",
+    "fold_with",
+    "check_dims",
 ]
 
 
@@ -208,7 +206,7 @@ def _division_by_zero(op: str) -> str:
     return f"division by zero in grid expression ({what})"
 
 
-def _fold(expr: Expr, values: Mapping[str, object], binary: Callable[[str, object, object], object]):
+def fold_with(expr: Expr, values: Mapping[str, object], binary: Callable[[str, object, object], object]):
     """Fold ``expr`` bottom-up: constant subtrees become Python ints (Python semantics, via
     :func:`_apply`); a node with a symbolic operand (any value in ``values`` that is not an
     int) becomes ``binary(op, lhs, rhs)``, called lhs subtree first, then rhs subtree, then
@@ -221,9 +219,9 @@ def _fold(expr: Expr, values: Mapping[str, object], binary: Callable[[str, objec
             raise GridError(f"unknown name '{expr.name}' in grid expression", expr.column)
         return values[expr.name]
     if isinstance(expr, Neg):
-        inner = _fold(expr.operand, values, binary)
+        inner = fold_with(expr.operand, values, binary)
         return -inner if isinstance(inner, int) else binary("-", 0, inner)
-    lhs, rhs = _fold(expr.lhs, values, binary), _fold(expr.rhs, values, binary)
+    lhs, rhs = fold_with(expr.lhs, values, binary), fold_with(expr.rhs, values, binary)
     if expr.op in ("//", "%", "cdiv") and isinstance(rhs, int) and rhs == 0:
         raise GridError(_division_by_zero(expr.op), expr.column or None)
     if isinstance(lhs, int) and isinstance(rhs, int):
@@ -240,93 +238,19 @@ def fold(expr: Expr, values: Mapping[str, object]) -> int | None:
     value known only at the dispatch). Checks what can be checked without the symbolic
     values: raises GridError for unknown names and for a division by a constant zero (the
     errors :class:`CountBuilder` raises for the same inputs)."""
-    value = _fold(expr, values, lambda op, lhs, rhs: _SYMBOLIC)
+    value = fold_with(expr, values, lambda op, lhs, rhs: _SYMBOLIC)
     return value if isinstance(value, int) else None
 
 
-def _check_dims(grid: Sequence[Expr]) -> None:
+def check_dims(grid: Sequence[Expr]) -> None:
     if not 1 <= len(grid) <= 3:
         raise GridError(f"a grid has 1 to 3 dimensions, got {len(grid)}")
 
 
 def check_grid(grid: Sequence[Expr], values: Mapping[str, object]) -> None:
-    """Raise the GridError that :meth:`CountBuilder.build_grid` would raise for ``grid`` and
+    """Raise the GridError that :meth:`autotune_export.ir.builders.CountBuilder.build_grid` would raise for ``grid`` and
     ``values`` (names as in :func:`fold`), without building anything: wrong number of
     dimensions, unknown names, division by a constant zero."""
-    _check_dims(grid)
+    check_dims(grid)
     for expr in grid:
         fold(expr, values)
-
-
-class CountBuilder:
-    """Build grid expressions as ``arith`` ops on ``index`` values, at the current
-    ``ir.InsertionPoint`` and ``ir.Location`` (inside a workgroup-count region).
-
-    ``values`` maps each name in scope to an int (a config constant, folded in Python) or to
-    an ``ir.Value`` of type ``index`` (a workload argument of the count region). Constant
-    subtrees are folded, so a grid of constants builds constants only; each constant value
-    is built once per builder. The ops: ``+`` ``arith.addi``, ``-`` ``arith.subi``, ``*``
-    ``arith.muli``, ``//`` ``arith.floordivsi``, ``cdiv`` ``arith.ceildivsi``, ``min``/``max``
-    ``arith.minsi``/``arith.maxsi``; ``a % b`` (Python's, the sign of the divisor) is
-    ``a - floordivsi(a, b) * b``, since ``arith.remsi`` takes the dividend's sign; ``-a`` is
-    ``0 - a``. Raises GridError for unknown names and for division by a constant zero.
-    """
-
-    def __init__(self, values: Mapping[str, object]):
-        self.values = dict(values)
-        self._constants: dict[int, object] = {}
-
-    def constant(self, value: int):
-        """An ``index`` ``arith.constant`` of ``value`` (built once per value)."""
-        if value not in self._constants:
-            self._constants[value] = arith.ConstantOp(ir.IndexType.get(), int(value)).result
-        return self._constants[value]
-
-    def _binary(self, op: str, lhs, rhs):
-        a = self.constant(lhs) if isinstance(lhs, int) else lhs
-        b = self.constant(rhs) if isinstance(rhs, int) else rhs
-        if op == "%":
-            quotient = arith.FloorDivSIOp(a, b).result
-            return arith.SubIOp(a, arith.MulIOp(quotient, b).result).result
-        cls = {
-            "+": arith.AddIOp,
-            "-": arith.SubIOp,
-            "*": arith.MulIOp,
-            "//": arith.FloorDivSIOp,
-            "cdiv": arith.CeilDivSIOp,
-            "min": arith.MinSIOp,
-            "max": arith.MaxSIOp,
-        }[op]
-        return cls(a, b).result
-
-    def build(self, expr: Expr):
-        """Build ``expr``; return its ``index`` value (an ``ir.Value``)."""
-        value = _fold(expr, self.values, self._binary)
-        return self.constant(value) if isinstance(value, int) else value
-
-    def build_grid(self, grid: Sequence[Expr]) -> tuple:
-        """Build up to three grid dimensions, missing ones 1 (Triton's convention): the
-        ``(x, y, z)`` ``index`` values of a workgroup count. Raises GridError for 0 or more
-        than 3 dimensions (before building anything)."""
-        _check_dims(grid)
-        dims = [self.build(e) for e in grid]
-        while len(dims) < 3:
-            dims.append(self.constant(1))
-        return tuple(dims)
-
-
-def count_builder(grid: Sequence[Expr], constants: Mapping[str, int], workload: Sequence[str]):
-    """A ``count(device, workload_values)`` callback for
-    :func:`autotune_export.ir.builders.export`: builds ``grid`` with ``constants`` (config
-    constants, folded) and the count region's workload arguments bound to the names in
-    ``workload`` (in order; they shadow constants of the same name), and returns the
-    ``[x, y, z]`` index values. Call :func:`check_grid` first (with the workload names bound
-    to anything but an int): a GridError raised while the region is being built leaves a
-    half-built export behind."""
-
-    def build(device, workload_values):
-        values: dict[str, object] = dict(constants)
-        values.update(zip(workload, workload_values))
-        return list(CountBuilder(values).build_grid(grid))
-
-    return build

@@ -12,7 +12,7 @@ What it writes, with the bindings (:mod:`autotune_export.ir.builders`,
 * per export ``hal.executable.export`` with the shared pipeline layout, ``workgroup_size =
   [threads, 1, 1]`` (the first object's; with several, each target's block size and shared
   memory in ``autotune.targets``), ``workgroup_local_memory`` (the largest), a count region
-  from its grid expressions (:func:`autotune_export.ir.grid.count_builder`) or constant count,
+  from its grid expressions (:func:`autotune_export.ir.builders.count_builder`) or constant count,
   its config (``autotune.config``) and global scratch (``autotune.global_scratch``);
 * the group op in its ``variants([...])`` form (:class:`autotune_export.ir.group.AutotuneGroup`).
 """
@@ -81,7 +81,7 @@ def _export(bundle: Bundle, e: ExportSpec, layout: ir.Attribute, ip: ir.Insertio
     if e.count is not None:
         count = builders.constant_count(e.count)
     else:
-        count = grid_mod.count_builder([grid_mod.parse(g) for g in e.grid], dict(e.constants), list(bundle.workload))
+        count = builders.count_builder([grid_mod.parse(g) for g in e.grid], dict(e.constants), list(bundle.workload))
     # With several targets the export holds the first target's block size and the largest
     # shared memory; split-architectures gives each target's copy its own (autotune.targets).
     builders.export(e.name, e.ordinal, layout, list(bundle.workload), count,

@@ -201,7 +201,7 @@ def build_export(grid: list[str], constants: dict[str, int], workload: list[str]
         G.check_grid(exprs, {**constants, **{w: None for w in workload}})
         op = builders.export(
             "k", 0, hal_attrs.pipeline_layout([True], 1), workload,
-            G.count_builder(exprs, constants, workload), workgroup_size=[128, 1, 1], ip=builders.source_block(source),
+            builders.count_builder(exprs, constants, workload), workgroup_size=[128, 1, 1], ip=builders.source_block(source),
         )
         assert module.operation.verify()
     return module, op
@@ -320,7 +320,7 @@ def test_count_builder_agrees_with_evaluate_random():
                 assert "division by zero" in str(err)
                 assert expected is None
                 continue
-            export = builders.export(f"k{i}", i, layout, ["a", "b"], G.count_builder([expr], const, ["a", "b"]),
+            export = builders.export(f"k{i}", i, layout, ["a", "b"], builders.count_builder([expr], const, ["a", "b"]),
                                      ip=builders.source_block(source))
             if expected is None:
                 continue  # divides by a workload value that is zero for this env: a run-time matter
@@ -356,13 +356,15 @@ def test_count_builder_errors():
     """CountBuilder raises what check_grid raises (it is what materialize checks first)."""
     from iree.compiler import ir
 
+    from autotune_export.ir import builders
+
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
             with pytest.raises(GridError, match="unknown name 'BLOCK'"):
-                G.CountBuilder({}).build(G.parse("cdiv(8, BLOCK)"))
+                builders.CountBuilder({}).build(G.parse("cdiv(8, BLOCK)"))
             with pytest.raises(GridError, match="division by zero"):
-                G.CountBuilder({"B": 0}).build(G.parse("cdiv(8, B)"))
+                builders.CountBuilder({"B": 0}).build(G.parse("cdiv(8, B)"))
             with pytest.raises(GridError, match="got 4"):
-                G.CountBuilder({}).build_grid([G.parse("1")] * 4)
+                builders.CountBuilder({}).build_grid([G.parse("1")] * 4)
         assert len(list(module.body.operations)) == 0  # nothing built: errors come before ops

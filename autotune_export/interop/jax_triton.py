@@ -122,6 +122,13 @@ _DTYPES = {
     "float8_e4m3fn": ("fp8e4nv", "f8E4M3FN"),
     "float8_e5m2": ("fp8e5", "f8E5M2"),
 }
+#: MLIR element type (the second half of :data:`_DTYPES`) -> its constructor in the bindings.
+_ELEMENT_TYPES = {
+    "i1": lambda: ir.IntegerType.get_signless(1), "i8": lambda: ir.IntegerType.get_signless(8),
+    "i16": lambda: ir.IntegerType.get_signless(16), "i32": lambda: ir.IntegerType.get_signless(32),
+    "i64": lambda: ir.IntegerType.get_signless(64), "f16": ir.F16Type.get, "bf16": ir.BF16Type.get,
+    "f32": ir.F32Type.get, "f64": ir.F64Type.get, "f8E4M3FN": ir.Float8E4M3FNType.get, "f8E5M2": ir.Float8E5M2Type.get,
+}
 _ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4,
              "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
@@ -850,6 +857,12 @@ def _strided_tensors(takes, out_args, host_outs) -> list:
     return out
 
 
+def _ranked_tensor_type(a: _CallArg) -> ir.RankedTensorType:
+    """``a``'s tensor type (static shape, element type of :data:`_DTYPES`), made with the
+    bindings in the current context."""
+    return ir.RankedTensorType.get(list(a.shape), _ELEMENT_TYPES[a.elem]())
+
+
 def _scalar_constant(a: _CallArg) -> ir.Value:
     """``arith.constant`` of static scalar ``a`` at the current insertion point: ``i1``, a
     32-bit integer as signless ``i32`` (a ``u32`` by its bits), a 64-bit one as ``i64``, ``fp32``
@@ -921,8 +934,8 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
         top = ir.InsertionPoint(module.body)
         source = builders.executable_source(exe, ip=top)
         group.build(ip=builders.source_block(source))
-        in_types = [ir.RankedTensorType.parse(a.tensor_type) for a in takes]
-        res_types = [ir.RankedTensorType.parse(o.tensor_type) for o in out_args]
+        in_types = [_ranked_tensor_type(a) for a in takes]
+        res_types = [_ranked_tensor_type(o) for o in out_args]
 
         def body(params: list) -> list:
             value_of = {id(a): v for a, v in zip(takes, params)}

@@ -244,6 +244,50 @@ def test_interop_builds_no_new_op_text():
     assert {n for n in op_text_builders() if n.startswith("interop/")} <= KNOWN_BUILDERS
 
 
+#: Functions of interop/ that call an MLIR parser, and why: the user's module
+#: (convert_stablehlo), and StableHLO's output_operand_alias, for which IREE's bindings have no
+#: attribute class (_aliases_of reads its parameters as a dictionary attribute). Add none.
+KNOWN_INTEROP_PARSERS = {"interop/jax_triton.py:convert_stablehlo", "interop/jax_triton.py:_aliases_of"}
+
+
+def ir_parsers_called(sources=None, under: str = "interop/") -> set[str]:
+    """Functions under ``under`` that call an MLIR parser on any text at all: ``X.parse`` on an
+    IR class (``Operation``, ``Module``, ``Attribute``, ``Type`` and every ``...Type`` /
+    ``...Attr`` class: op, type and attribute text alike), ``parse_source``,
+    ``parse_detached``. Wider than :func:`parsed_back`, which sees op text only: a front end
+    that builds with the bindings has no text to parse (a type is ``RankedTensorType.get``, not
+    a formatted ``tensor<...>``)."""
+    sources = sources or _sources()
+    out = set()
+    for name, fn in _all_functions(sources).items():
+        if not name.startswith(under):
+            continue
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            receiver = (f.value.attr if isinstance(f.value, ast.Attribute) else f.value.id if isinstance(f.value, ast.Name)
+                        else None) if isinstance(f, ast.Attribute) else None
+            ir_class = receiver is not None and (receiver in ("Operation", "Module", "Attribute", "Type")
+                                                 or re.fullmatch(r"[A-Z]\w*(?:Type|Attr)", receiver) is not None)
+            if (isinstance(f, ast.Attribute) and f.attr == "parse" and ir_class) or _call_name(node) in _PARSE_FUNCTIONS:
+                out.add(name)
+    return out
+
+
+def test_interop_parses_no_generated_ir_text():
+    """interop/ builds no op, type or attribute text to parse: the only parser calls are the
+    known ones (the user's input, StableHLO's alias attribute)."""
+    assert ir_parsers_called() == KNOWN_INTEROP_PARSERS
+
+
+def test_the_ir_parser_check_sees_type_and_attribute_text():
+    code = ('def f(a):\n    return ir.RankedTensorType.parse(a.tensor_type)\n'
+            'def g(t):\n    return ir.Attribute.parse("{" + t + "}")\n'
+            'def h(src):\n    return grid_mod.parse(src), ast.parse(src), ir.RankedTensorType.get([4], ir.F32Type.get())\n')
+    assert ir_parsers_called({"interop/sample.py": ast.parse(code)}) == {"interop/sample.py:f", "interop/sample.py:g"}
+
+
 @pytest.mark.parametrize("code, builder, parsed", [
     # generated op text into Operation.parse, through a local variable
     ('def f(x):\n    t = f"%r = arith.constant {x} : i32"\n    return ir.Operation.parse(t)\n', True, True),

@@ -276,12 +276,6 @@ def _dtype_tables():
     return TORCH_DTYPE, TRITON_DTYPE, ELEMENT_SIZE
 
 
-def torch_dtype_name(triton_type: str) -> str | None:
-    """The ``torch`` dtype name of a tensor bound to pointer type ``triton_type`` (``*fp16`` ->
-    ``"float16"``), None when torch has no such dtype or the type is not a pointer."""
-    return _dtype_tables()[0].get(triton_type[1:]) if triton_type.startswith("*") else None
-
-
 class TensorArgument:
     """A tensor argument ``name`` (Triton type ``type``, ``*fp16``) as a heuristic, pruner or
     grid callable sees it when exporting: what a ``torch.Tensor`` answers, where it is known.

@@ -1119,11 +1119,6 @@ def _bake_scalar(ptx: str, param: str, bits: int, nbytes: int) -> str:
     return out
 
 
-def _scalar_param(p) -> tuple[str, Any]:
-    kind = p.WhichOneof("value")
-    return kind, getattr(p, kind)
-
-
 def _bits_of(kind: str, value: Any) -> tuple[int, int]:
     if kind == "bool_":
         return int(bool(value)), 1

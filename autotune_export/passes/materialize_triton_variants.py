@@ -1,26 +1,32 @@
 """materialize-triton-variants: turn each ``triton(...)`` group into real exports.
 
-For every ``hal.executable.autotuning.export`` in the Triton form:
+The Triton form enters the stages (``docs/architecture.md``) at the start; this pass reads the
+group and its dispatches off the IR, runs the stages and reports their diagnostics:
 
-1. load the kernel file and check the signature against the kernel's parameters;
-2. expand the configs (the group's, else the ``triton.autotune`` configs of the kernel after
-   its ``prune_configs_by``, one remark per config pruned), apply ``triton.heuristics``, and
-   compile every config with ``triton.compile`` for the target (in parallel, through the
-   content-addressed cache of :mod:`..triton_compile`);
-3. prune configs that cannot run (shared memory over the target's limit, ``num_ctas > 1``,
-   compile errors, and what :func:`..abi.refusal` names: cooperative launch, host-side TMA
-   descriptors, profile scratch), one remark each;
-4. link the surviving PTX into ONE module (IREE takes one object per external variant),
-   parameters in IREE's order (:mod:`..abi`: narrow scalars widened to 32 bits, 64-bit
-   scalars split into two 32-bit constants, Triton's hidden global scratch kept as the last
-   binding when a variant needs it, the other hidden pointers dropped); ptxas checks what
-   the linker changed (each variant was assembled in ``triton.compile``), or assembles the
-   whole module for ``object_format=cubin``;
-5. add one ``hal.executable.export`` per variant (identical layout, count region from the
-   grid, ``workgroup_size = [num_warps * 32, 1, 1]``, ``workgroup_local_memory = shared``;
-   variants that need global scratch carry ``autotune.global_scratch = [bytes per program,
-   alignment]`` for lower-autotuning-dispatch) and rewrite the group into the
-   ``variants([...])`` form.
+1. plan (here, from the IR): load the kernel file and check the signature against the
+   kernel's parameters; the launch model (:func:`autotune_export.cuda.launch_model.launch_variants`)
+   expands the configs (the group's, else the ``triton.autotune`` configs of the kernel after
+   its ``prune_configs_by``, one remark per config pruned) and applies ``triton.heuristics``
+   and the ``def``'s defaults; :func:`autotune_export.cuda.triton_compile.variant_specs` makes
+   the variants to compile per target;
+2. compile (:func:`autotune_export.cuda.triton_compile.compile_variants`): every config with
+   ``triton.compile`` for the target, in parallel, through the content-addressed cache;
+3. link (:func:`autotune_export.cuda.link.link_group`, returning its diagnostics): prune
+   configs that cannot run (shared memory over the target's limit, ``num_ctas > 1``, compile
+   errors, and what :func:`..abi.refusal` names: cooperative launch, host-side TMA
+   descriptors, profile scratch), one remark each; link the surviving PTX into ONE module
+   per target (IREE takes one object per external variant), parameters in IREE's order
+   (:mod:`..abi`: narrow scalars widened to 32 bits, 64-bit scalars split into two 32-bit
+   constants, Triton's hidden global scratch kept as the last binding when a variant needs it,
+   the other hidden pointers dropped); ptxas checks what the linker changed (each variant was
+   assembled in ``triton.compile``), or assembles the whole module for ``object_format=cubin``;
+   the result is a :class:`~autotune_export.cuda.bundle.Bundle`;
+4. check the dispatches against what the variants write (from their TTIR), then build
+   (:func:`autotune_export.passes.build_bundle.write_bundle`): one ``hal.executable.export``
+   per variant (identical layout, count region from the grid, ``workgroup_size = [num_warps *
+   32, 1, 1]``, ``workgroup_local_memory = shared``; variants that need global scratch carry
+   ``autotune.global_scratch = [bytes per program, alignment]`` for lower-autotuning-dispatch)
+   and the group rewritten into the ``variants([...])`` form.
 
 Dispatches to a group are checked against its signature (IREE's binding rule:
 :mod:`autotune_export.ir.binding`): each scalar operand must have the parameter's MLIR type

@@ -237,7 +237,7 @@ def fold(expr: Expr, values: Mapping[str, object]) -> int | None:
     depends on a symbolic name (a value in ``values`` that is not an int, e.g. a workload
     value known only at the dispatch). Checks what can be checked without the symbolic
     values: raises GridError for unknown names and for a division by a constant zero (the
-    errors :class:`CountBuilder` raises for the same inputs)."""
+    errors :class:`autotune_export.ir.builders.CountBuilder` raises for the same inputs)."""
     value = fold_with(expr, values, lambda op, lhs, rhs: _SYMBOLIC)
     return value if isinstance(value, int) else None
 

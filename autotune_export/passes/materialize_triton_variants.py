@@ -7,8 +7,8 @@ group and its dispatches off the IR, runs the stages and reports their diagnosti
    kernel's parameters; the launch model (:func:`autotune_export.cuda.launch_model.launch_variants`)
    expands the configs (the group's, else the ``triton.autotune`` configs of the kernel after
    its ``prune_configs_by``, one remark per config pruned) and applies ``triton.heuristics``
-   and the ``def``'s defaults; :func:`autotune_export.cuda.triton_compile.variant_specs` makes
-   the variants to compile per target;
+   and the ``def``'s defaults; one :class:`~autotune_export.cuda.triton_compile.VariantSpec`
+   per config and target (two with scalar ``:16``/``:1`` hints: Triton's JIT specialization);
 2. compile (:func:`autotune_export.cuda.triton_compile.compile_variants`): every config with
    ``triton.compile`` for the target, in parallel, through the content-addressed cache;
 3. link (:func:`autotune_export.cuda.link.link_group`, returning its diagnostics): prune

@@ -170,3 +170,25 @@ def test_cli_writes_the_module(tmp_path):
 
     module = AutotunedModule(str(out), driver="local-task", cache=False)
     assert sorted(len(g.variants) for g in module.groups.values()) == [2, 2, 2]
+
+
+@pytest.mark.integration
+def test_a_candidate_iree_rejects_drops_its_group_candidates_with_a_warning(monkeypatch):
+    """IREE refuses a vector_reduction tile on a parallel loop; the groups whose candidates
+    hold it lose them one at a time (a warning each), the others keep theirs."""
+    import autotune_export.program.build as build
+
+    generate = build.neighbours
+
+    def with_a_bad_one(default, loops, reductions, limit):
+        out = generate(default, loops, reductions, limit)
+        if len(loops) == 3:  # the matmuls: a tile IREE's verifier rejects
+            out[-1] = CpuTiles(default.distribution, default.vector_common_parallel, (0, 16, 16))
+        return out
+
+    monkeypatch.setattr(build, "neighbours", with_a_bad_one)
+    got = build.build_program(PROGRAM, max_candidates=3)
+    assert [len(g.variants) for g in got.groups] == [1, 1, 3]
+    assert [d.severity for d in got.remarks] == ["warning", "warning"]
+    assert "@main_dispatch_0" in got.remarks[0].message and "expected only reduction dims" in got.remarks[0].message
+    assert "@main_dispatch_1" in got.remarks[1].message

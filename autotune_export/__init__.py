@@ -24,8 +24,9 @@ if not _os.path.isdir(_os.path.join(_here, "dialects")) and _os.path.isfile(_che
     except ImportError:
         _found = None
     if _found is None:
-        _spec = _util.spec_from_file_location(__name__ + ".dialects", _checkout_dialects,
-                                              submodule_search_locations=[_os.path.dirname(_checkout_dialects)])
+        _spec = _util.spec_from_file_location(
+            __name__ + ".dialects", _checkout_dialects, submodule_search_locations=[_os.path.dirname(_checkout_dialects)]
+        )
         _module = _util.module_from_spec(_spec)
         _sys.modules[_spec.name] = _module
         _spec.loader.exec_module(_module)

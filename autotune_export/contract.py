@@ -163,14 +163,19 @@ class GroupReflection:
         if not isinstance(data, dict):
             raise ValueError(f"a group of the {REFLECTION_KEY} metadata is not an object: {data!r}")
         names = {f.name: f for f in dataclasses.fields(cls)}
-        missing = [n for n, f in names.items() if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-                   and n not in data]
+        missing = [
+            n
+            for n, f in names.items()
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and n not in data
+        ]
         if missing:
             raise ValueError(f"a group of the {REFLECTION_KEY} metadata lacks {', '.join(missing)}")
         values = {n: data[n] for n in names if n in data}
         workloads = values.get("workloads") or []
         if not all(isinstance(w, dict) and "tune_args" in w and "bench" in w for w in workloads):
-            raise ValueError(f"a workload of group {data.get('group')!r} in the {REFLECTION_KEY} metadata lacks tune_args or bench")
+            raise ValueError(
+                f"a workload of group {data.get('group')!r} in the {REFLECTION_KEY} metadata lacks tune_args or bench"
+            )
         values["workloads"] = [TuningWorkload(w["tune_args"], w["bench"], w.get("workload", "")) for w in workloads]
         return cls(**values)
 
@@ -223,8 +228,10 @@ class StridedTensor:
     def describe(self) -> str:
         """``y_ptr (argument 1, result 0): (77, 300) view, strides (1, 77), permuted: storage span tensor<300x77xf32>``."""
         where = ", ".join(f"{k} {v}" for k, v in (("argument", self.argument), ("result", self.result)) if v is not None)
-        return (f"{self.param} ({where}): {tuple(self.view_shape)} view, strides {tuple(self.strides)}, {self.kind}: "
-                f"storage span {self.type}")
+        return (
+            f"{self.param} ({where}): {tuple(self.view_shape)} view, strides {tuple(self.strides)}, {self.kind}: "
+            f"storage span {self.type}"
+        )
 
 
 def encode_strided(tensors: list[StridedTensor]) -> str:
@@ -247,9 +254,17 @@ def names_for(executable: str, group: str) -> dict[str, str]:
     (``__autotune.E.G``), ``choice`` (the i32 global), ``select``, ``bench`` (entry K is
     ``bench + "." + str(K)``)."""
     prefix = f"{AUTOTUNE_FUNCTION}.{executable}.{group}"
-    return {"prefix": prefix, "choice": f"{prefix}.choice", "select": f"{prefix}.select", "bench": f"{prefix}.bench",
-            "workload": f"{prefix}.workload", "workload_of": f"{prefix}.workload_of", "slot": f"{prefix}.slot",
-            "check": f"{prefix}.check", "compare": f"{prefix}.compare"}
+    return {
+        "prefix": prefix,
+        "choice": f"{prefix}.choice",
+        "select": f"{prefix}.select",
+        "bench": f"{prefix}.bench",
+        "workload": f"{prefix}.workload",
+        "workload_of": f"{prefix}.workload_of",
+        "slot": f"{prefix}.slot",
+        "check": f"{prefix}.check",
+        "compare": f"{prefix}.compare",
+    }
 
 
 def bench_name(executable: str, group: str, workload: int, variant: int) -> str:
@@ -281,7 +296,7 @@ def workload_values_problem(entry: dict) -> str | None:
     if values is None:
         return None
     if not isinstance(values, list) or not all(type(v) is int for v in values):
-        return f"\"workload_values\" must be a list of integers, not {json_text(values)}"
+        return f'"workload_values" must be a list of integers, not {json_text(values)}'
     big = [v for v in values if not fits_i64(v)]
     if big:
         return f"workload value {big[0]} does not fit in a 64-bit signed integer (the dispatch's workload values are i64)"
@@ -323,8 +338,12 @@ def choose_result(entries: list, executable: str, group: str, variants: list[str
     """
     latest: dict[tuple, dict] = {}
     for entry in entries:
-        if (isinstance(entry, dict) and entry.get("executable") == executable and entry.get("group") == group
-                and entry.get("variant") in variants):
+        if (
+            isinstance(entry, dict)
+            and entry.get("executable") == executable
+            and entry.get("group") == group
+            and entry.get("variant") in variants
+        ):
             key = _workload_key(entry)
             latest.pop(key, None)
             latest[key] = entry

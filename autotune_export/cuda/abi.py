@@ -104,10 +104,22 @@ SUPPORTED_SCALARS = tuple(SCALARS)
 
 #: Triton element type -> MLIR element type (for tensors at dispatch sites and fake data).
 MLIR_ELEMENT_TYPES = {
-    "i1": "i1", "u1": "i1", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64",
-    "u8": "i8", "u16": "i16", "u32": "i32", "u64": "i64",
-    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2",
-    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+    "i1": "i1",
+    "u1": "i1",
+    "i8": "i8",
+    "i16": "i16",
+    "i32": "i32",
+    "i64": "i64",
+    "u8": "i8",
+    "u16": "i16",
+    "u32": "i32",
+    "u64": "i64",
+    "fp8e4nv": "f8E4M3FN",
+    "fp8e5": "f8E5M2",
+    "fp16": "f16",
+    "bf16": "bf16",
+    "fp32": "f32",
+    "fp64": "f64",
 }
 
 
@@ -246,7 +258,9 @@ def plan(signature: Sequence[Param], *, scratch: bool = False, tied: Iterable[st
                 f"so scalars must be one of {', '.join(SCALARS)}"
             )
         if p.hint and p.type.startswith(("fp", "bf")):
-            raise AbiError(f"parameter '{p.name}' ({p.type}) has hint ':{p.hint}'; specialization hints apply to integers and pointers")
+            raise AbiError(
+                f"parameter '{p.name}' ({p.type}) has hint ':{p.hint}'; specialization hints apply to integers and pointers"
+            )
         if p.output:
             raise AbiError(f"parameter '{p.name}' is a scalar ({p.type}); only pointers can be {{output}}")
         scalars.append(i)
@@ -296,8 +310,10 @@ def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | N
     if metadata.get("launch_cooperative_grid"):
         return "launch_cooperative_grid: the kernel needs a cooperative launch (grid-wide sync), which IREE does not do"
     if metadata.get("tensordesc_meta"):
-        return ("the kernel takes host-side tensor descriptors (TMA CUtensorMap by value), which IREE's dispatch ABI cannot "
-                "carry; use device-side tl.make_tensor_descriptor")
+        return (
+            "the kernel takes host-side tensor descriptors (TMA CUtensorMap by value), which IREE's dispatch ABI cannot "
+            "carry; use device-side tl.make_tensor_descriptor"
+        )
     if int(metadata.get("profile_scratch_size") or 0) > 0:
         return f"needs {metadata['profile_scratch_size']} bytes of profile scratch per program (instrumentation), which IREE does not pass"
     tmem = int(metadata.get("tmem_size") or 0)
@@ -306,6 +322,8 @@ def refusal(metadata: Mapping, ptx_params: Sequence | None = None, arch: int | N
     for p in ptx_params or ():
         t = getattr(p, "ptx_type", "")
         if "[" in t and t != ".b8[2]":
-            return (f"PTX parameter {p.name} is a by-value {t} block (a host-side TMA descriptor): IREE passes only buffer "
-                    "pointers and 32-bit constants")
+            return (
+                f"PTX parameter {p.name} is a by-value {t} block (a host-side TMA descriptor): IREE passes only buffer "
+                "pointers and 32-bit constants"
+            )
     return None

@@ -161,28 +161,53 @@ class Bundle:
 
     def to_json(self) -> str:
         """The bundle as JSON text (cubins base64-encoded, Triton dtypes as ``{"tl": name}``)."""
+
         def obj(o: ObjectSpec) -> dict:
             if isinstance(o.data, bytes):
                 return {"arch": o.arch, "cubin": base64.b64encode(o.data).decode()}
             return {"arch": o.arch, "ptx": o.data}
 
         def export(e: ExportSpec) -> dict:
-            return {"name": e.name, "ordinal": e.ordinal, "threads": list(e.threads), "shared": list(e.shared),
-                    "grid": list(e.grid), "constants": [[k, v] for k, v in e.constants],
-                    "count": None if e.count is None else list(e.count),
-                    "scratch": None if e.scratch is None else list(e.scratch),
-                    "config": None if e.config is None else [[k, _value_json(v)] for k, v in e.config]}
+            return {
+                "name": e.name,
+                "ordinal": e.ordinal,
+                "threads": list(e.threads),
+                "shared": list(e.shared),
+                "grid": list(e.grid),
+                "constants": [[k, v] for k, v in e.constants],
+                "count": None if e.count is None else list(e.count),
+                "scratch": None if e.scratch is None else list(e.scratch),
+                "config": None if e.config is None else [[k, _value_json(v)] for k, v in e.config],
+            }
 
         group = None
         if self.group is not None:
             g = self.group
-            group = {k: (None if v is None else [list(x) for x in v] if k == "tune_workload"
-                         else list(v) if isinstance(v, tuple) else v)
-                     for k, v in ((f, getattr(g, f)) for f in GroupSpec.__dataclass_fields__)}
-        return json.dumps({"format": BUNDLE_FORMAT, "executable": self.executable,
-                           "objects": [obj(o) for o in self.objects], "exports": [export(e) for e in self.exports],
-                           "read_only": list(self.read_only), "num_constants": self.num_constants,
-                           "workload": list(self.workload), "group": group}, sort_keys=True)
+            group = {
+                k: (
+                    None
+                    if v is None
+                    else [list(x) for x in v]
+                    if k == "tune_workload"
+                    else list(v)
+                    if isinstance(v, tuple)
+                    else v
+                )
+                for k, v in ((f, getattr(g, f)) for f in GroupSpec.__dataclass_fields__)
+            }
+        return json.dumps(
+            {
+                "format": BUNDLE_FORMAT,
+                "executable": self.executable,
+                "objects": [obj(o) for o in self.objects],
+                "exports": [export(e) for e in self.exports],
+                "read_only": list(self.read_only),
+                "num_constants": self.num_constants,
+                "workload": list(self.workload),
+                "group": group,
+            },
+            sort_keys=True,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> "Bundle":
@@ -192,22 +217,38 @@ class Bundle:
             doc = json.loads(text)
             if doc.get("format") != BUNDLE_FORMAT:
                 raise ValueError(f"bundle format {doc.get('format')!r}, expected {BUNDLE_FORMAT}")
-            objects = tuple(ObjectSpec(o["arch"], base64.b64decode(o["cubin"]) if "cubin" in o else o["ptx"])
-                            for o in doc["objects"])
-            exports = tuple(ExportSpec(
-                name=e["name"], ordinal=e["ordinal"], threads=e["threads"], shared=e["shared"], grid=e["grid"],
-                constants=e["constants"], count=e["count"], scratch=e["scratch"],
-                config=None if e["config"] is None else [(k, _value_from_json(v)) for k, v in e["config"]])
-                for e in doc["exports"])
+            objects = tuple(
+                ObjectSpec(o["arch"], base64.b64decode(o["cubin"]) if "cubin" in o else o["ptx"]) for o in doc["objects"]
+            )
+            exports = tuple(
+                ExportSpec(
+                    name=e["name"],
+                    ordinal=e["ordinal"],
+                    threads=e["threads"],
+                    shared=e["shared"],
+                    grid=e["grid"],
+                    constants=e["constants"],
+                    count=e["count"],
+                    scratch=e["scratch"],
+                    config=None if e["config"] is None else [(k, _value_from_json(v)) for k, v in e["config"]],
+                )
+                for e in doc["exports"]
+            )
             group = None if doc["group"] is None else GroupSpec(**doc["group"])
-            return cls(doc["executable"], objects, exports, doc["read_only"], doc["num_constants"],
-                       doc["workload"], group)
+            return cls(doc["executable"], objects, exports, doc["read_only"], doc["num_constants"], doc["workload"], group)
         except (KeyError, TypeError, AttributeError) as err:
             raise ValueError(f"not a bundle: {type(err).__name__}: {err}") from None
 
 
-def link_object(parts: Sequence[ptx_mod.LinkPart], *, object_format: str = "ptx", ptx_version: str | int | None = None,
-                check: bool = True, cache_dir: str | os.PathLike | None = None, jobs: int | None = None) -> ObjectSpec:
+def link_object(
+    parts: Sequence[ptx_mod.LinkPart],
+    *,
+    object_format: str = "ptx",
+    ptx_version: str | int | None = None,
+    check: bool = True,
+    cache_dir: str | os.PathLike | None = None,
+    jobs: int | None = None,
+) -> ObjectSpec:
     """The one object of ``parts`` (one :class:`~autotune_export.cuda.ptx.LinkPart` per
     variant, all for one architecture): linked into one PTX module
     (:func:`autotune_export.cuda.ptx.link`, ``.version`` set to ``ptx_version`` when given),
@@ -224,8 +265,9 @@ def link_object(parts: Sequence[ptx_mod.LinkPart], *, object_format: str = "ptx"
     if object_format == "cubin":
         threads = jobs or os.cpu_count() or 1
         key = "\0".join([arch, ptx_mod.ptxas_path(), linked]).encode()
-        return ObjectSpec(arch, variant_cache.cached_artifact(cache_dir, "cubin", key,
-                                                               lambda: ptx_mod.assemble(linked, arch, threads=threads)))
+        return ObjectSpec(
+            arch, variant_cache.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.assemble(linked, arch, threads=threads))
+        )
     if check:
         key = "\0".join(["check_edits 1", arch, ptx_mod.ptxas_path(), linked]).encode()
         variant_cache.cached_artifact(cache_dir, "cubin", key, lambda: ptx_mod.check_edits(linked, arch))

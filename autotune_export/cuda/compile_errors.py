@@ -1,6 +1,7 @@
 """One line for a failed Triton compile: Triton's message at the kernel file's line and
 column (:func:`error_line`), ptxas' own diagnostic with the PTX line it names, and whether a
 failure is the variant's (cached) or the machine's (not cached: :func:`failure`)."""
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,10 @@ def error_line(e: Exception, kernel_fn=None) -> str:
 # One diagnostic of ptxas: "ptxas /tmp/x.ptx, line 32; error   : Unknown modifier '.instr'",
 # "ptxas error   : Entry function 'k' uses too much shared data (...)", "ptxas fatal   : ..."; Triton 3.9
 # runs "ptxas-blackwell" for sm_90a and later, which says so in its diagnostics.
-_PTXAS_LINE = re.compile(r"^\s*ptxas[\w-]*\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
-                         re.MULTILINE)
+_PTXAS_LINE = re.compile(
+    r"^\s*ptxas[\w-]*\s+(?:\S.*?, line (?P<line>\d+); )?(?P<severity>error|fatal|warning)\s*:\s*(?P<message>.*?)\s*$",
+    re.MULTILINE,
+)
 _PTXAS_ABORTED = "Ptx assembly aborted due to errors"
 
 
@@ -69,7 +72,7 @@ def _printed_ptx(printed: str, error: str) -> str | None:
     start = printed.find(error) if error else -1
     if start < 0:
         return None
-    rest = printed[start + len(error):]
+    rest = printed[start + len(error) :]
     end = rest.find("\n" + "=" * 64)
     return rest[:end].strip("\n") if end >= 0 else None
 

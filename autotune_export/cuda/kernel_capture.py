@@ -113,7 +113,7 @@ def _source(jit: Any) -> str:
         return src
     text = textwrap.dedent(inspect.getsource(jit.fn))
     found = re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE)
-    return text[found.start():] if found else text
+    return text[found.start() :] if found else text
 
 
 def _parse(jit: Any) -> ast.FunctionDef:
@@ -220,7 +220,9 @@ class _Capture:
             f"{_locate(jit, node)}: kernel '{self.kernel.fn.__name__}'{via} reads '{label}' (a {kind}) from {whose}, which "
             f"cannot be carried into the exported module{why}: only None, bools, ints, floats, strings, tuples and lists "
             "of them, tl.constexpr, Triton and torch dtypes, modules and @triton.jit functions can; make it a "
-            "tl.constexpr, pass it as a constexpr argument, or define the kernel at module level", label)
+            "tl.constexpr, pass it as a constexpr argument, or define the kernel at module level",
+            label,
+        )
 
     def expr(self, jit: Any, node: ast.AST, label: str, value: Any, depth: int = 0) -> tuple[str, bool]:
         """``(Python expression of value, whether it uses a captured function)``."""
@@ -266,12 +268,15 @@ class _Capture:
             raise CaptureError(
                 f"{_locate(jit, node)}: kernel '{self.kernel.fn.__name__}': '{jit.fn.__name__}' reads '{name}' as "
                 f"{expr}, but another captured function reads a different '{name}' ({known[1]}); one module cannot "
-                "hold both: rename one of them", name)
+                "hold both: rename one of them",
+                name,
+            )
         self.text.bound[name] = (value, expr)
         (self.text.late if late else self.text.early).append(f"{name} = {expr}")
 
-    def module_expr(self, jit: Any, node: ast.AST, label: str, module: types.ModuleType, paths: list[list[str]],
-                    depth: int = 0) -> tuple[str, bool]:
+    def module_expr(
+        self, jit: Any, node: ast.AST, label: str, module: types.ModuleType, paths: list[list[str]], depth: int = 0
+    ) -> tuple[str, bool]:
         """A library module as a module object holding the attributes read of it (``paths``:
         the attribute chains after it)."""
         imported = _import_expr(module)
@@ -306,16 +311,21 @@ class _Capture:
             return known
         name = jit.fn.__name__
         if name in self.text.functions.values() or name in self.text.bound:
-            raise CaptureError(f"{_locate(jit, _parse(jit))}: kernel '{self.kernel.fn.__name__}' calls two "
-                               f"different functions named '{name}'; one module cannot hold both: rename one", name)
+            raise CaptureError(
+                f"{_locate(jit, _parse(jit))}: kernel '{self.kernel.fn.__name__}' calls two "
+                f"different functions named '{name}'; one module cannot hold both: rename one",
+                name,
+            )
         self.text.functions[id(jit)] = name
         self.text.bound[name] = (jit, name)
         fdef = _parse(jit)
         self.text.defs.append(_decorator(jit) + _source(jit).rstrip() + "\n")
         scope, local = _scope(jit), _local_names(fdef)
         seen: set[str] = set()
-        reads = sorted((n for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
-                       key=lambda n: (n.lineno, n.col_offset))
+        reads = sorted(
+            (n for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
         for node in reads:
             if node.id in local or node.id in seen or node.id not in scope:
                 continue  # a local, a builtin (range, min) or a name Triton reports as undefined
@@ -397,15 +407,14 @@ def _decorator(jit: Any) -> str:
     return f"@_atx_triton.jit({', '.join(options)})\n" if options else "@_atx_triton.jit\n"
 
 
-_PRE_HOOK = '''
+_PRE_HOOK = """
 
 def _atx_pre_hook(*args, **kwargs):
     raise RuntimeError("the pre_hook of the triton.autotune of {name} was not carried into the module")
-'''
+"""
 
 
-def capture(jit: Any, *, reset_to_zero: tuple[str, ...] = (), restore_value: tuple[str, ...] = (),
-            pre_hook: bool = False) -> str:
+def capture(jit: Any, *, reset_to_zero: tuple[str, ...] = (), restore_value: tuple[str, ...] = (), pre_hook: bool = False) -> str:
     """The Python text of a module that defines the ``@triton.jit`` function ``jit`` (a
     JITFunction, or the InterpretedFunction of ``TRITON_INTERPRET=1``) under its own name
     (``jit.fn.__name__``), as the module doc says. With ``reset_to_zero`` / ``restore_value``
@@ -425,5 +434,7 @@ def capture(jit: Any, *, reset_to_zero: tuple[str, ...] = (), restore_value: tup
     if pre_hook:
         text += _PRE_HOOK.replace("{name}", repr(name))
         options.append("pre_hook=_atx_pre_hook")
-    return (text + f"\n# The triton.autotune around '{name}': its configs are the export's; what else it gives.\n"
-            f"{name} = _atx_triton.autotune(configs=[_atx_triton.Config({{}})], key=[], {', '.join(options)})({name})\n")
+    return (
+        text + f"\n# The triton.autotune around '{name}': its configs are the export's; what else it gives.\n"
+        f"{name} = _atx_triton.autotune(configs=[_atx_triton.Config({{}})], key=[], {', '.join(options)})({name})\n"
+    )

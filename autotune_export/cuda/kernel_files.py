@@ -2,6 +2,7 @@
 architecture, what its wrappers (``triton.autotune``, ``triton.heuristics``) carry, and the
 values a kernel reads that Triton's cache key leaves out (:func:`values_read`). Part of the
 compile stage (:mod:`autotune_export.cuda.triton_compile` re-exports the public names)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -43,8 +44,7 @@ class KernelLoadError(Exception):
 def _kernel_names(module) -> list[str]:
     """The module-level names of ``module`` that are Triton kernels (a JIT function or a
     wrapper of one: Autotuner, Heuristics), in definition order."""
-    return [name for name, obj in vars(module).items()
-            if not name.startswith("_") and isinstance(obj, KernelInterface)]
+    return [name for name, obj in vars(module).items() if not name.startswith("_") and isinstance(obj, KernelInterface)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -61,6 +61,7 @@ class KernelSource:
     any cache key: only the imported kernel's source is. ``embedded``: for a kernel carried in
     the module (``kernel_source(...)``, :func:`group_kernel_source`), the sha256 hex digest of
     that text, which ``VariantSpec.key`` includes; "" for a kernel file of the user."""
+
     path: str
     name: str
     import_arch: int | None = None
@@ -96,6 +97,7 @@ class LoadedKernel:
     assumes them divisible by 16 / never assumes them 16-aligned). Config values
     are plain Python (``tl.constexpr`` unwrapped, a ``tl.dtype`` as
     :class:`~autotune_export.ir.group.TritonDtype`)."""
+
     fn: JITFunction
     arg_names: list[str]
     constexpr_names: list[str]
@@ -120,6 +122,7 @@ class AutotuneWrapper:
     run), ``pre_hook`` / ``post_hook`` (user hooks, or None), ``cache_results``;
     ``triton_configs``: the ``triton.Config`` objects themselves, in the order of ``configs``
     (what the pruning functions are given)."""
+
     configs: tuple
     key: tuple[str, ...]
     prune_configs_by: dict
@@ -135,6 +138,7 @@ class AutotuneWrapper:
 class HeuristicsWrapper:
     """A ``triton.heuristics``: ``values`` maps a parameter to ``f(named_args) -> value``, in
     the order Triton evaluates them (each sees the values of the ones before)."""
+
     values: dict
 
 
@@ -143,6 +147,7 @@ class LauncherWrapper:
     """A library's own ``triton.KernelInterface`` (or other object) holding the kernel in
     ``.fn`` (launcher caches, ``__getitem__`` wrappers): ``type_name`` is its class'
     qualified name. What it does at launch time is not known here."""
+
     type_name: str
 
 
@@ -171,33 +176,82 @@ def triton_value(value):
         try:
             import torch
         except ImportError as e:
-            raise KernelLoadError(f"the constexpr value {value} needs torch, which this process cannot import "
-                                  f"({first_line(e)}): Triton hands the kernel the torch dtype itself") from None
+            raise KernelLoadError(
+                f"the constexpr value {value} needs torch, which this process cannot import "
+                f"({first_line(e)}): Triton hands the kernel the torch dtype itself"
+            ) from None
         return getattr(torch, value.name)
     return value
 
 
 #: Pointee of a signature's pointer type (``*fp16``) -> the ``triton.language`` dtype name.
 TRITON_DTYPE = {
-    "i1": "int1", "u1": "int1", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b8": "float8e4b8",
-    "fp8e5b16": "float8e5b16", "fp8e4b15": "float8e4b15",
+    "i1": "int1",
+    "u1": "int1",
+    "i8": "int8",
+    "u8": "uint8",
+    "i16": "int16",
+    "u16": "uint16",
+    "i32": "int32",
+    "u32": "uint32",
+    "i64": "int64",
+    "u64": "uint64",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8e4nv",
+    "fp8e5": "float8e5",
+    "fp8e4b8": "float8e4b8",
+    "fp8e5b16": "float8e5b16",
+    "fp8e4b15": "float8e4b15",
 }
 
 #: The same pointee -> the ``torch`` dtype of the tensor a PyTorch launch passes (None: torch
 #: has none; Triton's ``type_canonicalisation_dict`` in ``triton/runtime/jit.py`` maps back).
 TORCH_DTYPE = {
-    "i1": "bool", "u1": "bool", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16", "i32": "int32",
-    "u32": "uint32", "i64": "int64", "u64": "uint64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
-    "fp64": "float64", "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
-    "fp8e5b16": "float8_e5m2fnuz", "fp8e4b15": None,
+    "i1": "bool",
+    "u1": "bool",
+    "i8": "int8",
+    "u8": "uint8",
+    "i16": "int16",
+    "u16": "uint16",
+    "i32": "int32",
+    "u32": "uint32",
+    "i64": "int64",
+    "u64": "uint64",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp32": "float32",
+    "fp64": "float64",
+    "fp8e4nv": "float8_e4m3fn",
+    "fp8e5": "float8_e5m2",
+    "fp8e4b8": "float8_e4m3fnuz",
+    "fp8e5b16": "float8_e5m2fnuz",
+    "fp8e4b15": None,
 }
 
 #: Bytes per element of each pointee (a bool is one byte).
 ELEMENT_SIZE = {
-    "i1": 1, "u1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "fp16": 2,
-    "bf16": 2, "fp32": 4, "fp64": 8, "fp8e4nv": 1, "fp8e5": 1, "fp8e4b8": 1, "fp8e5b16": 1, "fp8e4b15": 1,
+    "i1": 1,
+    "u1": 1,
+    "i8": 1,
+    "u8": 1,
+    "i16": 2,
+    "u16": 2,
+    "i32": 4,
+    "u32": 4,
+    "i64": 8,
+    "u64": 8,
+    "fp16": 2,
+    "bf16": 2,
+    "fp32": 4,
+    "fp64": 8,
+    "fp8e4nv": 1,
+    "fp8e5": 1,
+    "fp8e4b8": 1,
+    "fp8e5b16": 1,
+    "fp8e4b15": 1,
 }
 
 
@@ -205,15 +259,24 @@ def config_dict(c) -> dict:
     """A ``triton.Config`` (or look-alike) as :attr:`LoadedKernel.default_configs` holds it:
     ``{"kwargs": {...plain values}, "num_warps", "num_stages", "num_ctas", "maxnreg"}``
     (missing fields: Triton's defaults 4, 3, 1, None)."""
-    return {"kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()}, "num_warps": getattr(c, "num_warps", 4),
-            "num_stages": getattr(c, "num_stages", 3), "num_ctas": getattr(c, "num_ctas", 1),
-            "maxnreg": getattr(c, "maxnreg", None)}
+    return {
+        "kwargs": {k: plain_value(v) for k, v in dict(c.kwargs).items()},
+        "num_warps": getattr(c, "num_warps", 4),
+        "num_stages": getattr(c, "num_stages", 3),
+        "num_ctas": getattr(c, "num_ctas", 1),
+        "maxnreg": getattr(c, "maxnreg", None),
+    }
 
 
 def _autotune_wrapper(obj: Autotuner) -> AutotuneWrapper:
-    prune = {name: value for name, value in (("early_config_prune", getattr(obj, "early_config_prune", None)),
-                                             ("perf_model", getattr(obj, "perf_model", None)))
-             if value is not None}
+    prune = {
+        name: value
+        for name, value in (
+            ("early_config_prune", getattr(obj, "early_config_prune", None)),
+            ("perf_model", getattr(obj, "perf_model", None)),
+        )
+        if value is not None
+    }
     if prune.get("perf_model") is not None:
         prune["top_k"] = getattr(obj, "configs_top_k", 1.0)
     return AutotuneWrapper(
@@ -286,8 +349,12 @@ class _ValuesFinder(DependenciesFinder):
     Which names count, and what a reference is, stay Triton's."""
 
     def __init__(self, fn, found: set, seen: set):
-        super().__init__(name=getattr(fn, "_fn_name", fn.__name__), globals=fn.__globals__,
-                         nonlocals=inspect.getclosurevars(fn.fn).nonlocals, src=fn.src)
+        super().__init__(
+            name=getattr(fn, "_fn_name", fn.__name__),
+            globals=fn.__globals__,
+            nonlocals=inspect.getclosurevars(fn.fn).nonlocals,
+            src=fn.src,
+        )
         self._found, self._seen, self._labels = found, seen, []
 
     def visit_Attribute(self, node):
@@ -435,8 +502,10 @@ def embedded_kernel_file(text: str, cache_dir: str | os.PathLike | None = None) 
     from autotune_export.support.paths import default_cache_dir
 
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    bases = [pathlib.Path(cache_dir or default_cache_dir()),
-             pathlib.Path(tempfile.gettempdir()) / f"autotune-export-{os.getuid()}"]
+    bases = [
+        pathlib.Path(cache_dir or default_cache_dir()),
+        pathlib.Path(tempfile.gettempdir()) / f"autotune-export-{os.getuid()}",
+    ]
     errors = []
     for base in bases:
         path = base / EMBEDDED_DIR / f"kernel_{digest[:32]}.py"
@@ -449,8 +518,9 @@ def embedded_kernel_file(text: str, cache_dir: str | os.PathLike | None = None) 
     raise KernelLoadError("cannot write the kernel_source(...) of the module to a file: " + "; ".join(errors))
 
 
-def group_kernel_source(group, base_dir: str, import_arch: int | None = None,
-                        cache_dir: str | os.PathLike | None = None) -> tuple[KernelSource, str, str]:
+def group_kernel_source(
+    group, base_dir: str, import_arch: int | None = None, cache_dir: str | os.PathLike | None = None
+) -> tuple[KernelSource, str, str]:
     """``(KernelSource, full path, shown)`` of the kernel of a ``triton(...)`` group
     (:class:`~autotune_export.ir.group.AutotuneGroup`): its ``kernel_source(...)`` text written
     to a file (:func:`embedded_kernel_file`; ``shown`` is that file), else the file of
@@ -476,20 +546,25 @@ def _import_module(path: pathlib.Path, import_arch: int):
             known = sys.modules.get(dotted)
             if known is None or not _same_file(getattr(known, "__file__", None) or "", path):
                 if known is not None:
-                    raise KernelLoadError(f"{path} is module {dotted} (package root {root}), but a different "
-                                          f"{dotted} ({getattr(known, '__file__', None)}) is already imported")
+                    raise KernelLoadError(
+                        f"{path} is module {dotted} (package root {root}), but a different "
+                        f"{dotted} ({getattr(known, '__file__', None)}) is already imported"
+                    )
                 sys.path.insert(0, str(root))
                 try:
                     known = importlib.import_module(dotted)
                 except (Exception, SystemExit) as e:
-                    raise KernelLoadError(f"importing {path} as {dotted} failed: {type(e).__name__}: {first_line(e)}"
-                                          + _env_hint(reads)) from e
+                    raise KernelLoadError(
+                        f"importing {path} as {dotted} failed: {type(e).__name__}: {first_line(e)}" + _env_hint(reads)
+                    ) from e
                 finally:
                     with contextlib.suppress(ValueError):
                         sys.path.remove(str(root))
                 if not _same_file(getattr(known, "__file__", None) or "", path):
-                    raise KernelLoadError(f"importing {path} as {dotted} gave {getattr(known, '__file__', None)}: "
-                                          f"another package {dotted.split('.')[0]} comes first on sys.path")
+                    raise KernelLoadError(
+                        f"importing {path} as {dotted} gave {getattr(known, '__file__', None)}: "
+                        f"another package {dotted.split('.')[0]} comes first on sys.path"
+                    )
             return known
         # One module per file and import arch (import_kernel_file keeps both), both in sys.modules.
         module_name = f"_autotune_export_kernel_{hashlib.sha256(str(path).encode()).hexdigest()[:16]}_sm{import_arch}"
@@ -537,7 +612,9 @@ def interpreted_kernel(src: KernelSource):
 
     obj, what = _kernel_attribute(src)
     if isinstance(obj, JITFunction) or isinstance(getattr(obj, "fn", None), JITFunction):
-        raise KernelLoadError(f"{what} was compiled for the GPU, not interpreted: set TRITON_INTERPRET=1 before the file is imported")
+        raise KernelLoadError(
+            f"{what} was compiled for the GPU, not interpreted: set TRITON_INTERPRET=1 before the file is imported"
+        )
     return _unwrap(obj, what, terminal=InterpretedFunction)[0]
 
 
@@ -577,11 +654,9 @@ def load_kernel(src: KernelSource) -> LoadedKernel:
         cache_key = obj.cache_key
         read = values_read(obj)
     except Exception as e:
-        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {src.path}: "
-                              f"{type(e).__name__}: {first_line(e)}") from e
+        raise KernelLoadError(f"cannot hash the source of '{src.name}' in {src.path}: {type(e).__name__}: {first_line(e)}") from e
     values_hash = hashlib.sha256(json.dumps(read).encode()).hexdigest()
-    defaults = {p.name: plain_value(p.default) for p in obj.params
-                if p.is_constexpr and getattr(p, "has_default", False)}
+    defaults = {p.name: plain_value(p.default) for p in obj.params if p.is_constexpr and getattr(p, "has_default", False)}
     return LoadedKernel(
         fn=obj,
         arg_names=list(obj.arg_names),

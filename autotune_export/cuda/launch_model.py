@@ -151,9 +151,11 @@ class Config:
         get = c.get if isinstance(c, Mapping) else (lambda k, d=None: getattr(c, k, d))
         opts = {k: get(k) for k in cls.OPTIONS}
         defaults = cls()
-        return cls(tuple(dict(get("kwargs") or {}).items()),
-                   *(getattr(defaults, k) if opts[k] is None and k != "maxnreg" else opts[k] for k in cls.OPTIONS),
-                   pre_hook=get("pre_hook"))
+        return cls(
+            tuple(dict(get("kwargs") or {}).items()),
+            *(getattr(defaults, k) if opts[k] is None and k != "maxnreg" else opts[k] for k in cls.OPTIONS),
+            pre_hook=get("pre_hook"),
+        )
 
     def options(self) -> dict[str, Any]:
         """``{num_warps, num_stages, num_ctas, maxnreg}``."""
@@ -227,12 +229,24 @@ class KernelModel:
         for w in kernel.wrappers:
             if hasattr(w, "triton_configs") and hasattr(w, "prune_configs_by"):
                 prune = dict(w.prune_configs_by)
-                layers.append(Autotune(tuple(Config.of(c) for c in w.configs), tuple(w.triton_configs),
-                                       prune.get("early_config_prune"), prune.get("perf_model"), prune.get("top_k", 1.0)))
+                layers.append(
+                    Autotune(
+                        tuple(Config.of(c) for c in w.configs),
+                        tuple(w.triton_configs),
+                        prune.get("early_config_prune"),
+                        prune.get("perf_model"),
+                        prune.get("top_k", 1.0),
+                    )
+                )
             elif hasattr(w, "values") and isinstance(w.values, dict):
                 layers.append(Heuristics(tuple(w.values.items())))
-        return cls(kernel.fn.fn.__name__, tuple(kernel.arg_names), tuple(kernel.constexpr_names),
-                   tuple(kernel.constexpr_defaults.items()), tuple(layers))
+        return cls(
+            kernel.fn.fn.__name__,
+            tuple(kernel.arg_names),
+            tuple(kernel.constexpr_names),
+            tuple(kernel.constexpr_defaults.items()),
+            tuple(layers),
+        )
 
 
 def kernel_model(kernel: Any) -> tuple[KernelModel, Any]:
@@ -246,9 +260,15 @@ def kernel_model(kernel: Any) -> tuple[KernelModel, Any]:
     obj = kernel
     for _ in range(16):
         if hasattr(obj, "configs") and hasattr(obj, "fn") and not hasattr(obj, "params"):
-            layers.append(Autotune(tuple(Config.of(c) for c in obj.configs), tuple(obj.configs),
-                                   getattr(obj, "early_config_prune", None), getattr(obj, "perf_model", None),
-                                   getattr(obj, "configs_top_k", 1.0)))
+            layers.append(
+                Autotune(
+                    tuple(Config.of(c) for c in obj.configs),
+                    tuple(obj.configs),
+                    getattr(obj, "early_config_prune", None),
+                    getattr(obj, "perf_model", None),
+                    getattr(obj, "configs_top_k", 1.0),
+                )
+            )
             obj = obj.fn
         elif isinstance(getattr(obj, "values", None), dict) and hasattr(obj, "fn") and not hasattr(obj, "params"):
             layers.append(Heuristics(tuple(obj.values.items())))
@@ -295,8 +315,9 @@ class TensorArgument:
       :class:`LaunchModelError` naming it (``x_ptr.shape``), even through ``except Exception``.
     """
 
-    def __init__(self, name: str, type: str, shape: Sequence[int] | None = None, strides: Sequence[int] | None = None,
-                 dtype: Any = None):
+    def __init__(
+        self, name: str, type: str, shape: Sequence[int] | None = None, strides: Sequence[int] | None = None, dtype: Any = None
+    ):
         self._name, self._type = name, type
         self._pointee = type[1:] if type.startswith("*") else type
         self._shape = None if shape is None else tuple(int(d) for d in shape)
@@ -478,8 +499,11 @@ def storage_span(shape: Sequence[int], strides: Sequence[int]) -> StorageSpan:
         raise ValueError(f"shape {shape} and strides {strides} differ in rank")
     if any(s < 0 for d, s in zip(shape, strides) if d > 1):
         raise ValueError(f"negative stride in {strides}: the view runs backwards through its storage")
-    if 0 in shape or strides == dense_strides(shape) or all(
-            d == 1 or s == e for d, s, e in zip(shape, strides, dense_strides(shape))):
+    if (
+        0 in shape
+        or strides == dense_strides(shape)
+        or all(d == 1 or s == e for d, s, e in zip(shape, strides, dense_strides(shape)))
+    ):
         return StorageSpan(shape, strides, shape, "dense", tuple(range(len(shape))))
     dims = [d for d in range(len(shape)) if shape[d] > 1]
     live = [d for d in dims if strides[d] != 0]
@@ -526,13 +550,38 @@ class UnknownScalar:
         return hash(("UnknownScalar", self._name))
 
 
-for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and", "or", "xor",
-            "divmod", "matmul"):
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift", "and", "or", "xor", "divmod", "matmul"):
     setattr(UnknownScalar, f"__{_op}__", _unknown)
     setattr(UnknownScalar, f"__r{_op}__", _unknown)
-for _op in ("eq", "ne", "lt", "le", "gt", "ge", "bool", "int", "float", "index", "neg", "pos", "abs", "invert",
-            "round", "trunc", "floor", "ceil", "complex", "format", "str", "getattr", "getitem", "iter", "len",
-            "call", "contains"):
+for _op in (
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "bool",
+    "int",
+    "float",
+    "index",
+    "neg",
+    "pos",
+    "abs",
+    "invert",
+    "round",
+    "trunc",
+    "floor",
+    "ceil",
+    "complex",
+    "format",
+    "str",
+    "getattr",
+    "getitem",
+    "iter",
+    "len",
+    "call",
+    "contains",
+):
     setattr(UnknownScalar, f"__{_op}__", _unknown)
 del _op
 
@@ -555,8 +604,9 @@ def call_user(what: str, fn: Callable, /, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except _Unknown as u:
-        raise LaunchModelError(f"{what} '{function_name(fn)}' reads argument '{u.name}', which is not known when "
-                               "exporting", unknown=u.name) from None
+        raise LaunchModelError(
+            f"{what} '{function_name(fn)}' reads argument '{u.name}', which is not known when exporting", unknown=u.name
+        ) from None
     except LaunchModelError:
         raise
     except Exception as e:
@@ -598,16 +648,25 @@ def _keywords(what: str, fn: Callable, *parts: Mapping[str, Any]) -> dict[str, A
     for part in parts:
         for key, value in part.items():
             if key in out:
-                raise LaunchModelError(f"{what} '{function_name(fn)}' would get argument '{key}' twice (from the kernel's "
-                                       "arguments, the launch's keyword arguments and the config: Triton's TypeError)")
+                raise LaunchModelError(
+                    f"{what} '{function_name(fn)}' would get argument '{key}' twice (from the kernel's "
+                    "arguments, the launch's keyword arguments and the config: Triton's TypeError)"
+                )
             out[key] = value
     return out
 
 
-def prune_configs(configs: Sequence, named_args: Mapping[str, Any], kwargs: Mapping[str, Any] | None = None, *,
-                  early_config_prune: Callable | None = None, perf_model: Callable | None = None,
-                  top_k: Any = 1.0, early_kwargs: Mapping[str, Any] | None = None,
-                  capability: int | None = None) -> PruneOutcome:
+def prune_configs(
+    configs: Sequence,
+    named_args: Mapping[str, Any],
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    early_config_prune: Callable | None = None,
+    perf_model: Callable | None = None,
+    top_k: Any = 1.0,
+    early_kwargs: Mapping[str, Any] | None = None,
+    capability: int | None = None,
+) -> PruneOutcome:
     """Apply ``prune_configs_by`` to ``configs`` (``triton.Config`` objects or look-alikes with
     ``kwargs`` and ``all_kwargs()``), as Triton 3.9's ``Autotuner.prune_configs`` does:
 
@@ -652,29 +711,37 @@ def prune_configs(configs: Sequence, named_args: Mapping[str, Any], kwargs: Mapp
             try:
                 current = list(result)
             except TypeError:
-                raise LaunchModelError(f"early_config_prune '{name}' returned {type(result).__name__}, not a list of "
-                                       "configs") from None
+                raise LaunchModelError(
+                    f"early_config_prune '{name}' returned {type(result).__name__}, not a list of configs"
+                ) from None
             if not current:
-                raise LaunchModelError(f"early_config_prune '{name}' kept no config: Triton requires at least one "
-                                       "(AutotunerError: No valid autotuner configs after pruning)")
+                raise LaunchModelError(
+                    f"early_config_prune '{name}' kept no config: Triton requires at least one "
+                    "(AutotunerError: No valid autotuner configs after pruning)"
+                )
             kept_ids = {id(c) for c in current}
-            pruned += [Pruned(i, "early_config_prune", f"early_config_prune '{name}' did not keep it")
-                       for i, c in enumerate(given) if id(c) not in kept_ids]
+            pruned += [
+                Pruned(i, "early_config_prune", f"early_config_prune '{name}' did not keep it")
+                for i, c in enumerate(given)
+                if id(c) not in kept_ids
+            ]
         estimates: dict[int, Any] = {}
         if perf_model is not None:
             k = top_k
             if isinstance(k, float) and k <= 1.0:
                 k = max(1, int(len(current) * k))
             elif not isinstance(k, int):
-                raise LaunchModelError(f"prune_configs_by top_k = {top_k!r}: Triton requires a float <= 1.0 or an int "
-                                       "(TypeError)")
+                raise LaunchModelError(
+                    f"prune_configs_by top_k = {top_k!r}: Triton requires a float <= 1.0 or an int (TypeError)"
+                )
             if k < 1:
                 raise LaunchModelError(f"prune_configs_by top_k = {top_k!r} keeps no config: Triton would have none to run")
             if len(current) > k:
                 name = function_name(perf_model)
-                est = [call_user("perf_model", perf_model,
-                                 **_keywords("perf_model", perf_model, named_args, kwargs, c.all_kwargs()))
-                       for c in current]
+                est = [
+                    call_user("perf_model", perf_model, **_keywords("perf_model", perf_model, named_args, kwargs, c.all_kwargs()))
+                    for c in current
+                ]
                 try:
                     order = sorted(range(len(current)), key=lambda j: est[j])
                 except TypeError as e:
@@ -686,12 +753,17 @@ def prune_configs(configs: Sequence, named_args: Mapping[str, Any], kwargs: Mapp
                 for j in order[k:]:
                     i = index_of.get(id(current[j]))
                     if i is not None:
-                        pruned.append(Pruned(i, "perf_model", f"perf_model '{name}' estimates {est[j]!r}; top_k = "
-                                                              f"{top_k!r} keeps the {k} lowest (up to {cut!r})"))
+                        pruned.append(
+                            Pruned(
+                                i,
+                                "perf_model",
+                                f"perf_model '{name}' estimates {est[j]!r}; top_k = "
+                                f"{top_k!r} keeps the {k} lowest (up to {cut!r})",
+                            )
+                        )
                 current = [current[j] for j in order[:k]]
     pruned.sort(key=lambda p: p.index)
-    return PruneOutcome(kept=current, kept_indices=[index_of.get(id(c)) for c in current], pruned=pruned,
-                        estimates=estimates)
+    return PruneOutcome(kept=current, kept_indices=[index_of.get(id(c)) for c in current], pruned=pruned, estimates=estimates)
 
 
 @dataclass(frozen=True)
@@ -713,17 +785,33 @@ def _config_key(c: Any) -> tuple:
     return (tuple((k, repr(v)) for k, v in conf.kwargs), tuple(conf.options().items()))
 
 
-def prune_per_site(configs: Sequence, sites: Sequence[Mapping[str, Any]], kwargs: Mapping[str, Any] | None = None, *,
-                   autotune: Autotune, early_kwargs: Mapping[str, Any] | None = None,
-                   capability: int | None = None) -> SitePruning:
+def prune_per_site(
+    configs: Sequence,
+    sites: Sequence[Mapping[str, Any]],
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    autotune: Autotune,
+    early_kwargs: Mapping[str, Any] | None = None,
+    capability: int | None = None,
+) -> SitePruning:
     """:func:`prune_configs` of ``configs`` once per site (``sites``: the named arguments of each
     launch the variants serve), and the configs every site keeps: a config the pruner made or
     changed counts as the same at two sites when its constexprs and options are equal.
     Raises LaunchModelError (that of the first site whose pruning fails) and when no config is
     kept at every site."""
-    outcomes = [prune_configs(configs, named, kwargs, early_config_prune=autotune.early_config_prune,
-                              perf_model=autotune.perf_model, top_k=autotune.top_k, early_kwargs=early_kwargs,
-                              capability=capability) for named in sites]
+    outcomes = [
+        prune_configs(
+            configs,
+            named,
+            kwargs,
+            early_config_prune=autotune.early_config_prune,
+            perf_model=autotune.perf_model,
+            top_k=autotune.top_k,
+            early_kwargs=early_kwargs,
+            capability=capability,
+        )
+        for named in sites
+    ]
     keys = [{_config_key(c) for c in o.kept} for o in outcomes]
     kept, indices = [], []
     for c, i in zip(outcomes[0].kept, outcomes[0].kept_indices):
@@ -731,9 +819,13 @@ def prune_per_site(configs: Sequence, sites: Sequence[Mapping[str, Any]], kwargs
             kept.append(c)
             indices.append(i)
     if not kept:
-        raise LaunchModelError("no config is kept for every launch: "
-                               + "; ".join(f"launch {s} keeps configs {', '.join('new' if i is None else str(i) for i in o.kept_indices)}"
-                                           for s, o in enumerate(outcomes)))
+        raise LaunchModelError(
+            "no config is kept for every launch: "
+            + "; ".join(
+                f"launch {s} keeps configs {', '.join('new' if i is None else str(i) for i in o.kept_indices)}"
+                for s, o in enumerate(outcomes)
+            )
+        )
     return SitePruning(tuple(outcomes), tuple(kept), tuple(indices))
 
 
@@ -778,17 +870,20 @@ def _check_conflicts(model: KernelModel, kwargs: Mapping[str, Any], configs: Seq
         raise LaunchModelError(
             f"{options[0]} = {kwargs[options[0]]!r} is given to the triton.autotune kernel '{model.name}', whose configs "
             f"set it (Triton's Autotuner passes each config's {options[0]}: TypeError, got multiple values for keyword "
-            f"argument '{options[0]}'); leave it out, or launch the kernel without triton.autotune")
+            f"argument '{options[0]}'); leave it out, or launch the kernel without triton.autotune"
+        )
     conflicts = sorted({k for c in configs for k, _ in c.kwargs if k in kwargs})
     if conflicts:
         raise LaunchModelError(
             f"Conflicting meta-parameters: {', '.join(conflicts)}: given to the triton.autotune kernel '{model.name}' "
             "whose configs set them (Triton's Autotuner raises ValueError: make sure that you don't re-define auto-tuned "
-            "symbols)")
+            "symbols)"
+        )
 
 
-def resolve_constexprs(model: KernelModel, values: Mapping[str, Any], config: Config,
-                       what: str = "the launch") -> tuple[tuple[str, Any], ...]:
+def resolve_constexprs(
+    model: KernelModel, values: Mapping[str, Any], config: Config, what: str = "the launch"
+) -> tuple[tuple[str, Any], ...]:
     """Every constexpr of ``model`` with its value, in ``def`` order: ``values`` (keyword
     arguments, config, heuristics), a constexpr named like a launch option the option's value
     (Triton binds the launch's ``num_warps`` to both), else the ``def``'s default. Raises
@@ -804,8 +899,9 @@ def resolve_constexprs(model: KernelModel, values: Mapping[str, Any], config: Co
         elif c in defaults:
             out.append((c, defaults[c]))
         else:
-            raise LaunchModelError(f"{what} gives no value for constexpr parameter '{c}' of '{model.name}'", unknown=c,
-                                   stage="constexpr")
+            raise LaunchModelError(
+                f"{what} gives no value for constexpr parameter '{c}' of '{model.name}'", unknown=c, stage="constexpr"
+            )
     return tuple(out)
 
 
@@ -823,11 +919,19 @@ def _apply(heuristics, named_args: Mapping[str, Any], values: dict, keep: frozen
             raise
 
 
-def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: Mapping[str, Any] | None = None, *,
-                    convention: Convention = TRITON, configs: Sequence[Any] | None = None,
-                    sites: Sequence[Mapping[str, Any]] | None = None, capability: int | None = None,
-                    prune: bool = True, positional: Mapping[str, Any] | None = None,
-                    keywords: Sequence[str] = ()) -> LaunchPlan:
+def launch_variants(
+    model: KernelModel,
+    named_args: Mapping[str, Any],
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    convention: Convention = TRITON,
+    configs: Sequence[Any] | None = None,
+    sites: Sequence[Mapping[str, Any]] | None = None,
+    capability: int | None = None,
+    prune: bool = True,
+    positional: Mapping[str, Any] | None = None,
+    keywords: Sequence[str] = (),
+) -> LaunchPlan:
     """The variants a launch of ``model`` compiles.
 
     ``named_args``: the launch's arguments by name, the runtime parameters and the constexprs
@@ -880,18 +984,25 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
         keep = [j for j, c in enumerate(given) if all(dict(c.kwargs).get(k, v) == v for k, v in outer.items())]
         given, triton_configs, indices = [given[j] for j in keep], [triton_configs[j] for j in keep], keep
         if not given:
-            raise LaunchModelError(f"no config of the triton.autotune kernel '{model.name}' is left after pruning: none "
-                                   "agrees with the explicit metaparameters "
-                                   f"({', '.join(f'{k} = {v!r}' for k, v in kwargs.items()) or 'none'})")
+            raise LaunchModelError(
+                f"no config of the triton.autotune kernel '{model.name}' is left after pruning: none "
+                "agrees with the explicit metaparameters "
+                f"({', '.join(f'{k} = {v!r}' for k, v in kwargs.items()) or 'none'})"
+            )
     elif not explicit:
         _check_conflicts(model, {**dict(positional or {}), **outer, **options}, given)
     if prune and not explicit and tuner is not None and tuner.prunes and len(given) > 1:
         try:
             moved = [k for k in keywords if k in named_args]  # Triton: in the pruners' **kwargs, not in nargs
             prune_sites = [{k: v for k, v in site.items() if k not in moved} for site in (list(sites) if sites else [named_args])]
-            pruning = prune_per_site(triton_configs, prune_sites, {**outer, **{k: named_args[k] for k in moved}},
-                                     autotune=tuner, early_kwargs={} if convention is JAX_TRITON else None,
-                                     capability=capability)
+            pruning = prune_per_site(
+                triton_configs,
+                prune_sites,
+                {**outer, **{k: named_args[k] for k in moved}},
+                autotune=tuner,
+                early_kwargs={} if convention is JAX_TRITON else None,
+                capability=capability,
+            )
         except LaunchModelError as err:
             err.stage = "prune"
             raise
@@ -909,7 +1020,8 @@ def launch_variants(model: KernelModel, named_args: Mapping[str, Any], kwargs: M
                 f"config {index if index is not None else '(made by the pruner)'} {dict(c.kwargs)} of the triton.autotune "
                 f"kernel '{model.name}' has a pre_hook ('{function_name(c.pre_hook)}'), which Triton runs before "
                 "every launch with that config (e.g. zeroing an output that split-K partial sums are added to); "
-                "autotune-export cannot run it, and without it the variant computes something else")
+                "autotune-export cannot run it, and without it the variant computes something else"
+            )
         values = {**dict(positional or {}), **outer, **dict(c.kwargs)}
         _apply(post, named_args, values, frozenset(dict(c.kwargs)) if explicit else frozenset())
         what = f"config {index}" if index is not None else "a config the pruner made"

@@ -59,8 +59,10 @@ def resources_refusal(metadata: dict, max_spills: int | None = None) -> str | No
     figures (None) prune nothing."""
     regs, spills, warps = metadata.get("n_regs"), metadata.get("n_spills"), metadata.get("num_warps")
     if regs is not None and warps is not None and int(regs) * int(warps) * 32 > MAX_REGISTERS_PER_BLOCK:
-        return (f"needs {regs} registers per thread x {int(warps) * 32} threads = {int(regs) * int(warps) * 32} registers "
-                f"per block; a block gets at most {MAX_REGISTERS_PER_BLOCK}")
+        return (
+            f"needs {regs} registers per thread x {int(warps) * 32} threads = {int(regs) * int(warps) * 32} registers "
+            f"per block; a block gets at most {MAX_REGISTERS_PER_BLOCK}"
+        )
     if max_spills is not None and spills is not None and int(spills) > max_spills:
         return f"spills {spills} registers (n_spills: local memory bytes per thread / 4), more than --max-spills {max_spills}"
     return None
@@ -90,8 +92,9 @@ def keep_at_most(spills: list[int | None], limit: int) -> list[int]:
     return sorted(kept)
 
 
-def refuse(results: Sequence[CompiledVariant | PrunedVariant],
-           max_spills: int | None = None) -> list[CompiledVariant | PrunedVariant]:
+def refuse(
+    results: Sequence[CompiledVariant | PrunedVariant], max_spills: int | None = None
+) -> list[CompiledVariant | PrunedVariant]:
     """Compiled variants that IREE cannot launch become pruned ones (:func:`..abi.refusal`;
     warp specialization may launch more warps than the config asked for: :func:`threads_refusal`;
     registers and spills: :func:`resources_refusal`)."""
@@ -235,8 +238,10 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         for k, (index, cfg, _, _) in enumerate(survivors):
             if k not in keep:
                 text = _config_text(cfg)
-                reason = (f"over --max-variants {req.max_variants} ({len(survivors)} configs can run; kept: the fewest spills, "
-                          f"then spread over the config order; this one spills {spills[k]})")
+                reason = (
+                    f"over --max-variants {req.max_variants} ({len(survivors)} configs can run; kept: the fewest spills, "
+                    f"then spread over the config order; this one spills {spills[k]})"
+                )
                 pruned_remarks.append(Diagnostic("remark", f"@{req.name}: config {index} {text} pruned: {reason}", loc))
                 pruned_notes.append(Diagnostic("note", f"config {index} {text}: {reason}", loc))
         survivors = [sv for k, sv in enumerate(survivors) if k in keep]
@@ -244,12 +249,14 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
     every = [r for *_, by in survivors for rs in by for r in rs]
     compiled = sum(1 for r in every if not r.cached)
     specialized = f" (+{len(survivors)} specialized)" if per_config == 2 else ""
-    diagnostics.append(Diagnostic(
-        "remark",
-        f"@{req.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {req.target} "
-        f"({compiled} compiled, {len(every) - compiled} from cache), {len(pruned_notes)} pruned",
-        loc,
-    ))
+    diagnostics.append(
+        Diagnostic(
+            "remark",
+            f"@{req.name}: {len(survivors)} variant{'s' if len(survivors) != 1 else ''}{specialized} for {req.target} "
+            f"({compiled} compiled, {len(every) - compiled} from cache), {len(pruned_notes)} pruned",
+            loc,
+        )
+    )
 
     # Triton's global scratch, per target and variant: (bytes per program, alignment).
     scratch: list[dict[str, tuple[int, int]]] = [{} for _ in archs]
@@ -264,11 +271,13 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         if needs_t:
             needs = ", ".join(f"@{n} {sz} B (align {a})" for n, (sz, a) in needs_t.items())
             where = f" on {archs[t][0]}" if multi else ""
-            diagnostics.append(Diagnostic(
-                "remark",
-                f"@{req.name}: global scratch per program{where}: {needs}; passed as the last binding, allocated at the dispatch",
-                loc,
-            ))
+            diagnostics.append(
+                Diagnostic(
+                    "remark",
+                    f"@{req.name}: global scratch per program{where}: {needs}; passed as the last binding, allocated at the dispatch",
+                    loc,
+                )
+            )
     signature = list(req.signature)
     try:
         plan = abi.plan(signature, scratch=any(scratch), tied=req.tied)
@@ -300,7 +309,9 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
                 r = dataclasses.replace(r, ptx=text)
                 entry = ptx_mod.parse_entry(r.ptx)
                 if len(entry.params) < nsig:
-                    raise DiagnosticError.at(loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}")
+                    raise DiagnosticError.at(
+                        loc, f"config {index}: the PTX entry has {len(entry.params)} parameters, the signature {nsig}"
+                    )
                 try:
                     plan.check_ptx_types([p.ptx_type for p in entry.params[:nsig]])
                     order, drop, adapt = plan.link_order(len(entry.params))
@@ -325,7 +336,8 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
                         f"kernel '{req.kernel}' of @{req.name} addresses memory through {' and '.join(made)}: a "
                         "device address the host computed (a tensor of data_ptr() values, as grouped GEMMs pass, or "
                         "one passed as an integer) means nothing inside an IREE program, which gives a kernel its "
-                        "buffers only as bindings; pass each buffer as a pointer parameter")
+                        "buffers only as bindings; pass each buffer as a pointer parameter",
+                    )
                 parts[t].append(ptx_mod.LinkPart(r.ptx, name, order, tuple(drop), adapt))
                 per_target_results.append(r)
             units.append((index, cfg, consts, per_target_results, name))
@@ -333,8 +345,10 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         if per_config == 2:
             spec_names.append(base + "_spec")
     try:
-        objects = tuple(link_object(parts[t], object_format=req.object_format, cache_dir=req.cache_dir, jobs=req.jobs)
-                        for t in range(len(archs)))
+        objects = tuple(
+            link_object(parts[t], object_format=req.object_format, cache_dir=req.cache_dir, jobs=req.jobs)
+            for t in range(len(archs))
+        )
     except ptx_mod.PtxError as err:
         raise DiagnosticError.at(loc, f"@{req.name}: {err}") from None
     exports = []
@@ -349,24 +363,33 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         except grid_mod.GridError as err:
             raise DiagnosticError.at(req.grid_location, f"{err} for config {index} {_config_text(cfg)}") from None
         need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
-        exports.append(ExportSpec(
-            name=name,
-            ordinal=ordinal,
-            grid=req.grid,
-            constants=tuple(env.items()),
-            threads=[int(r.metadata["num_warps"]) * 32 for r in rs],
-            shared=[int(r.metadata.get("shared", 0)) for r in rs],
-            scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
-            config=tuple(cfg),
-        ))
+        exports.append(
+            ExportSpec(
+                name=name,
+                ordinal=ordinal,
+                grid=req.grid,
+                constants=tuple(env.items()),
+                threads=[int(r.metadata["num_warps"]) * 32 for r in rs],
+                shared=[int(r.metadata.get("shared", 0)) for r in rs],
+                scratch=(max(n for n, _ in need), max(a for _, a in need)) if need else None,
+                config=tuple(cfg),
+            )
+        )
     divisible = equal_one = None
     if spec_names:
         scalars = [signature[i] for i in plan.scalars]
         divisible = [k for k, p in enumerate(scalars) if p.hint == 16]
         equal_one = [k for k, p in enumerate(scalars) if p.hint == 1]
-    group = GroupSpec(name=req.name, variants=names, specialized=spec_names or None, divisible=divisible,
-                      equal_one=equal_one, default=req.default, tune_workload=req.tune_workload,
-                      reset_to_zero=req.reset_to_zero, restore_value=req.restore_value)
-    bundle = Bundle(req.executable, objects, tuple(exports), plan.read_only(written), plan.num_constants,
-                    req.workload, group)
+    group = GroupSpec(
+        name=req.name,
+        variants=names,
+        specialized=spec_names or None,
+        divisible=divisible,
+        equal_one=equal_one,
+        default=req.default,
+        tune_workload=req.tune_workload,
+        reset_to_zero=req.reset_to_zero,
+        restore_value=req.restore_value,
+    )
+    bundle = Bundle(req.executable, objects, tuple(exports), plan.read_only(written), plan.num_constants, req.workload, group)
     return Linked(bundle, tuple(diagnostics), plan, frozenset(written), frozenset(updated), frozenset(read_first))

@@ -77,9 +77,19 @@ from typing import Any, Callable
 
 from autotune_export.cuda.targets import max_shared_memory
 
-__all__ = ["DEVICE_PROPERTIES", "CudaDeviceProperties", "EnvironmentReads", "GPU_VARIABLE", "StubDriver",
-           "StubDriverError", "answering_for", "answering_capability", "device_properties", "nvidia_smi_output",
-           "torch_device_properties"]
+__all__ = [
+    "DEVICE_PROPERTIES",
+    "CudaDeviceProperties",
+    "EnvironmentReads",
+    "GPU_VARIABLE",
+    "StubDriver",
+    "StubDriverError",
+    "answering_for",
+    "answering_capability",
+    "device_properties",
+    "nvidia_smi_output",
+    "torch_device_properties",
+]
 
 #: Per compute capability: (multiprocessor_count, sm_clock_rate kHz, mem_clock_rate kHz,
 #: mem_bus_width bits) of a representative part (NVIDIA's data sheets): A100 SXM, A10, L40S,
@@ -102,8 +112,15 @@ def device_properties(capability: int) -> dict[str, int]:
     for an unsupported capability."""
     limit = max_shared_memory(capability)
     sms, sm_clock, mem_clock, bus = _PARTS[capability]
-    return {"max_shared_mem": limit, "max_num_regs": _MAX_REGISTERS_PER_BLOCK, "multiprocessor_count": sms,
-            "warpSize": 32, "sm_clock_rate": sm_clock, "mem_clock_rate": mem_clock, "mem_bus_width": bus}
+    return {
+        "max_shared_mem": limit,
+        "max_num_regs": _MAX_REGISTERS_PER_BLOCK,
+        "multiprocessor_count": sms,
+        "warpSize": 32,
+        "sm_clock_rate": sm_clock,
+        "mem_clock_rate": mem_clock,
+        "mem_bus_width": bus,
+    }
 
 
 #: capability -> :func:`device_properties` (for documentation and tests).
@@ -165,9 +182,11 @@ class CudaDeviceProperties:
         if name.startswith("__"):
             raise AttributeError(name)
         answered = ", ".join(f.name for f in dataclasses.fields(self))
-        raise _UnansweredProperty(f"torch.cuda.get_device_properties(): '{name}' is not answered while kernel files are "
-                                  f"imported (autotune-export answers for sm_{self.major}{self.minor}, the export's "
-                                  f"--target: {answered})")
+        raise _UnansweredProperty(
+            f"torch.cuda.get_device_properties(): '{name}' is not answered while kernel files are "
+            f"imported (autotune-export answers for sm_{self.major}{self.minor}, the export's "
+            f"--target: {answered})"
+        )
 
 
 def torch_device_properties(capability: int) -> CudaDeviceProperties:
@@ -179,11 +198,19 @@ def torch_device_properties(capability: int) -> CudaDeviceProperties:
     major, minor = divmod(capability, 10)
     optin = triton_props["max_shared_mem"]
     return CudaDeviceProperties(
-        name=name, major=major, minor=minor, total_memory=mib * 1024 * 1024,
-        multi_processor_count=triton_props["multiprocessor_count"], max_threads_per_multi_processor=threads,
-        warp_size=32, regs_per_multiprocessor=_MAX_REGISTERS_PER_BLOCK, shared_memory_per_block=_SHARED_PER_BLOCK,
-        shared_memory_per_block_optin=optin, shared_memory_per_multiprocessor=optin + _RESERVED_SHARED_PER_BLOCK,
-        clock_rate=triton_props["sm_clock_rate"], memory_clock_rate=triton_props["mem_clock_rate"],
+        name=name,
+        major=major,
+        minor=minor,
+        total_memory=mib * 1024 * 1024,
+        multi_processor_count=triton_props["multiprocessor_count"],
+        max_threads_per_multi_processor=threads,
+        warp_size=32,
+        regs_per_multiprocessor=_MAX_REGISTERS_PER_BLOCK,
+        shared_memory_per_block=_SHARED_PER_BLOCK,
+        shared_memory_per_block_optin=optin,
+        shared_memory_per_multiprocessor=optin + _RESERVED_SHARED_PER_BLOCK,
+        clock_rate=triton_props["sm_clock_rate"],
+        memory_clock_rate=triton_props["mem_clock_rate"],
         memory_bus_width=triton_props["mem_bus_width"],
     )
 
@@ -242,8 +269,10 @@ class StubDriver:
 
     def set_current_device(self, device) -> None:
         if int(device) != 0:
-            raise StubDriverError(f"device {device}: while kernel files are imported there is one device, 0 "
-                                  f"(sm_{self.capability}, the export's --target)")
+            raise StubDriverError(
+                f"device {device}: while kernel files are imported there is one device, 0 "
+                f"(sm_{self.capability}, the export's --target)"
+            )
 
     def get_device_capability(self, device=0) -> tuple[int, int]:
         return divmod(self.capability, 10)
@@ -325,8 +354,15 @@ def _torch(what: str):
 # PyTorch's device queries and GPU tensors while a kernel file is imported (see the module doc)
 
 #: The functions of ``torch.cuda`` replaced inside an :func:`answering_for` block.
-TORCH_CUDA_FUNCTIONS = ("is_available", "device_count", "current_device", "set_device",
-                        "get_device_capability", "get_device_name", "get_device_properties")
+TORCH_CUDA_FUNCTIONS = (
+    "is_available",
+    "device_count",
+    "current_device",
+    "set_device",
+    "get_device_capability",
+    "get_device_name",
+    "get_device_properties",
+)
 
 _CUDA_TEXT = re.compile(r"cuda(:\d+)?")
 
@@ -345,8 +381,10 @@ def _device_index(torch, device, capability: int) -> int:
     else:
         index = int(device)
     if index != 0:
-        raise StubDriverError(f"device {index}: while kernel files are imported there is one CUDA device, 0 "
-                              f"(sm_{capability}, the export's --target)")
+        raise StubDriverError(
+            f"device {index}: while kernel files are imported there is one CUDA device, 0 "
+            f"(sm_{capability}, the export's --target)"
+        )
     return index
 
 
@@ -378,9 +416,15 @@ def _torch_cuda_functions(torch, real: dict[str, Callable]) -> dict[str, Callabl
         _device_index(torch, device, cc)
         return torch_device_properties(cc)
 
-    table = {"is_available": lambda cc: True, "device_count": lambda cc: 1, "current_device": lambda cc: 0,
-             "set_device": set_device, "get_device_capability": get_device_capability,
-             "get_device_name": get_device_name, "get_device_properties": get_device_properties}
+    table = {
+        "is_available": lambda cc: True,
+        "device_count": lambda cc: 1,
+        "current_device": lambda cc: 0,
+        "set_device": set_device,
+        "get_device_capability": get_device_capability,
+        "get_device_name": get_device_name,
+        "get_device_properties": get_device_properties,
+    }
     return {name: answer(name, fn) for name, fn in table.items()}
 
 
@@ -552,8 +596,9 @@ def _caller(skip_packages: bool = False) -> str | None:
     module (the library code that asked); with ``skip_packages`` None when that frame is in
     Triton, PyTorch or autotune-export (their own reads are not the library's)."""
     frame = sys._getframe(1)
-    while frame is not None and (frame.f_code.co_filename.endswith(_SUBPROCESS_FILES)
-                                 or frame.f_code.co_filename in _FROZEN_STDLIB):
+    while frame is not None and (
+        frame.f_code.co_filename.endswith(_SUBPROCESS_FILES) or frame.f_code.co_filename in _FROZEN_STDLIB
+    ):
         frame = frame.f_back
     if frame is None:
         return None
@@ -572,11 +617,13 @@ def nvidia_smi_output(capability: int, args: list[str], where: str = "the kernel
     ``noheader``). Raises StubDriverError naming ``nvidia-smi``, what is not answered and
     ``where`` (the file:line that ran it) for anything else (the full table, ``-L``, other
     fields or devices)."""
+
     def refuse(what: str):
         raise StubDriverError(
             f"{where} ran nvidia-smi {' '.join(args)}".rstrip() + f": {what}; while kernel files are imported "
             f"autotune-export answers only nvidia-smi --query-gpu=<{','.join(_SMI_FIELDS)}> --format=csv[,noheader]"
-            f"[,nounits] for sm_{capability} (the export's --target)")
+            f"[,nounits] for sm_{capability} (the export's --target)"
+        )
 
     fields: list[str] | None = None
     fmt: list[str] | None = None
@@ -603,8 +650,7 @@ def nvidia_smi_output(capability: int, args: list[str], where: str = "the kernel
     rows = []
     if "noheader" not in fmt:
         rows.append(", ".join(_SMI_FIELDS[f][0] for f in fields))  # units stay in the header with nounits
-    rows.append(", ".join(_SMI_FIELDS[f][1](capability) + ("" if "nounits" in fmt else _SMI_FIELDS[f][2])
-                          for f in fields))
+    rows.append(", ".join(_SMI_FIELDS[f][1](capability) + ("" if "nounits" in fmt else _SMI_FIELDS[f][2]) for f in fields))
     return "\n".join(rows) + "\n"
 
 
@@ -665,8 +711,10 @@ class EnvironmentReads:
             return ""
         name, value, where = self.reads[-1]
         state = "unset" if value is None else f"= {value!r}"
-        return (f"the last GPU-related environment variable it read was {name} ({state}, at {where}): "
-                f"set it as on the target's GPU machine")
+        return (
+            f"the last GPU-related environment variable it read was {name} ({state}, at {where}): "
+            f"set it as on the target's GPU machine"
+        )
 
 
 def _watched_environ_class(base: type, reads: EnvironmentReads) -> type:

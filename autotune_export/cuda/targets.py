@@ -132,9 +132,11 @@ def check_ptx_version(ptx_version: int | None, capability: int) -> None:
     minimum = MIN_PTX_VERSION[capability]
     if ptx_version is not None and ptx_version < minimum:
         name = f"sm_{capability}a" if capability >= 90 else f"sm_{capability}"
-        raise TargetError(f"PTX ISA {ptx_version // 10}.{ptx_version % 10} cannot target sm_{capability} (Triton "
-                          f"compiles it as {name}): the minimum is {minimum // 10}.{minimum % 10} "
-                          f"(--ptx-version {minimum // 10}.{minimum % 10} or later)")
+        raise TargetError(
+            f"PTX ISA {ptx_version // 10}.{ptx_version % 10} cannot target sm_{capability} (Triton "
+            f"compiles it as {name}): the minimum is {minimum // 10}.{minimum % 10} "
+            f"(--ptx-version {minimum // 10}.{minimum % 10} or later)"
+        )
 
 
 #: CUDA architectures IREE 3.13's own code generator has a target description for (checked by

@@ -70,15 +70,35 @@ MIN_VERSION = (3, 6)
 MAX_VERSION = (3, 10)
 
 #: Compiled-metadata fields copied into a variant's metadata (all JSON scalars or lists).
-METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "global_scratch_size",
-                   "global_scratch_align", "profile_scratch_size", "profile_scratch_align", "tmem_size",
-                   "ptx_version", "triton_version", "hash", "launch_cooperative_grid", "launch_pdl",
-                   "tensordesc_meta")
+METADATA_FIELDS = (
+    "name",
+    "num_warps",
+    "num_ctas",
+    "num_stages",
+    "shared",
+    "global_scratch_size",
+    "global_scratch_align",
+    "profile_scratch_size",
+    "profile_scratch_align",
+    "tmem_size",
+    "ptx_version",
+    "triton_version",
+    "hash",
+    "launch_cooperative_grid",
+    "launch_pdl",
+    "tensordesc_meta",
+)
 
 # Values of fields a release may leave out or set to None (scratch sizes in bytes: 0 means none).
-_METADATA_DEFAULTS = {"global_scratch_size": 0, "global_scratch_align": 1, "profile_scratch_size": 0,
-                      "profile_scratch_align": 1, "tmem_size": 0, "launch_cooperative_grid": False,
-                      "launch_pdl": False}
+_METADATA_DEFAULTS = {
+    "global_scratch_size": 0,
+    "global_scratch_align": 1,
+    "profile_scratch_size": 0,
+    "profile_scratch_align": 1,
+    "tmem_size": 0,
+    "launch_cooperative_grid": False,
+    "launch_pdl": False,
+}
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -109,8 +129,12 @@ def _warn_unsupported() -> None:
         return
     _warned = True
     lo, hi = MIN_VERSION, (MAX_VERSION[0], MAX_VERSION[1] - 1)
-    warnings.warn(f"autotune-export is tested with Triton {lo[0]}.{lo[1]} through {hi[0]}.{hi[1]}; "
-                  f"compiling with Triton {triton.__version__}", RuntimeWarning, stacklevel=3)
+    warnings.warn(
+        f"autotune-export is tested with Triton {lo[0]}.{lo[1]} through {hi[0]}.{hi[1]}; "
+        f"compiling with Triton {triton.__version__}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def cache_invalidating_env() -> dict[str, str]:
@@ -129,8 +153,9 @@ def compile_settings(cache_dir: str) -> Iterator[None]:
         yield
 
 
-def compile_ast(fn, signature: dict[str, str], constexprs: dict[str, Any], divisible: list[int], arch: int,
-                options: dict[str, Any]):
+def compile_ast(
+    fn, signature: dict[str, str], constexprs: dict[str, Any], divisible: list[int], arch: int, options: dict[str, Any]
+):
     """``triton.compile`` of the JIT function ``fn`` for CUDA compute capability ``arch`` (80,
     90, ...; warp size 32), with no GPU and no driver. ``signature``: every parameter name ->
     Triton type (``*fp16``, ``i32``; ``"constexpr"`` for constexprs and specialized
@@ -142,8 +167,7 @@ def compile_ast(fn, signature: dict[str, str], constexprs: dict[str, Any], divis
     _warn_unsupported()
     attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
     options = {"enable_fp_fusion": True, **options}
-    return triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
-                          options=options)
+    return triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32), options=options)
 
 
 def metadata(compiled) -> dict[str, Any]:
@@ -167,6 +191,8 @@ def explain_compile_error(message: str) -> str:
     """``message`` (one line about a failed compilation) with a hint where the cause is the
     Triton release: block pointers, removed in Triton 3.9."""
     if VERSION[:2] >= (3, 9) and _BLOCK_POINTERS.search(message):
-        return (f"{message}; Triton {triton.__version__} has no block pointers (removed in 3.9): "
-                "port the kernel to tl.make_tensor_descriptor, or compile with triton>=3.6,<3.9")
+        return (
+            f"{message}; Triton {triton.__version__} has no block pointers (removed in 3.9): "
+            "port the kernel to tl.make_tensor_descriptor, or compile with triton>=3.6,<3.9"
+        )
     return message

@@ -25,6 +25,7 @@ reads that Triton's key leaves out (:func:`values_read`), so editing ``ACC = tl.
 per such set of values, so it cannot hand back the old code either. Rerunning with unchanged
 inputs compiles nothing and starts no worker processes.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -55,11 +56,36 @@ from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.ir.params import TorchDtype, TritonDtype
 from autotune_export.cuda.compile_errors import failure, first_line
 from autotune_export.cuda.kernel_files import (  # noqa: F401  (part of this module's API)
-    AutotuneWrapper, HeuristicsWrapper, KernelLoadError, KernelSource, LauncherWrapper, LoadedKernel,
-    ELEMENT_SIZE, EMBEDDED_DIR, TORCH_DTYPE, TRITON_DTYPE, config_dict, embedded_kernel_file, group_kernel_source,
-    import_kernel_file, interpreted_kernel, load_kernel, load_kernel_cached, plain_value, triton_value, values_read)
+    AutotuneWrapper,
+    HeuristicsWrapper,
+    KernelLoadError,
+    KernelSource,
+    LauncherWrapper,
+    LoadedKernel,
+    ELEMENT_SIZE,
+    EMBEDDED_DIR,
+    TORCH_DTYPE,
+    TRITON_DTYPE,
+    config_dict,
+    embedded_kernel_file,
+    group_kernel_source,
+    import_kernel_file,
+    interpreted_kernel,
+    load_kernel,
+    load_kernel_cached,
+    plain_value,
+    triton_value,
+    values_read,
+)
 from autotune_export.cuda.variant_cache import (  # noqa: F401  (part of this module's API)
-    CACHE_FORMAT, CacheDirError, cached_artifact, check_writable, entry_path, read_entry, write_entry)
+    CACHE_FORMAT,
+    CacheDirError,
+    cached_artifact,
+    check_writable,
+    entry_path,
+    read_entry,
+    write_entry,
+)
 
 __all__ = [
     "CacheDirError",
@@ -101,7 +127,6 @@ class CompilationForbidden(BaseException):
     no handler turns it into a pruned config: it reaches the caller (and fails a test)."""
 
 
-
 # --------------------------------------------------------------------------------------------
 # Variants
 
@@ -131,6 +156,7 @@ class VariantSpec:
     ValueError, for an unsupported ``arch`` and for a ``ptx_version`` older than the ``arch``
     needs: :func:`~autotune_export.cuda.targets.check_ptx_version`). Lists are accepted and stored as tuples;
     divisibility is sorted."""
+
     kernel: KernelSource
     signature: tuple[tuple[str, str], ...]
     constexprs: tuple[tuple[str, object], ...]
@@ -152,8 +178,9 @@ class VariantSpec:
             raise ValueError(f"a parameter appears twice in the signature and constexprs: {names}")
         for name, value in self.constexprs:
             if value is not None and not isinstance(value, (int, float, bool, str, TritonDtype, TorchDtype)):
-                raise ValueError(f"constexpr {name} = {value!r}: expected int, float, bool, str, None, a Triton dtype "
-                                 "or a torch dtype")
+                raise ValueError(
+                    f"constexpr {name} = {value!r}: expected int, float, bool, str, None, a Triton dtype or a torch dtype"
+                )
         max_shared_memory(self.arch)  # validates arch
         check_ptx_version(self.ptx_version, self.arch)  # LLVM would abort the process
         for field in ("num_warps", "num_stages", "num_ctas"):
@@ -161,8 +188,7 @@ class VariantSpec:
                 raise ValueError(f"{field} = {getattr(self, field)!r}: expected a positive int")
         bad = [i for i in self.divisibility if not 0 <= i < len(self.signature)]
         if bad:
-            raise ValueError(f"divisibility indices {bad} are outside the signature "
-                             f"({len(self.signature)} parameters)")
+            raise ValueError(f"divisibility indices {bad} are outside the signature ({len(self.signature)} parameters)")
 
     def key(self, source_hash: str) -> str:
         """The cache key: a sha256 hex digest over the cache format, the Triton version,
@@ -172,10 +198,11 @@ class VariantSpec:
         A Triton dtype value enters as ``{"tl": "float16"}``, None as JSON null."""
         fields = dataclasses.asdict(self)
         fields["kernel"] = [self.kernel.name, self.kernel.embedded] if self.kernel.embedded else self.kernel.name
-        fields["constexprs"] = [[n, {"tl": v.name} if isinstance(v, TritonDtype) else {"torch": v.name}
-                                 if isinstance(v, TorchDtype) else v] for n, v in self.constexprs]
-        doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash,
-               "spec": fields, "env": _compile_env()}
+        fields["constexprs"] = [
+            [n, {"tl": v.name} if isinstance(v, TritonDtype) else {"torch": v.name} if isinstance(v, TorchDtype) else v]
+            for n, v in self.constexprs
+        ]
+        doc = {"format": CACHE_FORMAT, "triton": triton.__version__, "source": source_hash, "spec": fields, "env": _compile_env()}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -197,6 +224,7 @@ class CompiledVariant:
     ``triton.compile``'s cubin stage (:mod:`autotune_export.cuda.resources`; None when
     cuobjdump could not read them).
     ``cached`` is True when it came from our disk cache."""
+
     spec: VariantSpec
     ptx: str
     metadata: dict
@@ -209,6 +237,7 @@ class PrunedVariant:
     False for a failure of the machine rather than of the variant (a worker that died, ptxas
     killed or crashing without a diagnostic, a file that could not be written): such a result
     is never written to the cache, so the next run compiles it again."""
+
     spec: VariantSpec
     reason: str
     cacheable: bool = True
@@ -232,15 +261,15 @@ def _check_spec(spec: VariantSpec, kernel: LoadedKernel) -> None:
     expected = [n for n in kernel.arg_names if n not in values]
     given = [n for n, _ in spec.signature]
     if given != expected:
-        raise ValueError(f"{where}: signature lists ({', '.join(given)}), "
-                         f"the kernel's runtime parameters are ({', '.join(expected)})")
+        raise ValueError(
+            f"{where}: signature lists ({', '.join(given)}), the kernel's runtime parameters are ({', '.join(expected)})"
+        )
 
 
 def _divisible_args(spec: VariantSpec, kernel: LoadedKernel) -> list[int]:
     # ASTSource (3.6 to 3.9) keys attributes by a path into ALL parameters, constexprs
     # included, while spec.divisibility indexes the runtime signature.
     return [kernel.arg_names.index(spec.signature[i][0]) for i in spec.divisibility]
-
 
 
 _settings_lock = threading.Lock()
@@ -250,8 +279,11 @@ _settings_lock = threading.Lock()
 def _triton_settings(triton_cache_dir: str | None):
     """Triton's cache in our cache dir (a temporary one when caching is off) and no line info,
     restored on exit. Knobs are process-wide, so threads compile one at a time."""
-    cache_dir = contextlib.nullcontext(triton_cache_dir) if triton_cache_dir is not None \
+    cache_dir = (
+        contextlib.nullcontext(triton_cache_dir)
+        if triton_cache_dir is not None
         else tempfile.TemporaryDirectory(prefix="autotune-export-triton-")
+    )
     with _settings_lock, cache_dir as path, _compat.compile_settings(path):
         yield
 
@@ -284,20 +316,33 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
 
     types = dict(spec.signature)
     signature = {n: types.get(n, "constexpr") for n in kernel.arg_names}
-    options = {"num_warps": spec.num_warps, "num_stages": spec.num_stages, "num_ctas": spec.num_ctas,
-               "ptx_version": spec.ptx_version, "enable_fp_fusion": True}
+    options = {
+        "num_warps": spec.num_warps,
+        "num_stages": spec.num_stages,
+        "num_ctas": spec.num_ctas,
+        "ptx_version": spec.ptx_version,
+        "enable_fp_fusion": True,
+    }
     if spec.maxnreg is not None:
         options["maxnreg"] = spec.maxnreg
     if os.environ.get(NO_COMPILE_ENV):
-        raise CompilationForbidden(f"{NO_COMPILE_ENV} is set: this process may not compile Triton kernels "
-                                   f"(kernel '{spec.kernel.name}'; the fast test suite compiles none)")
+        raise CompilationForbidden(
+            f"{NO_COMPILE_ENV} is set: this process may not compile Triton kernels "
+            f"(kernel '{spec.kernel.name}'; the fast test suite compiles none)"
+        )
     try:
         # Triton prints a failed ptxas run's PTX and log to stdout, where our output may go
         # (-o -): kept out of it (the reason says what ptxas said).
         printed = io.StringIO()
         with _triton_settings(triton_cache_dir), contextlib.redirect_stdout(printed):
-            compiled = _compat.compile_ast(kernel.fn, signature, {n: triton_value(v) for n, v in spec.constexprs},
-                                           _divisible_args(spec, kernel), spec.arch, options)
+            compiled = _compat.compile_ast(
+                kernel.fn,
+                signature,
+                {n: triton_value(v) for n, v in spec.constexprs},
+                _divisible_args(spec, kernel),
+                spec.arch,
+                options,
+            )
     except Exception as e:
         reason, cacheable = failure(e, kernel.fn, printed.getvalue())
         return {"kind": "pruned", "reason": reason, **({} if cacheable else {"cacheable": False})}
@@ -307,8 +352,7 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     md = compiled.metadata
     limit = max_shared_memory(spec.arch)
     if md.shared > limit:
-        return {"kind": "pruned",
-                "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
+        return {"kind": "pruned", "reason": f"needs {md.shared} bytes of shared memory, sm_{spec.arch} allows at most {limit}"}
     metadata = {name: _jsonable(value) for name, value in _compat.metadata(compiled).items()}
     ptx_text = compiled.asm["ptx"]
     # PTX that does not parse (damaged in Triton's cache) raises PtxError: _compile_payload
@@ -316,8 +360,9 @@ def _compile_payload_once(spec: VariantSpec, kernel: LoadedKernel, triton_cache_
     ptx_mod.parse_entry(ptx_text)
     # Pointer parameters the kernel may store through (ReadOnly bindings are the others);
     # computed once here so that cache hits skip the analysis.
-    (metadata["written_params"], metadata["updated_params"],
-     metadata["addresses_from_data"], metadata["read_first_params"]) = _accessed_params(spec, compiled.asm.get("ttir"))
+    (metadata["written_params"], metadata["updated_params"], metadata["addresses_from_data"], metadata["read_first_params"]) = (
+        _accessed_params(spec, compiled.asm.get("ttir"))
+    )
     metadata["n_regs"], metadata["n_spills"] = _register_usage(compiled.asm.get("cubin"), md.name)
     return {"kind": "compiled", "ptx": ptx_text, "metadata": metadata}
 
@@ -348,13 +393,16 @@ def _accessed_params(spec: VariantSpec, ttir_text: str | None) -> tuple[list[int
     if ttir_text is not None:
         try:
             found = _ttir.analyze(ttir_text)
-            return (sorted(found.written_parameters), sorted(found.updated_parameters), list(found.addresses_from_data),
-                    sorted(found.read_first_parameters))
+            return (
+                sorted(found.written_parameters),
+                sorted(found.updated_parameters),
+                list(found.addresses_from_data),
+                sorted(found.read_first_parameters),
+            )
         except _ttir.TtirError:
             pass
     every = [i for i, (_, t) in enumerate(spec.signature) if t.startswith(("*", "tensordesc", "nvtmadesc"))]
     return every, [], [], []
-
 
 
 def _result(spec: VariantSpec, payload: dict, cached: bool) -> CompiledVariant | PrunedVariant:
@@ -384,8 +432,7 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
         try:
             lock.enter_context(_files.locked(path))
         except OSError as e:  # the folder stopped being writable since compile_variants checked it
-            warnings.warn(f"autotune-export: cannot lock cache entry {path}: {e}; compiling without the cache",
-                          RuntimeWarning)
+            warnings.warn(f"autotune-export: cannot lock cache entry {path}: {e}; compiling without the cache", RuntimeWarning)
             return _result(spec, _compile_payload(spec, kernel, None), cached=False)
         payload = read_entry(path, key)
         if payload is not None:
@@ -399,12 +446,15 @@ def _compile_worker(spec: VariantSpec, cache_dir: str | None) -> CompiledVariant
     return _result(spec, payload, cached=False)
 
 
-def compile_variants(specs: Sequence[VariantSpec], *, jobs: int | None = None,
-                     executor: concurrent.futures.Executor | None = None,
-                     cache_dir: str | os.PathLike | None = None,
-                     use_cache: bool = True,
-                     progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
-                     ) -> list[CompiledVariant | PrunedVariant]:
+def compile_variants(
+    specs: Sequence[VariantSpec],
+    *,
+    jobs: int | None = None,
+    executor: concurrent.futures.Executor | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    use_cache: bool = True,
+    progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
+) -> list[CompiledVariant | PrunedVariant]:
     """Compile ``specs`` to PTX; one result per spec, in the same order.
 
     Pruned (PrunedVariant, with the reason) rather than compiled: ``num_ctas > 1`` (IREE
@@ -497,10 +547,13 @@ def _cost(spec: VariantSpec) -> tuple:
     return (size, spec.num_warps * spec.num_stages, -len(spec.divisibility))
 
 
-def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | None,
-                 executor: concurrent.futures.Executor | None,
-                 progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
-                 ) -> list[CompiledVariant | PrunedVariant]:
+def _run_workers(
+    todo: list[VariantSpec],
+    cache_dir: str | None,
+    jobs: int | None,
+    executor: concurrent.futures.Executor | None,
+    progress: Callable[[int, int, CompiledVariant | PrunedVariant], None] | None = None,
+) -> list[CompiledVariant | PrunedVariant]:
     # With our own pool, this process is one of the `jobs` compilers: it starts jobs - 1
     # workers (none for a single miss) and compiles too, taking the cheapest variants the
     # workers have not started, so no core waits for a worker's start-up (Python, Triton and
@@ -527,6 +580,7 @@ def _run_workers(todo: list[VariantSpec], cache_dir: str | None, jobs: int | Non
     # --- progress: a bar over the misses, one line per variant with -v (autotune_export.support.progress)
     plural = "s" if len(todo) != 1 else ""
     with _progress.Progress(len(todo), f"compiling {len(todo)} Triton variant{plural}") as bar:
+
         def finish(k: int, outcome: CompiledVariant | PrunedVariant) -> None:
             out[k] = outcome
             bar.advance(detail=f"autotune-export: {_describe(outcome)}")

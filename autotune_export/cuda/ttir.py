@@ -59,34 +59,93 @@ from dataclasses import dataclass
 __all__ = ["TtirError", "written_params_from_ttir", "analyze", "read_before_written", "WrittenParams"]
 
 #: Ops that write memory through their first operand (the rest of their operands are the data).
-WRITE_OPS = frozenset({
-    "tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_store",
-    "tt.descriptor_store", "tt.descriptor_reduce", "tt.descriptor_scatter",
-})
+WRITE_OPS = frozenset(
+    {
+        "tt.store",
+        "tt.atomic_rmw",
+        "tt.atomic_cas",
+        "tt.atomic_store",
+        "tt.descriptor_store",
+        "tt.descriptor_reduce",
+        "tt.descriptor_scatter",
+    }
+)
 #: Ops whose results are read from memory (they receive whatever was stored).
-READ_OPS = frozenset({
-    "tt.load", "tt.atomic_load", "tt.atomic_poll", "tt.atomic_rmw", "tt.atomic_cas",
-    "tt.descriptor_load", "tt.descriptor_gather",
-})
+READ_OPS = frozenset(
+    {
+        "tt.load",
+        "tt.atomic_load",
+        "tt.atomic_poll",
+        "tt.atomic_rmw",
+        "tt.atomic_cas",
+        "tt.descriptor_load",
+        "tt.descriptor_gather",
+    }
+)
 #: Ops that read-modify-write memory through their first operand: what they leave depends on
 #: what it held.
 ATOMIC_UPDATE_OPS = frozenset({"tt.atomic_rmw", "tt.atomic_cas"})
 #: Ops whose pointer results are exactly derived from their operands (no new pointer appears).
-POINTER_OPS = frozenset({
-    "tt.addptr", "tt.splat", "tt.unsplat", "tt.broadcast", "tt.expand_dims", "tt.reshape",
-    "tt.trans", "tt.join", "tt.split", "tt.cat", "tt.gather", "tt.advance", "tt.make_tensor_ptr",
-    "tt.make_tensor_descriptor", "arith.select", "tt.bitcast", "ttg.convert_layout",
-})
+POINTER_OPS = frozenset(
+    {
+        "tt.addptr",
+        "tt.splat",
+        "tt.unsplat",
+        "tt.broadcast",
+        "tt.expand_dims",
+        "tt.reshape",
+        "tt.trans",
+        "tt.join",
+        "tt.split",
+        "tt.cat",
+        "tt.gather",
+        "tt.advance",
+        "tt.make_tensor_ptr",
+        "tt.make_tensor_descriptor",
+        "arith.select",
+        "tt.bitcast",
+        "ttg.convert_layout",
+    }
+)
 #: Ops that write no memory (besides those in WRITE_OPS, ops of the dialects in
 #: _PURE_DIALECTS and the structured ops handled one by one).
-_NO_WRITE_OPS = frozenset({
-    "builtin.module", "tt.func", "tt.return", "tt.call", "tt.make_range", "tt.get_program_id",
-    "tt.get_num_programs", "tt.int_to_ptr", "tt.ptr_to_int", "tt.dot", "tt.dot_scaled", "tt.fp_to_fp",
-    "tt.clampf", "tt.precise_sqrt", "tt.precise_divf", "tt.approx_divf", "tt.mulhiui", "tt.histogram",
-    "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.map_elementwise",
-    "tt.map_elementwise.return", "tt.print", "tt.assert", "tt.grid_dependency_wait",
-    "tt.grid_dependency_launch_dependents", "gpu.barrier",
-}) | POINTER_OPS | READ_OPS - WRITE_OPS
+_NO_WRITE_OPS = (
+    frozenset(
+        {
+            "builtin.module",
+            "tt.func",
+            "tt.return",
+            "tt.call",
+            "tt.make_range",
+            "tt.get_program_id",
+            "tt.get_num_programs",
+            "tt.int_to_ptr",
+            "tt.ptr_to_int",
+            "tt.dot",
+            "tt.dot_scaled",
+            "tt.fp_to_fp",
+            "tt.clampf",
+            "tt.precise_sqrt",
+            "tt.precise_divf",
+            "tt.approx_divf",
+            "tt.mulhiui",
+            "tt.histogram",
+            "tt.reduce",
+            "tt.reduce.return",
+            "tt.scan",
+            "tt.scan.return",
+            "tt.map_elementwise",
+            "tt.map_elementwise.return",
+            "tt.print",
+            "tt.assert",
+            "tt.grid_dependency_wait",
+            "tt.grid_dependency_launch_dependents",
+            "gpu.barrier",
+        }
+    )
+    | POINTER_OPS
+    | READ_OPS - WRITE_OPS
+)
 _PURE_DIALECTS = ("arith.", "math.", "index.", "scf.", "cf.")
 #: Ops that are pure unless their ``pure`` attribute is false.
 _MAYBE_PURE = frozenset({"tt.elementwise_inline_asm", "tt.extern_elementwise"})
@@ -248,14 +307,17 @@ def _collect(module) -> tuple[list[_Op], dict[int, _Block]]:
             block_id = block.id()
             if block_id not in blocks:
                 args = [block.get_argument(i) for i in range(block.get_num_arguments())]
-                blocks[block_id] = _Block(block.get_parent().id(),
-                                          [(a.id(), _is_pointer(str(a.get_type()))) for a in args])
+                blocks[block_id] = _Block(block.get_parent().id(), [(a.id(), _is_pointer(str(a.get_type()))) for a in args])
         operands = [op.get_operand(i) for i in range(op.get_num_operands())]
         results = [op.get_result(i) for i in range(op.get_num_results())]
-        rec = _Op(name=op.get_name(), operands=[v.id() for v in operands],
-                  pointer_operands=sum(_is_pointer(str(v.get_type())) for v in operands),
-                  results=[(r.id(), _is_pointer(str(r.get_type()))) for r in results], block=block_id,
-                  regions=[op.get_region(i).id() for i in range(op.get_num_regions())])
+        rec = _Op(
+            name=op.get_name(),
+            operands=[v.id() for v in operands],
+            pointer_operands=sum(_is_pointer(str(v.get_type())) for v in operands),
+            results=[(r.id(), _is_pointer(str(r.get_type()))) for r in results],
+            block=block_id,
+            regions=[op.get_region(i).id() for i in range(op.get_num_regions())],
+        )
         if rec.name == "tt.call":
             rec.callee = op.get_flat_symbol_ref_attr("callee")
         elif rec.name == "tt.func" and op.get_num_regions() and not op.get_region(0).empty():
@@ -300,7 +362,7 @@ class _Builder:
         self.entry_args = {a for args in self.functions.values() for a in args}
 
     def terminators(self, op: _Op, name: str, region: int | None = None) -> list[_Op]:
-        regions = op.regions if region is None else op.regions[region:region + 1]
+        regions = op.regions if region is None else op.regions[region : region + 1]
         return [t for r in regions for t in self.inside[r] if t.name == name]
 
     def single_block_args(self, op: _Op, region: int) -> list[int] | None:
@@ -337,7 +399,7 @@ class _Builder:
         for k, init in enumerate(inits):
             self.graph.flow([init], [carried[k], results[k]])
         for y in self.terminators(op, "scf.yield"):
-            for k, v in enumerate(y.operands[:len(carried)]):
+            for k, v in enumerate(y.operands[: len(carried)]):
                 self.graph.flow([v], [carried[k], results[k]])
         return True
 
@@ -346,13 +408,13 @@ class _Builder:
         if before is None or after is None:
             return self.generic(op)
         results = [r for r, _ in op.results]
-        for k, init in enumerate(op.operands[:len(before)]):
+        for k, init in enumerate(op.operands[: len(before)]):
             self.graph.flow([init], [before[k]])
         for c in self.terminators(op, "scf.condition", 0):
             for k, v in enumerate(c.operands[1:]):  # operand 0: the condition
-                self.graph.flow([v], after[k:k + 1] + results[k:k + 1])
+                self.graph.flow([v], after[k : k + 1] + results[k : k + 1])
         for y in self.terminators(op, "scf.yield", 1):
-            for k, v in enumerate(y.operands[:len(before)]):
+            for k, v in enumerate(y.operands[: len(before)]):
                 self.graph.flow([v], [before[k]])
         return True
 
@@ -360,7 +422,7 @@ class _Builder:
         """scf.if / scf.execute_region / scf.index_switch: results are what a region yields."""
         results = [r for r, _ in op.results]
         for y in self.terminators(op, "scf.yield"):
-            for k, v in enumerate(y.operands[:len(results)]):
+            for k, v in enumerate(y.operands[: len(results)]):
                 self.graph.flow([v], [results[k]])
         return not any(b.args for r in op.regions for b in self.region_blocks.get(r, []))
 
@@ -373,7 +435,7 @@ class _Builder:
             self.graph.flow([v], [a])
         results = [r for r, _ in op.results]
         for ret in self.returns[op.callee]:
-            for k, v in enumerate(ret.operands[:len(results)]):
+            for k, v in enumerate(ret.operands[: len(results)]):
                 self.graph.flow([v], [results[k]])
         return True
 
@@ -507,6 +569,7 @@ def analyze(ttir_text: str) -> WrittenParams:
                 graph.seeds[r].add(_LOADED)
     origins = graph.solve()
     pointers = frozenset(i for i, t in enumerate(types) if _is_pointer(t))
+
     def reached_by(nodes) -> frozenset[int]:
         reached: set[int] = set()
         for node in nodes:
@@ -521,8 +584,15 @@ def analyze(ttir_text: str) -> WrittenParams:
                 made.append("tt.int_to_ptr of a loaded integer")
             elif not (source & pointers) and _TOP not in source and source:
                 made.append("tt.int_to_ptr of an integer parameter")
-    return WrittenParams(kernel, types, pointers, reached_by(graph.written), reached_by(graph.updated),
-                         tuple(dict.fromkeys(made)), read_before_written(ops, origins, pointers))
+    return WrittenParams(
+        kernel,
+        types,
+        pointers,
+        reached_by(graph.written),
+        reached_by(graph.updated),
+        tuple(dict.fromkeys(made)),
+        read_before_written(ops, origins, pointers),
+    )
 
 
 #: Ops that read memory through their first operand and give what it held.

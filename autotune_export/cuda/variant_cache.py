@@ -2,6 +2,7 @@
 (``<cache>/variants/<key[:2]>/<key>.json``) and memoized derived artifacts (ptxas checks,
 assembled cubins: :func:`cached_artifact`). Keys are made by
 :meth:`autotune_export.cuda.triton_compile.VariantSpec.key`."""
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,6 @@ class CacheDirError(Exception):
     """The variant cache's folder cannot be written (it is a file, read-only, on a full disk):
     raised by :func:`compile_variants` before it compiles anything, naming the folder. The
     message is one line."""
-
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,8 +65,7 @@ def write_entry(path: pathlib.Path, key: str, payload: dict) -> None:
     _files.atomic_write(path, json.dumps(doc, sort_keys=True))
 
 
-def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material: bytes,
-                    compute: Callable[[], bytes]) -> bytes:
+def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material: bytes, compute: Callable[[], bytes]) -> bytes:
     """Content-addressed memo for derived artifacts (ptxas checks, assembled cubins).
 
     ``key_material`` is hashed (sha256) into ``<cache_dir>/<kind>/<hash[:2]>/<hash>``; the file
@@ -92,7 +90,6 @@ def cached_artifact(cache_dir: str | os.PathLike | None, kind: str, key_material
     return data
 
 
-
 def check_writable(root: str) -> None:
     """Raise CacheDirError unless a file can be made in ``<root>/variants`` (made if missing):
     a cache that cannot take the results would otherwise fail every variant's compilation."""
@@ -103,5 +100,7 @@ def check_writable(root: str) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise CacheDirError(f"the variant cache folder {root} cannot be written ({e.strerror or e}): give a writable "
-                            "one (--cache-dir, AUTOTUNE_EXPORT_CACHE_DIR) or build without the cache (--no-cache)") from None
+        raise CacheDirError(
+            f"the variant cache folder {root} cannot be written ({e.strerror or e}): give a writable "
+            "one (--cache-dir, AUTOTUNE_EXPORT_CACHE_DIR) or build without the cache (--no-cache)"
+        ) from None

@@ -25,8 +25,18 @@ from typing import TYPE_CHECKING, Iterator
 if TYPE_CHECKING:  # imported where a pool is made (new_pool): most commands make none
     import concurrent.futures
 
-__all__ = ["start", "stop", "standby", "without_main", "count", "check_jobs", "jobs_argument", "new_pool", "warm_up",
-           "NO_COMPILE_ENV"]
+__all__ = [
+    "start",
+    "stop",
+    "standby",
+    "without_main",
+    "count",
+    "check_jobs",
+    "jobs_argument",
+    "new_pool",
+    "warm_up",
+    "NO_COMPILE_ENV",
+]
 
 #: :data:`autotune_export.cuda.triton_compile.NO_COMPILE_ENV` (named here too, so that this
 #: module needs no Triton): while it is set, no compilation happens, and :func:`start` starts
@@ -48,8 +58,9 @@ def check_jobs(jobs: int | None) -> None:
     if isinstance(jobs, bool) or not isinstance(jobs, int):
         raise ValueError(f"jobs = {jobs!r}: expected a whole number of processes, at least 1")
     if jobs < 1:
-        raise ValueError(f"jobs = {jobs}: at least 1 process compiles (leave it out for one per core, "
-                         f"{os.cpu_count() or 1} here)")
+        raise ValueError(
+            f"jobs = {jobs}: at least 1 process compiles (leave it out for one per core, {os.cpu_count() or 1} here)"
+        )
 
 
 def jobs_argument(text: str) -> int:
@@ -100,8 +111,12 @@ def new_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
     import concurrent.futures
     import multiprocessing
 
-    return concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                                  initializer=_end_with_parent, initargs=(os.getpid(),))
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_end_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -220,10 +220,22 @@ COMMENT: /\/\/[^\n]*/
 """
 
 _TERMINALS = {
-    "COMMA": "','", "EQUAL": "'='", "LESSTHAN": "'<'", "MORETHAN": "'>'", "LSQB": "'['", "RSQB": "']'",
-    "INT": "an integer", "NAME": "a name", "STRING": "a string", "SET_NAME": "#hal.descriptor_set.layout",
-    "BINDING_NAME": "#hal.descriptor_set.binding", "$END": "the end of the layout",
-    "PUSH_CONSTANTS": "'push_constants'", "SETS": "'sets'", "FLAGS": "'flags'", "BINDINGS": "'bindings'",
+    "COMMA": "','",
+    "EQUAL": "'='",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "INT": "an integer",
+    "NAME": "a name",
+    "STRING": "a string",
+    "SET_NAME": "#hal.descriptor_set.layout",
+    "BINDING_NAME": "#hal.descriptor_set.binding",
+    "$END": "the end of the layout",
+    "PUSH_CONSTANTS": "'push_constants'",
+    "SETS": "'sets'",
+    "FLAGS": "'flags'",
+    "BINDINGS": "'bindings'",
 }
 _BINDING_FLAGS = ("ReadOnly", "Indirect")
 _DESCRIPTOR_TYPES = ("storage_buffer", "uniform_buffer")
@@ -303,8 +315,12 @@ def normalize_layout(body: str) -> tuple[str, list[tuple[int, int]]]:
                     bparts = [c for c in b.children if not (isinstance(c, lark.Token) and c.type == "BINDING_NAME")]
                     number, dtype = int(bparts[0]), str(bparts[1])
                     if dtype not in _DESCRIPTOR_TYPES:
-                        raise _LayoutError(f"unknown descriptor type '{dtype}'; expected {' or '.join(_DESCRIPTOR_TYPES)}", bparts[1].start_pos)
-                    bflags = _flag_names(bparts[2], _BINDING_FLAGS, "binding") if len(bparts) > 2 and bparts[2] is not None else []
+                        raise _LayoutError(
+                            f"unknown descriptor type '{dtype}'; expected {' or '.join(_DESCRIPTOR_TYPES)}", bparts[1].start_pos
+                        )
+                    bflags = (
+                        _flag_names(bparts[2], _BINDING_FLAGS, "binding") if len(bparts) > 2 and bparts[2] is not None else []
+                    )
                     key = (set_no, number)
                     if key in bindings:
                         raise _LayoutError(f"set {set_no} binding {number} is declared twice", b.meta.start_pos)
@@ -596,8 +612,13 @@ class _OpRewriter:
                 dict_span = (j, *d)
                 j = d[1] + 1
             elif (
-                t.kind == "punct" and t.text == "{" and j in match and region_end is None and old_region is None
-                and j + 1 < n and toks[j + 1].kind == "block"
+                t.kind == "punct"
+                and t.text == "{"
+                and j in match
+                and region_end is None
+                and old_region is None
+                and j + 1 < n
+                and toks[j + 1].kind == "block"
             ):
                 old_region = (j, match[j])
                 region_end = match[j]
@@ -638,7 +659,9 @@ class _OpRewriter:
         if not kept:
             self.edits.replace(toks[start - 1].end if start > 0 else toks[start].start, toks[close_i].end, "")
             return
-        self.edits.replace(toks[open_i].start, toks[close_i].end, "{" + ", ".join(_entry_text(self.text, toks, e) for e in kept) + "}")
+        self.edits.replace(
+            toks[open_i].start, toks[close_i].end, "{" + ", ".join(_entry_text(self.text, toks, e) for e in kept) + "}"
+        )
 
     def dispatch(self, i: int) -> None:
         """``flow.dispatch ... (operands) {hal.interface.bindings = [...]} : ...``: the attribute
@@ -664,7 +687,9 @@ class _OpRewriter:
                 return False
             pairs = _interface_bindings(toks, e)
             if pairs is None:
-                raise self.error(toks[e.first].start, "hal.interface.bindings is not a list of #hal.interface.binding<set, binding>")
+                raise self.error(
+                    toks[e.first].start, "hal.interface.bindings is not a list of #hal.interface.binding<set, binding>"
+                )
             if any(a >= b for a, b in zip(pairs, pairs[1:])):
                 raise self.error(
                     toks[e.first].start,

@@ -38,9 +38,20 @@ from autotune_export.dialects import grammar
 from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
-from autotune_export.ir.group import (CLAUSE_NAMES, GENERIC_OP_NAME, NONE_TYPE, OPTION_NAMES, SUGARED_OP_NAME, TORCH_DTYPES,
-                                      TRITON_DTYPES, TorchDtype,
-                                      AutotuneGroup, Param, TritonDtype, format_value)
+from autotune_export.ir.group import (
+    CLAUSE_NAMES,
+    GENERIC_OP_NAME,
+    NONE_TYPE,
+    OPTION_NAMES,
+    SUGARED_OP_NAME,
+    TORCH_DTYPES,
+    TRITON_DTYPES,
+    TorchDtype,
+    AutotuneGroup,
+    Param,
+    TritonDtype,
+    format_value,
+)
 from iree.compiler import ir
 from iree.compiler.dialects import hal
 from autotune_export.frontend import compat
@@ -54,7 +65,24 @@ _CLAUSES = CLAUSE_NAMES  # the op's schema (autotune_export.ir.group.CLAUSES)
 _PENDING = "autotune.pending"
 # Triton's type names (``u1`` is what Triton 3.x calls a Python bool, ``*u1`` a bool tensor;
 # ``i1`` is accepted too: both are tl.int1).
-_POINTER_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+_POINTER_TYPES = (
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u1",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "fp8e4nv",
+    "fp8e5",
+    "fp16",
+    "bf16",
+    "fp32",
+    "fp64",
+)
 _SCALAR_TYPES = ("i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64")
 
 
@@ -86,8 +114,9 @@ def new_context():
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> lark.Lark:
-    return lark.Lark(grammar("autotuning.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=False,
-                     cache=True)  # lark keeps the LALR tables in a temp file keyed by grammar and options
+    return lark.Lark(
+        grammar("autotuning.lark"), parser="lalr", propagate_positions=True, maybe_placeholders=False, cache=True
+    )  # lark keeps the LALR tables in a temp file keyed by grammar and options
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,7 +415,9 @@ class _OpReader:
             tree = _parser().parse(text)
         except lark.exceptions.UnexpectedCharacters as err:
             pos = err.pos_in_stream
-            raise DiagnosticError.at(self.loc_at(pos), f"unexpected character {_describe(text, pos)}{self._context(pos)}") from None
+            raise DiagnosticError.at(
+                self.loc_at(pos), f"unexpected character {_describe(text, pos)}{self._context(pos)}"
+            ) from None
         except lark.exceptions.UnexpectedToken as err:
             raise self._wrong_token(err) from None
         except lark.exceptions.UnexpectedEOF:  # pragma: no cover - LALR reports UnexpectedToken
@@ -415,8 +446,9 @@ class _OpReader:
             after = _skip_trivia(text, m.end())
             if word not in _CLAUSES and after < len(text) and text[after] == "(":
                 return DiagnosticError.at(
-                    self.loc_at(pos), f"unknown clause '{word}' in {SUGARED_OP_NAME}; expected one of: {', '.join(_CLAUSES)}"
-                    + did_you_mean(word, _CLAUSES)
+                    self.loc_at(pos),
+                    f"unknown clause '{word}' in {SUGARED_OP_NAME}; expected one of: {', '.join(_CLAUSES)}"
+                    + did_you_mean(word, _CLAUSES),
                 )
         context = self._context(pos)
         if expected == {"LPAR"}:
@@ -461,7 +493,9 @@ class _OpReader:
             name = _symbol_name(tok)
             if name in seen:
                 raise DiagnosticError.at(
-                    self.loc_of(tok), f"variant @{name} is listed twice", [Diagnostic("note", "first listed here", self.loc_of(seen[name]))]
+                    self.loc_of(tok),
+                    f"variant @{name} is listed twice",
+                    [Diagnostic("note", "first listed here", self.loc_of(seen[name]))],
                 )
             seen[name] = tok
         group.variants = list(seen)
@@ -481,8 +515,10 @@ class _OpReader:
     def clause_kernel_source(self, group, node):
         text = _string(node.children[0])
         if not text.strip():
-            raise self.error(node.children[0], "empty kernel_source(...): it holds the Python text of a module defining "
-                                               "the kernel named in triton(...)")
+            raise self.error(
+                node.children[0],
+                "empty kernel_source(...): it holds the Python text of a module defining the kernel named in triton(...)",
+            )
         group.kernel_source = text
 
     def clause_signature(self, group, node):
@@ -495,7 +531,9 @@ class _OpReader:
             hint = int(hint_text) if hint_text else 0
             if name in seen:
                 raise DiagnosticError.at(
-                    self.loc_of(name_tok), f"parameter '{name}' is declared twice", [Diagnostic("note", "first declared here", self.loc_of(seen[name]))]
+                    self.loc_of(name_tok),
+                    f"parameter '{name}' is declared twice",
+                    [Diagnostic("note", "first declared here", self.loc_of(seen[name]))],
                 )
             seen[name] = name_tok
             self.items[f"signature.{name}"] = self.loc_of(name_tok)
@@ -508,9 +546,15 @@ class _OpReader:
             elif descriptor_refusal(name, typ):
                 raise self.error(type_tok, descriptor_refusal(name, typ))
             elif base not in allowed:
-                choices = [("*" if typ.startswith("*") else "") + t for t in allowed] + ([] if typ.startswith("*") else [NONE_TYPE])
-                raise self.error(type_tok, f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: " + ", ".join(choices)
-                                       + did_you_mean(typ, choices))
+                choices = [("*" if typ.startswith("*") else "") + t for t in allowed] + (
+                    [] if typ.startswith("*") else [NONE_TYPE]
+                )
+                raise self.error(
+                    type_tok,
+                    f"unknown Triton type '{typ}' for parameter '{name}'; expected one of: "
+                    + ", ".join(choices)
+                    + did_you_mean(typ, choices),
+                )
             output = False
             if len(p.children) > 2:
                 for flag in p.children[2].children:
@@ -520,7 +564,9 @@ class _OpReader:
                 if output and not typ.startswith("*"):
                     raise self.error(p.children[2], f"'{name}' is marked {{output}} but is not a pointer")
             if hint == 16 and typ not in ("i32", "u32") and not typ.startswith("*"):
-                raise self.error(type_tok, f"'{name}: {typ}:16': only pointers and i32/u32 scalars take the divisibility hint ':16'")
+                raise self.error(
+                    type_tok, f"'{name}: {typ}:16': only pointers and i32/u32 scalars take the divisibility hint ':16'"
+                )
             if hint == 1 and typ not in ("i32", "u32"):
                 raise self.error(type_tok, f"'{name}: {typ}:1': only i32/u32 scalars take the hint ':1' (equal to 1)")
             params.append(Param(name, typ, output, hint))
@@ -587,8 +633,11 @@ class _OpReader:
             key_tok, *value_nodes = child.children
             key = str(key_tok)
             if key in seen:
-                raise DiagnosticError.at(self.loc_of(key_tok), f"'{key}' is given twice in product(...)",
-                                         [Diagnostic("note", "first given here", self.loc_of(seen[key]))])
+                raise DiagnosticError.at(
+                    self.loc_of(key_tok),
+                    f"'{key}' is given twice in product(...)",
+                    [Diagnostic("note", "first given here", self.loc_of(seen[key]))],
+                )
             seen[key] = key_tok
             self.items[f"space.{key}"] = self.loc_of(key_tok)
             values = [self._config_value(key_tok, v) for v in value_nodes]
@@ -676,12 +725,21 @@ class _OpReader:
             key = tuple(int(str(v)) for v in values)
             for tok, v in zip(values, key):
                 if not fits_i64(v):
-                    raise self.error(tok, f"workload value {v} in choices(...) does not fit in a 64-bit signed integer "
-                                          "(the dispatch's workload values are i64)")
+                    raise self.error(
+                        tok,
+                        f"workload value {v} in choices(...) does not fit in a 64-bit signed integer "
+                        "(the dispatch's workload values are i64)",
+                    )
             if key in seen:
                 raise DiagnosticError(
-                    [Diagnostic("error", f"workload [{', '.join(map(str, key))}] is given twice in choices(...)", self.loc_of(sym),
-                                [Diagnostic("note", "first given here", self.loc_of(seen[key]))])]
+                    [
+                        Diagnostic(
+                            "error",
+                            f"workload [{', '.join(map(str, key))}] is given twice in choices(...)",
+                            self.loc_of(sym),
+                            [Diagnostic("note", "first given here", self.loc_of(seen[key]))],
+                        )
+                    ]
                 )
             seen[key] = sym
             out.append((key, _symbol_name(sym)))
@@ -705,7 +763,9 @@ class _OpReader:
         group.divisible = guards["divisible_by_16"]
         group.equal_one = guards["equal_to_1"]
         if not group.divisible and not group.equal_one:
-            raise self.error(node, "specialized([...]) needs divisible_by_16 = [...] or equal_to_1 = [...] naming the constants it assumes")
+            raise self.error(
+                node, "specialized([...]) needs divisible_by_16 = [...] or equal_to_1 = [...] naming the constants it assumes"
+            )
 
     def clause_default(self, group, node):
         group.default = _symbol_name(node.children[0])
@@ -723,8 +783,11 @@ class _OpReader:
         seen: dict[str, lark.Token] = {}
         for tok in node.children:
             if str(tok) in seen:
-                raise DiagnosticError.at(self.loc_of(tok), f"'{tok}' appears twice in {clause}(...)",
-                                         [Diagnostic("note", "first given here", self.loc_of(seen[str(tok)]))])
+                raise DiagnosticError.at(
+                    self.loc_of(tok),
+                    f"'{tok}' appears twice in {clause}(...)",
+                    [Diagnostic("note", "first given here", self.loc_of(seen[str(tok)]))],
+                )
             seen[str(tok)] = tok
             if tok.type == "INT" and not fits_i64(int(tok)):
                 raise self.error(tok, f"result index {tok} in {clause}(...) does not fit in a 64-bit signed integer")
@@ -744,24 +807,36 @@ class _OpReader:
             for tok in toks:
                 if group.variants is not None:
                     if tok.type != "INT":
-                        raise self.error(tok, f"in the variants([...]) form {clause}(...) takes result indices of the group's "
-                                              f"dispatches (0, 1, ...), not names; '{tok}' is a name")
+                        raise self.error(
+                            tok,
+                            f"in the variants([...]) form {clause}(...) takes result indices of the group's "
+                            f"dispatches (0, 1, ...), not names; '{tok}' is a name",
+                        )
                     continue
                 if tok.type == "INT":
-                    raise self.error(tok, f"in the triton(...) form {clause}(...) names {{output}} parameters of the "
-                                          f"signature, not result indices; {tok} is an index")
+                    raise self.error(
+                        tok,
+                        f"in the triton(...) form {clause}(...) names {{output}} parameters of the "
+                        f"signature, not result indices; {tok} is an index",
+                    )
                 if group.signature is None:
                     continue  # reported as a missing signature(...)
                 param = next((p for p in group.signature if p.name == str(tok)), None)
                 if param is None:
-                    raise self.error(tok, f"{clause}(...) names '{tok}', which is not a parameter of the signature "
-                                          f"({', '.join(p.name for p in group.signature)})"
-                                          + did_you_mean(str(tok), [p.name for p in group.signature if p.output]))
+                    raise self.error(
+                        tok,
+                        f"{clause}(...) names '{tok}', which is not a parameter of the signature "
+                        f"({', '.join(p.name for p in group.signature)})"
+                        + did_you_mean(str(tok), [p.name for p in group.signature if p.output]),
+                    )
                 if not (param.is_pointer and param.output):
-                    raise self.error(tok, f"{clause}(...) names '{tok}', which is not an {{output}} pointer: IREE treats "
-                                          "dispatch operands as immutable, so only what the dispatch returns can be "
-                                          f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}"
-                                          + (f"; mark it '{tok}: {param.type} {{output}}'" if param.is_pointer else ""))
+                    raise self.error(
+                        tok,
+                        f"{clause}(...) names '{tok}', which is not an {{output}} pointer: IREE treats "
+                        "dispatch operands as immutable, so only what the dispatch returns can be "
+                        f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}"
+                        + (f"; mark it '{tok}: {param.type} {{output}}'" if param.is_pointer else ""),
+                    )
 
     def _offset(self, tok: lark.Token, col: int) -> Location:
         """Location of character ``col`` (0-based) inside token ``tok``."""
@@ -775,27 +850,38 @@ class _OpReader:
         if group.variants is not None and group.triton is not None:
             raise DiagnosticError.at(locs["triton"], "give either variants([...]) or triton(...), not both")
         if group.variants is None and group.triton is None:
-            raise DiagnosticError.at(group.location, f"@{group.name} needs variants([...]) or triton(\"file.py\", \"kernel\")")
+            raise DiagnosticError.at(group.location, f'@{group.name} needs variants([...]) or triton("file.py", "kernel")')
         if group.kernel_source is not None and group.triton is None:
-            raise DiagnosticError.at(locs["kernel_source"], "kernel_source(...) holds the module of the kernel named in "
-                                                            "triton(\"file.py\", \"kernel\"); it needs that clause")
+            raise DiagnosticError.at(
+                locs["kernel_source"],
+                'kernel_source(...) holds the module of the kernel named in triton("file.py", "kernel"); it needs that clause',
+            )
         self._check_output_refs(group)
         if group.default is not None and group.variants is not None and group.default not in group.variants:
             raise DiagnosticError.at(locs["default"], f"default(@{group.default}) is not one of the variants")
         if group.choices is not None:
             if group.variants is None:
-                raise DiagnosticError.at(locs["choices"], "choices(...) names variants: it applies to the variants([...]) form (autotune-export --tuning-results writes it after materializing)")
+                raise DiagnosticError.at(
+                    locs["choices"],
+                    "choices(...) names variants: it applies to the variants([...]) form (autotune-export --tuning-results writes it after materializing)",
+                )
             for _, v in group.choices:
                 if v not in group.variants:
                     raise DiagnosticError.at(locs["choices"], f"choices(...) picks @{v}, which is not one of the variants")
             if len({len(k) for k, _ in group.choices}) > 1:
                 raise DiagnosticError.at(locs["choices"], "every workload of choices(...) must have the same number of values")
         if group.tune_workload is not None and len({len(w) for w in group.tune_workload}) > 1:
-            raise DiagnosticError.at(locs["tune_workload"], "every workload of tune_workload([...], [...]) must give one value per host argument (they differ in length)")
+            raise DiagnosticError.at(
+                locs["tune_workload"],
+                "every workload of tune_workload([...], [...]) must give one value per host argument (they differ in length)",
+            )
         if group.variants is not None:
             for clause in ("signature", "configs", "workload", "grid"):
                 if clause in locs:
-                    raise DiagnosticError.at(locs[clause], f"'{clause}' only applies to the triton(...) form; the variants([...]) form takes its layout and workload from the exports")
+                    raise DiagnosticError.at(
+                        locs[clause],
+                        f"'{clause}' only applies to the triton(...) form; the variants([...]) form takes its layout and workload from the exports",
+                    )
             if group.specialized is not None and len(group.specialized) != len(group.variants):
                 raise DiagnosticError.at(
                     locs["specialized"],
@@ -803,7 +889,10 @@ class _OpReader:
                 )
             return
         if "specialized" in locs:
-            raise DiagnosticError.at(locs["specialized"], "'specialized' only applies to the variants([...]) form; in the triton(...) form write ':16' hints in the signature")
+            raise DiagnosticError.at(
+                locs["specialized"],
+                "'specialized' only applies to the variants([...]) form; in the triton(...) form write ':16' hints in the signature",
+            )
         for clause in ("signature", "workload", "grid"):
             if clause not in locs:
                 raise DiagnosticError.at(group.location, f"@{group.name}: the triton(...) form needs a {clause}(...) clause")
@@ -814,7 +903,10 @@ class _OpReader:
             if name in pointers:
                 raise self.error(tok, f"workload value '{name}' is a pointer; the workload is made of integer scalars")
             if name in nones:
-                raise self.error(tok, f"workload value '{name}' is none (the call passes None, so the dispatch does not pass it); the workload is made of integer scalars")
+                raise self.error(
+                    tok,
+                    f"workload value '{name}' is none (the call passes None, so the dispatch does not pass it); the workload is made of integer scalars",
+                )
         in_scope = set(group.workload) | set(OPTION_NAMES)
         if group.configs is not None:
             in_scope |= set(group.constexpr_keys())
@@ -824,11 +916,19 @@ class _OpReader:
                     continue
                 where = self._offset(tok, nm.column - 1)
                 if nm.name in scalars:
-                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid")
+                    raise DiagnosticError.at(
+                        where, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid"
+                    )
                 if nm.name in pointers:
-                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is a pointer; grids are computed from the workload and config constants")
+                    raise DiagnosticError.at(
+                        where,
+                        f"grid uses '{nm.name}', which is a pointer; grids are computed from the workload and config constants",
+                    )
                 if nm.name in nones:
-                    raise DiagnosticError.at(where, f"grid uses '{nm.name}', which is none (the call passes None); grids are computed from the workload and config constants")
+                    raise DiagnosticError.at(
+                        where,
+                        f"grid uses '{nm.name}', which is none (the call passes None); grids are computed from the workload and config constants",
+                    )
                 # Without configs([...]) the constexprs come from the kernel's triton.autotune
                 # configs; materialize-triton-variants checks the names then.
                 if group.configs is not None:
@@ -853,7 +953,10 @@ class _OpReader:
                 try:
                     grid_mod.fold(expr, {**env, **{w: f"%{w}" for w in group.workload}})
                 except grid_mod.GridError as err:
-                    raise DiagnosticError.at(self._offset(tok, err.column - 1 if err.column else lead), f"{err} for config {{{', '.join(f'{k} = {format_value(v)}' for k, v in cfg)}}}") from None
+                    raise DiagnosticError.at(
+                        self._offset(tok, err.column - 1 if err.column else lead),
+                        f"{err} for config {{{', '.join(f'{k} = {format_value(v)}' for k, v in cfg)}}}",
+                    ) from None
 
 
 @functools.lru_cache(maxsize=1)
@@ -919,7 +1022,11 @@ def _string(tok, start: int = 0) -> str:
             out.append(chr(int(text[i + 1 : i + 3], 16)))
             i += 3
         else:
-            raise _StringError(f"unknown escape '\\{nxt}' in string literal; MLIR strings take \\\", \\\\, \\n, \\t and \\XX (two hex digits)", tok, i)
+            raise _StringError(
+                f"unknown escape '\\{nxt}' in string literal; MLIR strings take \\\", \\\\, \\n, \\t and \\XX (two hex digits)",
+                tok,
+                i,
+            )
     return "".join(out)
 
 
@@ -938,11 +1045,11 @@ def _value(node) -> Any:
         return None
     if kind == "dtype_value":
         if str(tok).startswith("torch."):
-            name = str(tok)[len("torch."):]
+            name = str(tok)[len("torch.") :]
             if name not in TORCH_DTYPES:
                 raise _DtypeError(tok, "torch", TORCH_DTYPES)
             return TorchDtype(name)
-        name = str(tok)[len("tl."):]
+        name = str(tok)[len("tl.") :]
         if name not in TRITON_DTYPES:
             raise _DtypeError(tok)
         return TritonDtype(name)
@@ -955,8 +1062,11 @@ class _DtypeError(ValueError):
 
     def __init__(self, token, prefix: str = "tl", names=TRITON_DTYPES):
         what = "Triton" if prefix == "tl" else "torch"
-        super().__init__(f"unknown {what} dtype '{token}' in configs(...); expected one of: "
-                         + ", ".join(f"{prefix}.{n}" for n in names) + did_you_mean(str(token), [f"{prefix}.{n}" for n in names]))
+        super().__init__(
+            f"unknown {what} dtype '{token}' in configs(...); expected one of: "
+            + ", ".join(f"{prefix}.{n}" for n in names)
+            + did_you_mean(str(token), [f"{prefix}.{n}" for n in names])
+        )
         self.token = token
 
 
@@ -1055,7 +1165,6 @@ def parse_source(source: SourceFile, context=None):
     Raises DiagnosticError (locations name ``source.name``) for any syntax or verifier error.
     """
 
-
     # Older IREE spellings -> the installed IREE's, every line kept where it was.
     source = SourceFile(compat.normalize(source.text, source.name), source.name, source.base_dir)
     generic_text, groups, colmap = _lower(source)
@@ -1080,7 +1189,9 @@ def parse_source(source: SourceFile, context=None):
         grp = _checked_group(op, source.name, colmap, sugared)
         if parent is None or not isinstance(parent.opview, hal.ExecutableSourceOp):
             where = parent.name if parent is not None else "the module"
-            raise DiagnosticError.at(grp.location, f"{SUGARED_OP_NAME} must be directly inside a hal.executable.source, not {where}")
+            raise DiagnosticError.at(
+                grp.location, f"{SUGARED_OP_NAME} must be directly inside a hal.executable.source, not {where}"
+            )
         key = (id(parent), grp.name)
         if key not in seen:
             exports = _export_locations(parent, source.name, colmap)
@@ -1099,8 +1210,10 @@ def _with_clauses(loc, group: AutotuneGroup):
     (``loc(fused["-":3:3, "triton"("-":4:7), "triton.kernel"("-":4:22), ...])``, positions in
     the parser's buffer ``-`` as the op's own), so that passes reading the op report at the
     clause (:meth:`AutotuneGroup.at`); :func:`location_of` still gives the op's position."""
-    parts = [ir.Location.name(key, childLoc=ir.Location.file("-", where.line, where.col))
-             for key, where in group.clause_locations.items()]
+    parts = [
+        ir.Location.name(key, childLoc=ir.Location.file("-", where.line, where.col))
+        for key, where in group.clause_locations.items()
+    ]
     return ir.Location.fused([loc, *parts]) if parts else loc
 
 
@@ -1121,7 +1234,9 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
             raise TypeError("sym_name must be a string")
         sugar = group.to_sugar()
     except KeyError as err:
-        raise DiagnosticError.at(loc, f"{what} without the attribute {err}; write the op as {SUGARED_OP_NAME} @name ...") from None
+        raise DiagnosticError.at(
+            loc, f"{what} without the attribute {err}; write the op as {SUGARED_OP_NAME} @name ..."
+        ) from None
     except (TypeError, ValueError, IndexError, AttributeError) as err:
         raise DiagnosticError.at(loc, f"malformed {what}: {err}; write the op as {SUGARED_OP_NAME} @name ...") from None
     try:
@@ -1135,7 +1250,6 @@ def _checked_group(op, filename: str, colmap: ColumnMap, sugared: set[tuple[int,
 
 def _source_name(source) -> str:
     if "sym_name" in source.attributes:
-
         return symbol(source.attributes["sym_name"].value)
     return "the executable"
 

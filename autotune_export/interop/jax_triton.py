@@ -124,13 +124,35 @@ _DTYPES = {
 }
 #: MLIR element type (the second half of :data:`_DTYPES`) -> its constructor in the bindings.
 _ELEMENT_TYPES = {
-    "i1": lambda: ir.IntegerType.get_signless(1), "i8": lambda: ir.IntegerType.get_signless(8),
-    "i16": lambda: ir.IntegerType.get_signless(16), "i32": lambda: ir.IntegerType.get_signless(32),
-    "i64": lambda: ir.IntegerType.get_signless(64), "f16": ir.F16Type.get, "bf16": ir.BF16Type.get,
-    "f32": ir.F32Type.get, "f64": ir.F64Type.get, "f8E4M3FN": ir.Float8E4M3FNType.get, "f8E5M2": ir.Float8E5M2Type.get,
+    "i1": lambda: ir.IntegerType.get_signless(1),
+    "i8": lambda: ir.IntegerType.get_signless(8),
+    "i16": lambda: ir.IntegerType.get_signless(16),
+    "i32": lambda: ir.IntegerType.get_signless(32),
+    "i64": lambda: ir.IntegerType.get_signless(64),
+    "f16": ir.F16Type.get,
+    "bf16": ir.BF16Type.get,
+    "f32": ir.F32Type.get,
+    "f64": ir.F64Type.get,
+    "f8E4M3FN": ir.Float8E4M3FNType.get,
+    "f8E5M2": ir.Float8E5M2Type.get,
 }
-_ITEMSIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2, "int32": 4, "uint32": 4,
-             "float32": 4, "int64": 8, "uint64": 8, "float64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
+_ITEMSIZE = {
+    "bool": 1,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "float16": 2,
+    "bfloat16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "float64": 8,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+}
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -139,8 +161,17 @@ def _dtype_name(dtype: Any) -> str:
     if not isinstance(name, str):
         name = getattr(dtype, "__name__", None) or str(dtype)
     name = str(name).lower()
-    aliases = {"float": "float32", "f32": "float32", "f16": "float16", "half": "float16", "bf16": "bfloat16",
-               "i32": "int32", "int": "int32", "bool_": "bool", "i1": "bool"}
+    aliases = {
+        "float": "float32",
+        "f32": "float32",
+        "f16": "float16",
+        "half": "float16",
+        "bf16": "bfloat16",
+        "i32": "int32",
+        "int": "int32",
+        "bool_": "bool",
+        "i1": "bool",
+    }
     return aliases.get(name, name)
 
 
@@ -291,9 +322,7 @@ def locate_kernel(kernel: Any) -> tuple[str, str]:
     elif _wraps(kernel, k.jit):
         candidates.append(k.name)
     if not candidates:
-        raise KernelNotImportableError(
-            f"kernel '{k.name}' is not a module-level name of {path}; pass kernel_source=(path, name)"
-        )
+        raise KernelNotImportableError(f"kernel '{k.name}' is not a module-level name of {path}; pass kernel_source=(path, name)")
     return os.path.abspath(path), candidates[0]
 
 
@@ -311,9 +340,11 @@ def _captured(k: _Kernel, why: KernelNotImportableError) -> tuple[str, str, str]
     tuner = k.autotuner
     try:
         text = kernel_capture.capture(
-            k.jit, reset_to_zero=tuple(getattr(tuner, "reset_to_zero", None) or ()),
+            k.jit,
+            reset_to_zero=tuple(getattr(tuner, "reset_to_zero", None) or ()),
             restore_value=tuple(getattr(tuner, "restore_value", None) or ()),
-            pre_hook=bool(getattr(tuner, "user_defined_pre_hook", False)) if tuner is not None else False)
+            pre_hook=bool(getattr(tuner, "user_defined_pre_hook", False)) if tuner is not None else False,
+        )
     except kernel_capture.CaptureError as err:
         raise KernelNotImportableError(f"{err}; or pass kernel_source=(path, name) of a module-level kernel") from why
     fn = k.jit.fn
@@ -424,9 +455,7 @@ def _grid_exprs(grid: Any, metas: list[dict[str, Any]], envs: list[dict[str, int
     def check(exprs: list[str]) -> bool:
         try:
             parsed = [grid_mod.parse(e) for e in exprs]
-            return all(
-                tuple(grid_mod.evaluate(p, env) for p in parsed) == c for env, c in zip(envs, concrete)
-            )
+            return all(tuple(grid_mod.evaluate(p, env) for p in parsed) == c for env, c in zip(envs, concrete))
         except grid_mod.GridError:
             return False
 
@@ -513,24 +542,40 @@ def _is_static_scalar(value: Any) -> bool:
     return type(value).__name__ == "float32" and type(value).__module__ == "numpy"
 
 
-def _variants(k: _Kernel, metaparams: dict, named_args: dict, num_warps, num_stages, num_ctas,
-              capability: int | None, convention, positional: Mapping[str, Any] | None = None,
-              keywords: Sequence[str] = ()) -> list:
+def _variants(
+    k: _Kernel,
+    metaparams: dict,
+    named_args: dict,
+    num_warps,
+    num_stages,
+    num_ctas,
+    capability: int | None,
+    convention,
+    positional: Mapping[str, Any] | None = None,
+    keywords: Sequence[str] = (),
+) -> list:
     """The variants the call compiles (:func:`autotune_export.cuda.launch_model.launch_variants`,
     under ``convention``: jax-triton's or Triton's rules for metaparameters, heuristics and
     ``prune_configs_by``), with Triton's driver answering for ``capability`` while pruning."""
     kwargs = dict(metaparams)
-    for key, value, default in (("num_warps", num_warps, None), ("num_stages", num_stages, None),
-                                ("num_ctas", num_ctas, 1)):
+    for key, value, default in (("num_warps", num_warps, None), ("num_stages", num_stages, None), ("num_ctas", num_ctas, 1)):
         if value is not None and value != default:
             kwargs[key] = value
     if convention is launch_model.JAX_TRITON and k.autotuner is not None:
         for key in ("num_warps", "num_stages", "num_ctas"):
             kwargs.pop(key, None)  # jax-triton takes them from the configs
     try:
-        return list(launch_model.launch_variants(k.model, named_args, kwargs, convention=convention,
-                                                 capability=capability, positional=positional,
-                                                 keywords=keywords).variants)
+        return list(
+            launch_model.launch_variants(
+                k.model,
+                named_args,
+                kwargs,
+                convention=convention,
+                capability=capability,
+                positional=positional,
+                keywords=keywords,
+            ).variants
+        )
     except launch_model.LaunchModelError as err:
         if err.stage == "prune":
             raise JaxTritonError(f"prune_configs_by of the triton.autotune kernel '{k.name}': {err}") from None
@@ -550,8 +595,9 @@ def _config_value(v: Any, key: str) -> Any:
         return _config_value(inner, key)
     if type(v).__module__.startswith("numpy") and hasattr(v, "item"):
         return v.item()
-    raise JaxTritonError(f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool, str, None, a Triton "
-                         "dtype or a torch dtype")
+    raise JaxTritonError(
+        f"constexpr '{key}' = {v!r}: a config value must be an int, float, bool, str, None, a Triton dtype or a torch dtype"
+    )
 
 
 def triton_call_to_mlir(
@@ -630,21 +676,55 @@ def triton_call_to_mlir(
     ``output`` cannot be written.
     """
     del custom_call_target_name, enable_fp_fusion, debug, serialized_metadata
-    return _call_to_mlir(args, kernel=kernel, out_shape=out_shape, grid=grid, num_warps=num_warps, num_stages=num_stages,
-                         num_ctas=num_ctas, input_output_aliases=input_output_aliases, zeroed_outputs=zeroed_outputs,
-                         name=name, target=target, kernel_source=kernel_source, relative_to=relative_to, output=output,
-                         output_params=output_params, compute_capability=compute_capability, metaparams=metaparams,
-                         convention=launch_model.JAX_TRITON, origin="autotune_export.interop.jax_triton.triton_call_to_mlir")
+    return _call_to_mlir(
+        args,
+        kernel=kernel,
+        out_shape=out_shape,
+        grid=grid,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        num_ctas=num_ctas,
+        input_output_aliases=input_output_aliases,
+        zeroed_outputs=zeroed_outputs,
+        name=name,
+        target=target,
+        kernel_source=kernel_source,
+        relative_to=relative_to,
+        output=output,
+        output_params=output_params,
+        compute_capability=compute_capability,
+        metaparams=metaparams,
+        convention=launch_model.JAX_TRITON,
+        origin="autotune_export.interop.jax_triton.triton_call_to_mlir",
+    )
 
 
-def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any, num_warps: int | None,
-                  num_stages: int | None, num_ctas: int, input_output_aliases: Mapping[int, int] | None,
-                  zeroed_outputs: Sequence[int] | Callable[[dict], Sequence[int]], name: str, target: str,
-                  kernel_source: tuple[str, str] | None, relative_to: str | None, output: str | os.PathLike | None,
-                  output_params: Sequence[str] | None, compute_capability: int | None, metaparams: dict,
-                  convention: launch_model.Convention, origin: str, host_outputs: Sequence[str] = (),
-                  positional_constexprs: Mapping[str, Any] | None = None, origin_note: str = "",
-                  keyword_arguments: Sequence[str] = ()) -> str:
+def _call_to_mlir(
+    args: Sequence[Any],
+    *,
+    kernel: Any,
+    out_shape: Any,
+    grid: Any,
+    num_warps: int | None,
+    num_stages: int | None,
+    num_ctas: int,
+    input_output_aliases: Mapping[int, int] | None,
+    zeroed_outputs: Sequence[int] | Callable[[dict], Sequence[int]],
+    name: str,
+    target: str,
+    kernel_source: tuple[str, str] | None,
+    relative_to: str | None,
+    output: str | os.PathLike | None,
+    output_params: Sequence[str] | None,
+    compute_capability: int | None,
+    metaparams: dict,
+    convention: launch_model.Convention,
+    origin: str,
+    host_outputs: Sequence[str] = (),
+    positional_constexprs: Mapping[str, Any] | None = None,
+    origin_note: str = "",
+    keyword_arguments: Sequence[str] = (),
+) -> str:
     """:func:`triton_call_to_mlir`'s work, shared with the PyTorch-style launch
     (:func:`autotune_export.interop.launch.launch_to_mlir`): ``convention`` is the launch
     semantics (:mod:`autotune_export.cuda.launch_model`: jax-triton's or Triton's), ``origin``
@@ -670,16 +750,18 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         raise JaxTritonError("`out_shape` lists no output")
     runtime = k.runtime_names
     if output_params is None:  # jax-triton: the outputs are the last parameters
-        in_names, out_names = runtime[:len(flat)], runtime[len(flat):]
+        in_names, out_names = runtime[: len(flat)], runtime[len(flat) :]
     else:
         out_names = list(output_params)
         bad = [p for p in out_names if p not in runtime]
         if bad:
-            raise JaxTritonError(f"output_params: '{bad[0]}' is not a non-constexpr parameter of '{k.name}' "
-                                 f"({', '.join(runtime)})")
+            raise JaxTritonError(
+                f"output_params: '{bad[0]}' is not a non-constexpr parameter of '{k.name}' ({', '.join(runtime)})"
+            )
         if len(set(out_names)) != len(out_names) or len(out_names) != len(outs):
-            raise JaxTritonError(f"output_params names {len(out_names)} parameter(s) ({', '.join(out_names)}), "
-                                 f"but there are {len(outs)} output(s)")
+            raise JaxTritonError(
+                f"output_params names {len(out_names)} parameter(s) ({', '.join(out_names)}), but there are {len(outs)} output(s)"
+            )
         order = sorted(range(len(outs)), key=lambda j: runtime.index(out_names[j]))  # kernel order
         outs, out_names = [outs[j] for j in order], [out_names[j] for j in order]
         in_names = [p for p in runtime if p not in out_names]
@@ -710,9 +792,15 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
             call_args.append(_CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
         elif hasattr(a, "block_shape") and hasattr(a, "base"):
             # triton.tools.tensor_descriptor.TensorDescriptor: a host-side TMA descriptor.
-            raise JaxTritonError(descriptor_refusal(pname, f"tensordesc<{str(getattr(a.base, 'dtype', '?')).replace('torch.', '')}{list(a.block_shape)}>"))
+            raise JaxTritonError(
+                descriptor_refusal(
+                    pname, f"tensordesc<{str(getattr(a.base, 'dtype', '?')).replace('torch.', '')}{list(a.block_shape)}>"
+                )
+            )
         else:
-            raise JaxTritonError(f"argument {i} ('{pname}') is neither an array (.shape/.dtype), a static bool/int/float nor None: {type(a).__name__}")
+            raise JaxTritonError(
+                f"argument {i} ('{pname}') is neither an array (.shape/.dtype), a static bool/int/float nor None: {type(a).__name__}"
+            )
     out_args: list[_CallArg] = []
     for j, o in enumerate(outs):
         pname = out_names[j]
@@ -721,10 +809,21 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         tt, elem = _array_types(o.dtype, f"output {j} ('{pname}')")
         out_args.append(_CallArg(len(flat) + j, pname, o, True, "*" + tt, tuple(int(d) for d in o.shape), elem))
     # Arguments in an order the kernel does not have: say which one (not a compile error later).
-    wrong = call_mismatch(k.name, k.jit.fn, runtime, [
-        (f"output {a.index - len(flat)}" if a in out_args else f"argument {a.index}", a.name, a.is_array,
-         a.tensor_type if a.is_array else f"a static {a.triton_type} ({a.value!r})")
-        for a in call_args + out_args if a.triton_type != NONE_TYPE])
+    wrong = call_mismatch(
+        k.name,
+        k.jit.fn,
+        runtime,
+        [
+            (
+                f"output {a.index - len(flat)}" if a in out_args else f"argument {a.index}",
+                a.name,
+                a.is_array,
+                a.tensor_type if a.is_array else f"a static {a.triton_type} ({a.value!r})",
+            )
+            for a in call_args + out_args
+            if a.triton_type != NONE_TYPE
+        ],
+    )
     if wrong is not None:
         raise JaxTritonError(wrong)
 
@@ -747,9 +846,14 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         # scalars, and the constexprs given by position.
         # A strided view (launch_to_mlir: ``a.value.span``) answers with the view's own shape
         # and strides, as the tensor the library passed does; the module's argument is its span.
-        named_args = {a.name: (launch_model.TensorArgument(a.name, a.triton_type, *_view_of(a),
-                                                           getattr(a.value, "source_dtype", None)) if a.is_array else a.value)
-                      for a in call_args + out_args}
+        named_args = {
+            a.name: (
+                launch_model.TensorArgument(a.name, a.triton_type, *_view_of(a), getattr(a.value, "source_dtype", None))
+                if a.is_array
+                else a.value
+            )
+            for a in call_args + out_args
+        }
         named_args = {p: named_args[p] for p in runtime if p in named_args}
         named_args.update(positional_constexprs or {})
     else:
@@ -758,8 +862,18 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         capability = parse_target(target).capability
     except TargetError:
         capability = None  # the header comment names it; the CLI's --target decides
-    variants = _variants(k, metaparams, named_args, num_warps, num_stages, num_ctas, capability, convention,
-                         positional_constexprs, keyword_arguments)
+    variants = _variants(
+        k,
+        metaparams,
+        named_args,
+        num_warps,
+        num_stages,
+        num_ctas,
+        capability,
+        convention,
+        positional_constexprs,
+        keyword_arguments,
+    )
 
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
     # A constexpr named like a launch option has the option's value (Triton binds the
@@ -777,14 +891,19 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         if cfg.maxnreg is not None:
             row.append(("maxnreg", int(cfg.maxnreg)))
         rows.append(row)
-        given = {c: value for c, value in v.constexprs if c in metaparams or c in dict(cfg.kwargs)
-                 or c in dict(k.model.heuristics()) or c in (positional_constexprs or {})}
+        given = {
+            c: value
+            for c, value in v.constexprs
+            if c in metaparams or c in dict(cfg.kwargs) or c in dict(k.model.heuristics()) or c in (positional_constexprs or {})
+        }
         if convention is launch_model.TRITON:
             # Triton's launcher calls grid(bound_args): every argument of the kernel by name.
             metas.append({**named_args, **dict(v.constexprs)})
         else:
             metas.append({**metaparams, **given})
-        envs.append({key: val for key, val in row if key not in OPTION_NAMES and isinstance(val, int) and not isinstance(val, bool)})
+        envs.append(
+            {key: val for key, val in row if key not in OPTION_NAMES and isinstance(val, int) and not isinstance(val, bool)}
+        )
     grid_exprs, _how = _grid_exprs(grid, metas, envs)
 
     zeroed: set[int] = set()
@@ -811,8 +930,10 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
     group = AutotuneGroup(
         name=kname,
         triton=(path, attr),
-        signature=sorted([Param(a.name, a.triton_type) for a in call_args] + [Param(o.name, o.triton_type, True) for o in out_args],
-                         key=lambda p: runtime.index(p.name)),  # the kernel's parameter order
+        signature=sorted(
+            [Param(a.name, a.triton_type) for a in call_args] + [Param(o.name, o.triton_type, True) for o in out_args],
+            key=lambda p: runtime.index(p.name),
+        ),  # the kernel's parameter order
         configs=rows,
         workload=[],
         grid=grid_exprs,
@@ -834,8 +955,19 @@ def _call_to_mlir(args: Sequence[Any], *, kernel: Any, out_shape: Any, grid: Any
         group.restore_value = [out_args[j].name for j in sorted({int(v) for v in aliases.values()} - zeroed)]
     exe = f"{kname}_ex"
     func = name or "main"
-    text = _host_text(group, exe, func, call_args, out_args, aliases, zeroed, target, _how, origin + origin_note,
-                      [p for p in runtime if p in host_outputs])
+    text = _host_text(
+        group,
+        exe,
+        func,
+        call_args,
+        out_args,
+        aliases,
+        zeroed,
+        target,
+        _how,
+        origin + origin_note,
+        [p for p in runtime if p in host_outputs],
+    )
     if output is not None:
         files.atomic_write(os.fspath(output), text)
     return text
@@ -852,8 +984,9 @@ def _strided_tensors(takes, out_args, host_outs) -> list:
             continue
         argument = takes.index(a) if a in takes else None
         result = out_args.index(a) if a in out_args else None
-        out.append(contract.StridedTensor(a.name, argument, result, list(span.view_shape), list(span.strides), span.kind,
-                                          a.tensor_type))
+        out.append(
+            contract.StridedTensor(a.name, argument, result, list(span.view_shape), list(span.strides), span.kind, a.tensor_type)
+        )
     return out
 
 
@@ -870,7 +1003,9 @@ def _scalar_constant(a: _CallArg) -> ir.Value:
     another type."""
     t = a.triton_type
     if t == "i1":
-        return arith.ConstantOp(ir.IntegerType.get_signless(1), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(bool(a.value)))).result
+        return arith.ConstantOp(
+            ir.IntegerType.get_signless(1), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(bool(a.value)))
+        ).result
     if t in ("i32", "u32"):
         i32 = ir.IntegerType.get_signless(32)
         return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, _i32(int(a.value)))).result
@@ -897,8 +1032,19 @@ def _zero_splat(rtype: ir.RankedTensorType) -> ir.Value:
     return ir.Operation.create("flow.tensor.splat", results=[rtype], operands=[zero]).result
 
 
-def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, aliases, zeroed, target, how,
-               origin: str, host_outs: Sequence[str] = ()) -> str:
+def _host_text(
+    group: AutotuneGroup,
+    exe: str,
+    func: str,
+    call_args,
+    out_args,
+    aliases,
+    zeroed,
+    target,
+    how,
+    origin: str,
+    host_outs: Sequence[str] = (),
+) -> str:
     """The module of one call, built with the bindings and printed (the group in its sugared
     form): ``hal.executable.source @exe`` holding ``group``, and ``util.func public @func``
     that dispatches it. The host function takes the array arguments (in call order; with
@@ -925,10 +1071,12 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
     for a in call_args + out_args:
         span = getattr(a.value, "span", None) if a.is_array else None
         if span is not None and span.strided:
-            header.append(f"// Strided: '{a.name}' is a {span.describe()} ({span.kind}); the module's "
-                          f"{'result' if a in out_args and a.name not in host_outs else 'argument'} is its storage "
-                          f"span from its first element, {a.tensor_type}; the strides are passed as given "
-                          "(docs/call-sites.md, \"Strided tensors\").")
+            header.append(
+                f"// Strided: '{a.name}' is a {span.describe()} ({span.kind}); the module's "
+                f"{'result' if a in out_args and a.name not in host_outs else 'argument'} is its storage "
+                f"span from its first element, {a.tensor_type}; the strides are passed as given "
+                '(docs/call-sites.md, "Strided tensors").'
+            )
     with new_context(), ir.Location.unknown():
         module = ir.Module.create()
         top = ir.InsertionPoint(module.body)
@@ -972,8 +1120,9 @@ def _host_text(group: AutotuneGroup, exe: str, func: str, call_args, out_args, a
         strided = _strided_tensors(takes, out_args, host_outs)
         attributes = None
         if strided:
-            attributes = {"iree.reflection": ir.DictAttr.get(
-                {contract.STRIDED_KEY: ir.StringAttr.get(contract.encode_strided(strided))})}
+            attributes = {
+                "iree.reflection": ir.DictAttr.get({contract.STRIDED_KEY: ir.StringAttr.get(contract.encode_strided(strided))})
+            }
         functions.util_func(func, in_types, res_types, body, attributes=attributes, ip=top)
         module.operation.verify()
         lines = print_module(module).rstrip("\n").split("\n")
@@ -1044,9 +1193,12 @@ def _aliases_of(op) -> dict[int, int]:
             if not (text.startswith(_ALIAS_ATTR) and text.endswith(">")):
                 raise JaxTritonError(f"output_operand_aliases: expected {_ALIAS_ATTR}...>, got {text[:80]}")
             try:
-                fields = ir.DictAttr(ir.Attribute.parse("{" + text[len(_ALIAS_ATTR):-1] + "}"))
-                outputs = [ir.IntegerAttr(i).value for i in ir.ArrayAttr(fields["output_tuple_indices"])] \
-                    if "output_tuple_indices" in fields else []
+                fields = ir.DictAttr(ir.Attribute.parse("{" + text[len(_ALIAS_ATTR) : -1] + "}"))
+                outputs = (
+                    [ir.IntegerAttr(i).value for i in ir.ArrayAttr(fields["output_tuple_indices"])]
+                    if "output_tuple_indices" in fields
+                    else []
+                )
                 operand = ir.IntegerAttr(fields["operand_index"]).value
             except (ir.MLIRError, KeyError, ValueError, TypeError):
                 raise JaxTritonError(f"output_operand_aliases: cannot read {text[:120]}") from None
@@ -1073,8 +1225,17 @@ def _config_fields(description: str) -> dict[str, str]:
 
 
 #: Config description keys that are Triton options, not constexpr values.
-_OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override", "num_buffers_warp_spec",
-                "num_consumer_groups", "reg_dec_producer", "reg_inc_consumer")
+_OPTION_KEYS = (
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "ir_override",
+    "num_buffers_warp_spec",
+    "num_consumer_groups",
+    "reg_dec_producer",
+    "reg_inc_consumer",
+)
 
 
 def _variant_suffix(description: str, k: int) -> str:
@@ -1104,7 +1265,7 @@ def _bake_scalar(ptx: str, param: str, bits: int, nbytes: int) -> str:
 
     def repl(m):
         reg = m.group(3)
-        width = next((w for prefix, w in _REG_BITS if reg.startswith(prefix) and reg[len(prefix):][:1].isdigit()), None)
+        width = next((w for prefix, w in _REG_BITS if reg.startswith(prefix) and reg[len(prefix) :][:1].isdigit()), None)
         if width is None:
             raise JaxTritonError(f"cannot bake static parameter {param}: unknown register class of {reg}")
         value = bits & ((1 << (8 * nbytes)) - 1)
@@ -1157,8 +1318,17 @@ class _CallPlan:
     tied: list[int]  # per result: argument index or -1
 
 
-def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: str, ptx_version: str | None,
-               name_prefix: str, device: Any | None) -> _CallPlan:
+def _plan_call(
+    op,
+    index: int,
+    msg,
+    *,
+    arch_limit: int | None,
+    object_format: str,
+    ptx_version: str | None,
+    name_prefix: str,
+    device: Any | None,
+) -> _CallPlan:
     """Plan the rewrite of custom call ``op`` (the ``index``-th jax-triton call) whose decoded
     descriptor is ``msg``. ``device`` (a :class:`autotune_export.cuda.targets.CudaTarget`, or
     None) is the GPU the result runs on: PTX that cannot run there is refused; configs needing
@@ -1326,8 +1496,9 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         entry = ptx_mod.parse_entry(v.ptx)
         threads = entry.reqntid[0] if entry.reqntid else int(kern.num_warps) * 32
         grid = (int(call.grid_0), int(call.grid_1), int(call.grid_2))
-        exports.append(ExportSpec(name=v.entry, ordinal=ordinal, threads=(threads,), shared=(int(kern.shared_mem_bytes),),
-                                  count=grid))
+        exports.append(
+            ExportSpec(name=v.entry, ordinal=ordinal, threads=(threads,), shared=(int(kern.shared_mem_bytes),), count=grid)
+        )
     group_name = f"{name_prefix}{kname}"
     group = None
     if kind != "kernel_call":
@@ -1336,8 +1507,18 @@ def _plan_call(op, index: int, msg, *, arch_limit: int | None, object_format: st
         group = GroupSpec(name=group_name, variants=[v.entry for v in live], reset_to_zero=zeroed_results or None)
     bundle = Bundle(exe, (obj,), tuple(exports), read_only, len(constants), (), group)
     target_symbol = group_name if kind != "kernel_call" else live[0].entry
-    return _CallPlan(op, index, exe, target_symbol, variants, op.location, bundle=bundle, operands=disp_operands,
-                     constants=constants, tied=tied)
+    return _CallPlan(
+        op,
+        index,
+        exe,
+        target_symbol,
+        variants,
+        op.location,
+        bundle=bundle,
+        operands=disp_operands,
+        constants=constants,
+        tied=tied,
+    )
 
 
 def _build_source(plan: _CallPlan, ip) -> None:
@@ -1449,7 +1630,6 @@ def convert_stablehlo(
     included; DiagnosticError from the passes).
     """
 
-
     if object_format not in ("ptx", "cubin"):
         raise JaxTritonError(f"object_format must be 'ptx' or 'cubin', got {object_format!r}")
     device = None
@@ -1495,8 +1675,16 @@ def convert_stablehlo(
     plans = []
     for index, (op, msg) in enumerate(calls):
         plans.append(
-            _plan_call(op, index, msg, arch_limit=arch_limit, object_format=object_format, ptx_version=ptx_version,
-                       name_prefix="", device=device)
+            _plan_call(
+                op,
+                index,
+                msg,
+                arch_limit=arch_limit,
+                object_format=object_format,
+                ptx_version=ptx_version,
+                name_prefix="",
+                device=device,
+            )
         )
     if plans:
         # The executable sources go first in the module, in call order.
@@ -1511,15 +1699,23 @@ def convert_stablehlo(
         module.operation.verify()
     if lower and plans:
         pctx = PassContext(source=SourceFile(text="", name=filename, base_dir=os.getcwd()), remark=lambda diag: None)
-        run_pipeline(["zero-fill-outputs", "verify-autotuning-groups", "emit-autotune-initializer",
-                      "lower-autotuning-dispatch", "split-architectures"],
-                     pctx, module, target=target or "sm_80")
+        run_pipeline(
+            [
+                "zero-fill-outputs",
+                "verify-autotuning-groups",
+                "emit-autotune-initializer",
+                "lower-autotuning-dispatch",
+                "split-architectures",
+            ],
+            pctx,
+            module,
+            target=target or "sm_80",
+        )
     return print_module(module, filename)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m autotune_export.interop.jax_triton convert IN.mlir [-o OUT] [--target sm_80] ...``"""
-
 
     ap = argparse.ArgumentParser(prog="python -m autotune_export.interop.jax_triton", description="jax-triton bridge")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -1529,16 +1725,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     conv.add_argument("--target", default=None, help="GPU the result runs on (e.g. sm_80): prunes configs over its shared memory")
     conv.add_argument("--no-lower", action="store_true", help="keep the groups in the sugared form (autotune-export's input)")
     conv.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx")
-    conv.add_argument("--ptx-version", type=ptx_mod.parse_ptx_version, default=None, metavar="VERSION",
-                      help="rewrite the linked PTX's .version: 86 or 8.6 (default: keep jax-triton's)")
+    conv.add_argument(
+        "--ptx-version",
+        type=ptx_mod.parse_ptx_version,
+        default=None,
+        metavar="VERSION",
+        help="rewrite the linked PTX's .version: 86 or 8.6 (default: keep jax-triton's)",
+    )
     args = ap.parse_args(argv)
     data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
     if not data.startswith(b"ML\xefR"):
         data = data.decode()
     try:
         out = convert_stablehlo(
-            data, target=args.target, lower=not args.no_lower, object_format=args.object_format,
-            ptx_version=args.ptx_version, filename="<stdin>" if args.input == "-" else args.input,
+            data,
+            target=args.target,
+            lower=not args.no_lower,
+            object_format=args.object_format,
+            ptx_version=args.ptx_version,
+            filename="<stdin>" if args.input == "-" else args.input,
         )
     except (JaxTritonError, DiagnosticError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -25,9 +25,7 @@ try:
 except Exception as _err:  # google.protobuf.runtime_version.VersionError, or no runtime_version (< 5.26)
     from google.protobuf import __version__ as _runtime
 
-    raise ImportError(
-        f"autotune_export.interop.jax_triton_pb2 needs protobuf>=5.29.0 (installed: {_runtime}): {_err}"
-    ) from None
+    raise ImportError(f"autotune_export.interop.jax_triton_pb2 needs protobuf>=5.29.0 (installed: {_runtime}): {_err}") from None
 
 from google.protobuf import descriptor_pb2
 

@@ -24,10 +24,18 @@ __all__ = ["Use", "KernelUsage", "kernel_usage"]
 
 #: ``tl.*`` calls whose first argument (or ``pointer=`` / ``base=``) is an address.
 _POINTER_SINKS = {
-    "load": "pointer", "store": "pointer",
-    "atomic_add": "pointer", "atomic_max": "pointer", "atomic_min": "pointer", "atomic_and": "pointer",
-    "atomic_or": "pointer", "atomic_xor": "pointer", "atomic_xchg": "pointer", "atomic_cas": "pointer",
-    "make_block_ptr": "base", "make_tensor_descriptor": "base",
+    "load": "pointer",
+    "store": "pointer",
+    "atomic_add": "pointer",
+    "atomic_max": "pointer",
+    "atomic_min": "pointer",
+    "atomic_and": "pointer",
+    "atomic_or": "pointer",
+    "atomic_xor": "pointer",
+    "atomic_xchg": "pointer",
+    "atomic_cas": "pointer",
+    "make_block_ptr": "base",
+    "make_tensor_descriptor": "base",
 }
 #: Calls that keep their first argument's role (shape changes of a tensor of pointers).
 _PASS_THROUGH = {"broadcast_to", "reshape", "view", "expand_dims", "multiple_of", "max_contiguous", "max_constancy", "advance"}
@@ -113,8 +121,11 @@ class _Reader:
             if isinstance(node, ast.Call):
                 name = _call_name(node.func)
                 if name in _POINTER_SINKS:
-                    arg = node.args[0] if node.args else next(
-                        (kw.value for kw in node.keywords if kw.arg == _POINTER_SINKS[name]), None)
+                    arg = (
+                        node.args[0]
+                        if node.args
+                        else next((kw.value for kw in node.keywords if kw.arg == _POINTER_SINKS[name]), None)
+                    )
                     if arg is not None:
                         found = self.terms(arg)
                         if len(found) == 1:
@@ -179,12 +190,16 @@ def call_mismatch(kernel_name: str, fn, params: list[str], given: list[tuple[str
     for what, name, is_array, describe in given:
         if not is_array and name in usage.pointers:
             u = usage.pointers[name]
-            return (f"{what} ('{name}') is {describe}, but kernel '{kernel_name}' uses '{name}' as a pointer "
-                    f"(line {u.line}: {u.text}); pass an array there (the kernel's parameters, in order: {order}; "
-                    "the outputs come after all inputs)")
+            return (
+                f"{what} ('{name}') is {describe}, but kernel '{kernel_name}' uses '{name}' as a pointer "
+                f"(line {u.line}: {u.text}); pass an array there (the kernel's parameters, in order: {order}; "
+                "the outputs come after all inputs)"
+            )
         if is_array and name in usage.scalars:
             u = usage.scalars[name]
-            return (f"{what} ('{name}') is an array ({describe}), but kernel '{kernel_name}' uses '{name}' as a scalar "
-                    f"(line {u.line}: {u.text}); the kernel's parameters, in order: {order}; the outputs come after "
-                    "all inputs")
+            return (
+                f"{what} ('{name}') is an array ({describe}), but kernel '{kernel_name}' uses '{name}' as a scalar "
+                f"(line {u.line}: {u.text}); the kernel's parameters, in order: {order}; the outputs come after "
+                "all inputs"
+            )
     return None

@@ -114,11 +114,21 @@ def _spec(value: Any) -> Any:
     return _Spec(value.shape, dtype, source)
 
 
-def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | int] = (),
-                   inplace: Sequence[str | int] = (), name: str = "main",
-                   output: str | os.PathLike | None = None, relative_to: str | None = None,
-                   kernel_source: tuple[str, str] | None = None, num_warps: int | None = None,
-                   num_stages: int | None = None, target: str = "sm_80", **metaparams: Any) -> str:
+def launch_to_mlir(
+    kernel: Any,
+    grid: Any,
+    *args: Any,
+    outputs: Sequence[str | int] = (),
+    inplace: Sequence[str | int] = (),
+    name: str = "main",
+    output: str | os.PathLike | None = None,
+    relative_to: str | None = None,
+    kernel_source: tuple[str, str] | None = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    target: str = "sm_80",
+    **metaparams: Any,
+) -> str:
     """The module text of the launch ``kernel[grid](*args, **metaparams)``.
 
     ``kernel``: a ``@triton.jit`` function, possibly wrapped in ``triton.autotune`` /
@@ -165,17 +175,30 @@ def launch_to_mlir(kernel: Any, grid: Any, *args: Any, outputs: Sequence[str | i
     OSError when ``output`` cannot be written.
     """
     try:
-        return _launch_to_mlir(kernel, grid, args, outputs=outputs, inplace=inplace, name=name, output=output,
-                               relative_to=relative_to, kernel_source=kernel_source, num_warps=num_warps,
-                               num_stages=num_stages, target=target, metaparams=metaparams)
+        return _launch_to_mlir(
+            kernel,
+            grid,
+            args,
+            outputs=outputs,
+            inplace=inplace,
+            name=name,
+            output=output,
+            relative_to=relative_to,
+            kernel_source=kernel_source,
+            num_warps=num_warps,
+            num_stages=num_stages,
+            target=target,
+            metaparams=metaparams,
+        )
     except _jt.KernelNotImportableError as err:
         raise KernelNotImportableError(str(err)) from None
     except _jt.JaxTritonError as err:
         raise LaunchError(str(err)) from None
 
 
-def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relative_to, kernel_source, num_warps,
-                    num_stages, target, metaparams) -> str:
+def _launch_to_mlir(
+    kernel, grid, args, *, outputs, inplace, name, output, relative_to, kernel_source, num_warps, num_stages, target, metaparams
+) -> str:
     k = _jt._unwrap(kernel)
     names = k.runtime_names  # the kernel's non-constexpr parameters, in order
     metaparams = dict(metaparams)
@@ -183,8 +206,10 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
     bound, positional = _bind(k, args, metaparams)
     args = tuple(_jit_typed(a) for a in bound)
     if len(args) != len(names):
-        raise LaunchError(f"the launch passes {len(args)} positional argument(s); kernel has "
-                          f"{len(names)} non-constexpr parameters ({', '.join(names)})")
+        raise LaunchError(
+            f"the launch passes {len(args)} positional argument(s); kernel has "
+            f"{len(names)} non-constexpr parameters ({', '.join(names)})"
+        )
     wanted: list[str] = []
     tied = [_param_name(o, names, "inplace") for o in inplace]
     for o in list(outputs) + tied:
@@ -210,13 +235,31 @@ def _launch_to_mlir(kernel, grid, args, *, outputs, inplace, name, output, relat
     # The launch's semantics are Triton's (launch_model.TRITON): a metaparameter an autotuner's
     # config sets is an error, pruners get the keyword arguments, heuristics and the grid see
     # stand-ins of the tensors. In-place tensors are host arguments the results are tied to.
-    return _jt._call_to_mlir(inputs, kernel=kernel, out_shape=outs, grid=grid, num_warps=num_warps,
-                             num_stages=num_stages, num_ctas=1, input_output_aliases=None, zeroed_outputs=(),
-                             name=name, target=target, kernel_source=kernel_source, relative_to=relative_to,
-                             output=output, output_params=wanted, compute_capability=None, metaparams=metaparams,
-                             convention=launch_model.TRITON, origin="autotune_export.interop.launch.launch_to_mlir",
-                             origin_note=note, host_outputs=[p for p in wanted if p in tied],
-                             positional_constexprs=positional, keyword_arguments=keywords)
+    return _jt._call_to_mlir(
+        inputs,
+        kernel=kernel,
+        out_shape=outs,
+        grid=grid,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        num_ctas=1,
+        input_output_aliases=None,
+        zeroed_outputs=(),
+        name=name,
+        target=target,
+        kernel_source=kernel_source,
+        relative_to=relative_to,
+        output=output,
+        output_params=wanted,
+        compute_capability=None,
+        metaparams=metaparams,
+        convention=launch_model.TRITON,
+        origin="autotune_export.interop.launch.launch_to_mlir",
+        origin_note=note,
+        host_outputs=[p for p in wanted if p in tied],
+        positional_constexprs=positional,
+        keyword_arguments=keywords,
+    )
 
 
 class _JitInt(int):
@@ -281,21 +324,23 @@ def _check_span(p: str, value: Any, *, written: bool, in_place: bool) -> None:
     try:
         span = launch_model.storage_span(shape, strides)
     except ValueError as err:
-        raise LaunchError(f"argument '{p}' ({shape} view, strides {strides}): {err}; Triton's launcher takes no such "
-                          f"tensor: pass '{p}.copy()'") from None
+        raise LaunchError(
+            f"argument '{p}' ({shape} view, strides {strides}): {err}; Triton's launcher takes no such tensor: pass '{p}.copy()'"
+        ) from None
     how = "inplace" if in_place else "outputs"
     if written and span.overlaps:
-        pattern = ("a stride-0 (broadcast, expanded) dimension" if span.kind == "broadcast"
-                   else "overlapping strides (as_strided)")
+        pattern = "a stride-0 (broadcast, expanded) dimension" if span.kind == "broadcast" else "overlapping strides (as_strided)"
         raise LaunchError(
             f"argument '{p}' is written ({how}) but its {span.describe()} has {pattern}: several indices reach the same "
             f"element, so what the kernel writes there depends on the order its programs run (a race in Triton too); "
-            f"pass a tensor without overlap ('{p}.contiguous()')")
+            f"pass a tensor without overlap ('{p}.contiguous()')"
+        )
     if written and not in_place and span.kind == "gapped":
         raise LaunchError(
             f"output '{p}' is a {span.describe()} that leaves gaps in its storage (a slice): as a new result "
             f"the module would return its span of {span.span} elements with the ones between undefined; name it in "
-            f"inplace=[...] (the host passes the span and gets it back, gaps kept), or pass a dense tensor")
+            f"inplace=[...] (the host passes the span and gets it back, gaps kept), or pass a dense tensor"
+        )
 
 
 def _param_name(o: str | int, names: list[str], what: str) -> str:
@@ -318,8 +363,10 @@ def _bind(k: Any, args: tuple, metaparams: dict) -> tuple:
     if not given and len(args) == len(names):
         return args, {}
     if len(args) > len(k.arg_names):
-        raise LaunchError(f"the launch passes {len(args)} positional argument(s); kernel '{k.name}' has "
-                                 f"{len(k.arg_names)} parameters ({', '.join(k.arg_names)})")
+        raise LaunchError(
+            f"the launch passes {len(args)} positional argument(s); kernel '{k.name}' has "
+            f"{len(k.arg_names)} parameters ({', '.join(k.arg_names)})"
+        )
     by_name = dict(zip(k.arg_names, args))
     positional = {}
     for n in list(by_name):
@@ -338,7 +385,9 @@ def _bind(k: Any, args: tuple, metaparams: dict) -> tuple:
         elif n in k.defaults:
             out.append(k.defaults[n])
         else:
-            raise LaunchError(f"the launch passes {len(args)} positional argument(s) and gives no argument for "
-                              f"parameter '{n}'; kernel '{k.name}' has {len(names)} non-constexpr parameters "
-                              f"({', '.join(names)})")
+            raise LaunchError(
+                f"the launch passes {len(args)} positional argument(s) and gives no argument for "
+                f"parameter '{n}'; kernel '{k.name}' has {len(names)} non-constexpr parameters "
+                f"({', '.join(names)})"
+            )
     return tuple(out), positional

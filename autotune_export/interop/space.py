@@ -93,7 +93,9 @@ def product(*, where: str | Callable[[dict], bool] | None = None, **axes: Any) -
             if where(env):
                 keep.append(cfg)
         if not keep:
-            raise SpaceError(f"where={getattr(where, '__name__', 'the function')} leaves no config of the {space.size()} of product(...)")
+            raise SpaceError(
+                f"where={getattr(where, '__name__', 'the function')} leaves no config of the {space.size()} of product(...)"
+            )
         configs = keep
     elif where is not None and text is None:
         raise SpaceError(f"where must be a constraint string or a function, got {type(where).__name__}")

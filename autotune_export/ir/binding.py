@@ -37,8 +37,13 @@ from typing import Sequence
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow
 
-from autotune_export.ir.binding_rule import (SCALAR_OPERAND_TYPES, constant_slots, in_place, pointer_order,  # noqa: F401
-                                             result_bindings)
+from autotune_export.ir.binding_rule import (
+    SCALAR_OPERAND_TYPES,
+    constant_slots,
+    in_place,
+    pointer_order,  # noqa: F401
+    result_bindings,
+)
 from autotune_export.ir.group import Param
 from autotune_export.ir.walk import defining_op, isa
 
@@ -131,8 +136,14 @@ class DispatchOperands:
         if view.tied_operands is not None:
             tied = [int(ir.IntegerAttr(a).value) for a in view.tied_operands]
             tied += [-1] * (len(dispatch.results) - len(tied))
-        return cls(list(view.workload), list(view.arguments), list(view.argument_dims), list(view.result_dims), tied,
-                   [r.type for r in dispatch.results])
+        return cls(
+            list(view.workload),
+            list(view.arguments),
+            list(view.argument_dims),
+            list(view.result_dims),
+            tied,
+            [r.type for r in dispatch.results],
+        )
 
     def scalars(self) -> list:
         """The non-tensor arguments: the push constants, in order (before the 32-bit split)."""

@@ -17,9 +17,20 @@ from autotune_export.ir.params import Param
 #: An operand of another type would reach the kernel as the wrong bits: a float read as an
 #: integer, or half of a 64-bit value.
 SCALAR_OPERAND_TYPES: dict[str, str] = {
-    "i1": "i1", "u1": "i1", "i8": "i8", "u8": "i8", "i16": "i16", "u16": "i16",
-    "i32": "i32", "u32": "i32", "i64": "i64", "u64": "i64",
-    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+    "i1": "i1",
+    "u1": "i1",
+    "i8": "i8",
+    "u8": "i8",
+    "i16": "i16",
+    "u16": "i16",
+    "i32": "i32",
+    "u32": "i32",
+    "i64": "i64",
+    "u64": "i64",
+    "fp16": "f16",
+    "bf16": "bf16",
+    "fp32": "f32",
+    "fp64": "f64",
 }
 
 _SLOTS = {"i1": 1, "i8": 1, "i16": 1, "i32": 1, "f16": 1, "bf16": 1, "f32": 1, "i64": 2, "f64": 2}

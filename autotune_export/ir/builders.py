@@ -36,8 +36,9 @@ def i64_attr(value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
 
 
-def executable_source(name: str, objects: ir.Attribute | None = None, *, ip: ir.InsertionPoint | None = None,
-                      loc: ir.Location | None = None) -> hal.ExecutableSourceOp:
+def executable_source(
+    name: str, objects: ir.Attribute | None = None, *, ip: ir.InsertionPoint | None = None, loc: ir.Location | None = None
+) -> hal.ExecutableSourceOp:
     """``hal.executable.source private @name <{objects = ...}> {}`` with its body block and
     terminator (add ops with :func:`source_block`)."""
     op = hal.ExecutableSourceOp(name, sym_visibility="private", objects=objects, ip=ip, loc=loc)
@@ -91,8 +92,13 @@ def export(
     return op
 
 
-def count_region(export_op, num_workload: int, count: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
-                 *, loc: ir.Location | None = None) -> None:
+def count_region(
+    export_op,
+    num_workload: int,
+    count: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
+    *,
+    loc: ir.Location | None = None,
+) -> None:
     """Fill the (empty) count region of ``export_op``: block arguments ``(!hal.device,
     index x num_workload)``, body from ``count``, ``hal.return x, y, z``."""
     loc = loc or ir.Location.current

@@ -50,12 +50,26 @@ def call_dialect(op) -> str:
     return "func" if isa(op, func_d.FuncOp) else "util"
 
 
-def global_(name: str, type_: ir.Type, *, mutable: bool = False, initial_value: ir.Attribute | None = None,
-            visibility: str = "private", ip: ir.InsertionPoint | None = None,
-            loc: ir.Location | None = None) -> util.GlobalOp:
+def global_(
+    name: str,
+    type_: ir.Type,
+    *,
+    mutable: bool = False,
+    initial_value: ir.Attribute | None = None,
+    visibility: str = "private",
+    ip: ir.InsertionPoint | None = None,
+    loc: ir.Location | None = None,
+) -> util.GlobalOp:
     """``util.global <visibility> [mutable] @name [= initial_value] : type_``."""
-    return util.GlobalOp(name, ir.TypeAttr.get(type_), sym_visibility=visibility, is_mutable=True if mutable else None,
-                         initial_value=initial_value, ip=ip, loc=loc)
+    return util.GlobalOp(
+        name,
+        ir.TypeAttr.get(type_),
+        sym_visibility=visibility,
+        is_mutable=True if mutable else None,
+        initial_value=initial_value,
+        ip=ip,
+        loc=loc,
+    )
 
 
 def load_global(name: str, type_: ir.Type, *, loc: ir.Location | None = None) -> ir.Value:
@@ -68,9 +82,17 @@ def store_global(value: ir.Value, name: str, *, loc: ir.Location | None = None) 
     util.GlobalStoreOp(value, ir.FlatSymbolRefAttr.get(name), loc=loc)
 
 
-def util_func(name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], body: Body, *,
-              visibility: str = "public", attributes: Mapping[str, ir.Attribute] | None = None,
-              ip: ir.InsertionPoint | None = None, loc: ir.Location | None = None) -> util.FuncOp:
+def util_func(
+    name: str,
+    inputs: Sequence[ir.Type],
+    results: Sequence[ir.Type],
+    body: Body,
+    *,
+    visibility: str = "public",
+    attributes: Mapping[str, ir.Attribute] | None = None,
+    ip: ir.InsertionPoint | None = None,
+    loc: ir.Location | None = None,
+) -> util.FuncOp:
     """``util.func <visibility> @name(inputs) -> (results) attributes {attributes} {...}``.
 
     ``body(arguments)`` builds the entry block (the insertion point is inside it) and returns
@@ -88,8 +110,9 @@ def util_func(name: str, inputs: Sequence[ir.Type], results: Sequence[ir.Type], 
     return op
 
 
-def initializer(body: Callable[[], None], *, ip: ir.InsertionPoint | None = None,
-                loc: ir.Location | None = None) -> util.InitializerOp:
+def initializer(
+    body: Callable[[], None], *, ip: ir.InsertionPoint | None = None, loc: ir.Location | None = None
+) -> util.InitializerOp:
     """``util.initializer {...}``: ``body()`` builds its block (it runs once, at module load),
     which ends with ``util.return``."""
     loc = loc or ir.Location.current
@@ -101,8 +124,14 @@ def initializer(body: Callable[[], None], *, ip: ir.InsertionPoint | None = None
     return op
 
 
-def call(callee: str, operands: Sequence[ir.Value], results: Sequence[ir.Type], *, dialect: str = "util",
-         loc: ir.Location | None = None) -> list[ir.Value]:
+def call(
+    callee: str,
+    operands: Sequence[ir.Value],
+    results: Sequence[ir.Type],
+    *,
+    dialect: str = "util",
+    loc: ir.Location | None = None,
+) -> list[ir.Value]:
     """``util.call @callee(operands) : (...) -> (results)`` (``dialect="func"``:
     ``func.call``, for a ``func.func`` callee; see :func:`call_dialect`) at the current
     insertion point; its results. Raises ValueError for another dialect."""
@@ -135,9 +164,15 @@ def index_constant(value: int, *, loc: ir.Location | None = None) -> ir.Value:
     return constant(ir.IntegerAttr.get(ir.IndexType.get(), int(value)), loc=loc)
 
 
-def counted_loop(lower: ir.Value, upper: ir.Value, step: ir.Value, inits: Sequence[ir.Value],
-                 body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]], *,
-                 loc: ir.Location | None = None) -> list[ir.Value]:
+def counted_loop(
+    lower: ir.Value,
+    upper: ir.Value,
+    step: ir.Value,
+    inits: Sequence[ir.Value],
+    body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
+    *,
+    loc: ir.Location | None = None,
+) -> list[ir.Value]:
     """``scf.for %i = lower to upper step step iter_args(inits)`` (index bounds).
 
     ``body(i, carried)`` builds the loop body (insertion point inside it) and returns the

@@ -74,8 +74,19 @@ from typing import Any, Callable
 
 from iree.compiler import ir
 
-from autotune_export.ir.params import (DESCRIPTOR_TYPES, NONE_TYPE, OPTION_DEFAULTS, OPTION_NAMES, TRITON_DTYPES,  # noqa: F401
-                                       TORCH_DTYPES, Param, TorchDtype, TritonDtype, descriptor_refusal, variant_name)
+from autotune_export.ir.params import (
+    DESCRIPTOR_TYPES,  # noqa: F401
+    NONE_TYPE,
+    OPTION_DEFAULTS,  # noqa: F401
+    OPTION_NAMES,
+    TRITON_DTYPES,  # noqa: F401
+    TORCH_DTYPES,
+    Param,
+    TorchDtype,
+    TritonDtype,
+    descriptor_refusal,  # noqa: F401
+    variant_name,
+)
 from autotune_export.support.diagnostics import Location, location_of, named_locations
 
 __all__ = [
@@ -334,8 +345,10 @@ def _outputs_sugar(name: str):
 
 
 def _space_sugar(group: "AutotuneGroup", indent: str) -> str:
-    axes = [f"{n} = {format_value(v[0])}" if fixed else f"{n} in [" + ", ".join(format_value(x) for x in v) + "]"
-            for n, v, fixed in group.space]
+    axes = [
+        f"{n} = {format_value(v[0])}" if fixed else f"{n} in [" + ", ".join(format_value(x) for x in v) + "]"
+        for n, v, fixed in group.space
+    ]
     pad = " " * len("configs(product(")
     text = "configs(product(" + (",\n" + indent + "    " + pad).join(axes) + ")"
     if group.space_where is not None:
@@ -346,9 +359,14 @@ def _space_sugar(group: "AutotuneGroup", indent: str) -> str:
 def _space_attrs(group: "AutotuneGroup") -> dict[str, ir.Attribute]:
     attrs = {"configs": _configs_attr(group.configs)}
     if group.space is not None:
-        attrs["space"] = ir.ArrayAttr.get([
-            ir.ArrayAttr.get([ir.StringAttr.get(n), _value_attr(v[0]) if fixed else ir.ArrayAttr.get([_value_attr(x) for x in v])])
-            for n, v, fixed in group.space])
+        attrs["space"] = ir.ArrayAttr.get(
+            [
+                ir.ArrayAttr.get(
+                    [ir.StringAttr.get(n), _value_attr(v[0]) if fixed else ir.ArrayAttr.get([_value_attr(x) for x in v])]
+                )
+                for n, v, fixed in group.space
+            ]
+        )
         if group.space_where is not None:
             attrs["space_where"] = ir.StringAttr.get(group.space_where)
     return attrs
@@ -361,7 +379,9 @@ def _read_space(group: "AutotuneGroup", attrs: dict) -> None:
         for pair in attrs["space"]:
             key, values = list(pair)
             fixed = not isinstance(values, ir.ArrayAttr)
-            axes.append((ir.StringAttr(key).value, [attr_to_python(values)] if fixed else [attr_to_python(v) for v in values], fixed))
+            axes.append(
+                (ir.StringAttr(key).value, [attr_to_python(values)] if fixed else [attr_to_python(v) for v in values], fixed)
+            )
         group.space = axes
         group.space_where = ir.StringAttr(attrs["space_where"]).value if "space_where" in attrs else None
 
@@ -377,7 +397,9 @@ def _configs_sugar(configs, indent: str) -> str:
 def _specialized_sugar(group: "AutotuneGroup") -> str:
     guards = [("divisible_by_16", group.divisible), ("equal_to_1", group.equal_one)]
     return (
-        "specialized([" + ", ".join(symbol(v) for v in group.specialized) + "]"
+        "specialized(["
+        + ", ".join(symbol(v) for v in group.specialized)
+        + "]"
         + "".join(f", {kind} = [{', '.join(str(i) for i in ids)}]" for kind, ids in guards if ids)
         + ")"
     )
@@ -417,31 +439,85 @@ def _read_specialized(group: "AutotuneGroup", attrs: dict) -> None:
 
 #: The op's clauses, in the order they are printed.
 CLAUSES: tuple[Clause, ...] = (
-    _simple("variants", _symbols, _read_symbols, lambda v, _: "variants([" + ", ".join(symbol(s) for s in v) + "])",
-            "the RFC form: exports of the same hal.executable.source"),
-    _simple("triton", lambda t: _strings(list(t)), lambda a: tuple(_read_strings(a)),
-            lambda t, _: f"triton({mlir_string(t[0])}, {mlir_string(t[1])})", "the Triton kernel: file and name"),
-    _simple("kernel_source", ir.StringAttr.get, lambda a: ir.StringAttr(a).value,
-            lambda t, _: f"kernel_source({mlir_string(t)})",
-            "the Python text of a module defining the kernel (a kernel made at run time), compiled instead of the file"),
-    _simple("signature", _signature_attr, _read_signature,
-            lambda ps, _: "signature(" + ", ".join(p.sugar() for p in ps) + ")", "the kernel's non-constexpr parameters"),
-    Clause("configs", ("configs", "space", "space_where"), _space_attrs, _read_space,
-           lambda g, indent: _space_sugar(g, indent) if g.space is not None else _configs_sugar(g.configs, indent),
-           "constexpr values and Triton options per config (a list, or a generated space)"),
-    _simple("workload", _strings, _read_strings, lambda w, _: "workload(" + ", ".join(w) + ")",
-            "names of the dispatch's workload values"),
+    _simple(
+        "variants",
+        _symbols,
+        _read_symbols,
+        lambda v, _: "variants([" + ", ".join(symbol(s) for s in v) + "])",
+        "the RFC form: exports of the same hal.executable.source",
+    ),
+    _simple(
+        "triton",
+        lambda t: _strings(list(t)),
+        lambda a: tuple(_read_strings(a)),
+        lambda t, _: f"triton({mlir_string(t[0])}, {mlir_string(t[1])})",
+        "the Triton kernel: file and name",
+    ),
+    _simple(
+        "kernel_source",
+        ir.StringAttr.get,
+        lambda a: ir.StringAttr(a).value,
+        lambda t, _: f"kernel_source({mlir_string(t)})",
+        "the Python text of a module defining the kernel (a kernel made at run time), compiled instead of the file",
+    ),
+    _simple(
+        "signature",
+        _signature_attr,
+        _read_signature,
+        lambda ps, _: "signature(" + ", ".join(p.sugar() for p in ps) + ")",
+        "the kernel's non-constexpr parameters",
+    ),
+    Clause(
+        "configs",
+        ("configs", "space", "space_where"),
+        _space_attrs,
+        _read_space,
+        lambda g, indent: _space_sugar(g, indent) if g.space is not None else _configs_sugar(g.configs, indent),
+        "constexpr values and Triton options per config (a list, or a generated space)",
+    ),
+    _simple(
+        "workload",
+        _strings,
+        _read_strings,
+        lambda w, _: "workload(" + ", ".join(w) + ")",
+        "names of the dispatch's workload values",
+    ),
     _simple("grid", _strings, _read_strings, lambda g, _: "grid(" + ", ".join(g) + ")", "Triton's launch grid"),
-    _simple("reset_to_zero", _outputs_attr, _read_outputs, _outputs_sugar("reset_to_zero"),
-            "outputs zero-filled at every dispatch and before every timed run (Triton's reset_to_zero)"),
-    _simple("restore_value", _outputs_attr, _read_outputs, _outputs_sugar("restore_value"),
-            "in-place outputs restored around every timed run (Triton's restore_value)"),
-    _simple("tune_workload", _tune_workloads_attr, _read_tune, _tune_sugar,
-            "host-function arguments to tune with (one list per workload)"),
-    _simple("choices", _choices_attr, _read_choices, _choices_sugar,
-            "frozen choices per workload (the dispatch's workload values), by --tuning-results"),
-    _simple("default", ir.FlatSymbolRefAttr.get, lambda a: ir.FlatSymbolRefAttr(a).value,
-            lambda d, _: f"default({symbol(d)})", "the variant used until tuned"),
+    _simple(
+        "reset_to_zero",
+        _outputs_attr,
+        _read_outputs,
+        _outputs_sugar("reset_to_zero"),
+        "outputs zero-filled at every dispatch and before every timed run (Triton's reset_to_zero)",
+    ),
+    _simple(
+        "restore_value",
+        _outputs_attr,
+        _read_outputs,
+        _outputs_sugar("restore_value"),
+        "in-place outputs restored around every timed run (Triton's restore_value)",
+    ),
+    _simple(
+        "tune_workload",
+        _tune_workloads_attr,
+        _read_tune,
+        _tune_sugar,
+        "host-function arguments to tune with (one list per workload)",
+    ),
+    _simple(
+        "choices",
+        _choices_attr,
+        _read_choices,
+        _choices_sugar,
+        "frozen choices per workload (the dispatch's workload values), by --tuning-results",
+    ),
+    _simple(
+        "default",
+        ir.FlatSymbolRefAttr.get,
+        lambda a: ir.FlatSymbolRefAttr(a).value,
+        lambda d, _: f"default({symbol(d)})",
+        "the variant used until tuned",
+    ),
     Clause(
         "specialized",
         ("specialized", "divisible", "equal_one"),
@@ -552,8 +628,9 @@ class AutotuneGroup:
         name = raw["sym_name"]
         if not isinstance(name, ir.StringAttr):
             raise TypeError("sym_name must be a string")
-        group = cls(name=name.value, location=location_of(op.location, filename),
-                    clause_locations=named_locations(op.location, filename))
+        group = cls(
+            name=name.value, location=location_of(op.location, filename), clause_locations=named_locations(op.location, filename)
+        )
         for clause in CLAUSES:
             if clause.attributes[0] in raw:
                 try:

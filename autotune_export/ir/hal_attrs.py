@@ -73,7 +73,7 @@ def _close(text: str, start: int) -> int:
     for i, depth in _brackets(text, start):
         if depth == 0:
             return i + 1
-    raise ValueError(f"unbalanced attribute text: {text[start:start + 60]}")
+    raise ValueError(f"unbalanced attribute text: {text[start : start + 60]}")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -212,8 +212,14 @@ def executable_object(path: str | None, data: str | bytes | None = None) -> ir.A
     ``dense<...> : vector<Nxi8>`` (built as a DenseElementsAttr; MLIR prints large ones in
     hex)."""
     fields = ir.DictAttr.get(
-        {k: v for k, v in (("path", ir.StringAttr.get(path) if path is not None else None),
-                           ("data", _data_attr(data) if data is not None else None)) if v is not None}
+        {
+            k: v
+            for k, v in (
+                ("path", ir.StringAttr.get(path) if path is not None else None),
+                ("data", _data_attr(data) if data is not None else None),
+            )
+            if v is not None
+        }
     )
     # The dictionary's printed form is the object's parameter list.
     return ir.Attribute.parse(f"{_OBJECT}{fields}>")
@@ -302,5 +308,7 @@ def object_payloads(source, base_dir: str) -> list[tuple[str, bytes | None, str 
                         out.append((label, None, f"cannot read object '{label}': {err.strerror}"))
                     break
             else:
-                out.append((label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)"))
+                out.append(
+                    (label, None, f"object file '{label}' not found (looked in {base_dir or '.'} and the current directory)")
+                )
     return out

@@ -28,17 +28,34 @@ def descriptor_refusal(name: str, type_: str) -> str | None:
     descriptor (``tensordesc<fp16[64, 64]>``, ``nvtmadesc``), else None."""
     if not type_.lower().startswith(DESCRIPTOR_TYPES):
         return None
-    return (f"parameter '{name}' is a tensor descriptor ({type_}): on sm_90 Triton passes it as a by-value "
-            "128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers and 32-bit "
-            "constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor")
+    return (
+        f"parameter '{name}' is a tensor descriptor ({type_}): on sm_90 Triton passes it as a by-value "
+        "128-byte CUtensorMap made on the host, which IREE's dispatch ABI (buffer pointers and 32-bit "
+        "constants) cannot carry; build it in the kernel with tl.make_tensor_descriptor"
+    )
+
 
 #: Every ``tl.dtype`` of ``triton.language`` (Triton 3.9): attribute name -> Triton's short
 #: type name (``tl.float16.name``). ``tl.pointer_type`` values are not dtypes here.
 TRITON_DTYPES: dict[str, str] = {
-    "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float8e5": "fp8e5", "float8e5b16": "fp8e5b16", "float8e4nv": "fp8e4nv", "float8e4b8": "fp8e4b8",
-    "float8e4b15": "fp8e4b15", "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+    "int1": "int1",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float8e5": "fp8e5",
+    "float8e5b16": "fp8e5b16",
+    "float8e4nv": "fp8e4nv",
+    "float8e4b8": "fp8e4b8",
+    "float8e4b15": "fp8e4b15",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
     "void": "void",
 }
 _DTYPE_BY_SHORT = {short: attr for attr, short in TRITON_DTYPES.items()}
@@ -54,8 +71,9 @@ class TritonDtype:
 
     def __post_init__(self):
         if self.name not in TRITON_DTYPES:
-            raise ValueError(f"unknown Triton dtype 'tl.{self.name}'; expected one of: "
-                             + ", ".join(f"tl.{n}" for n in TRITON_DTYPES))
+            raise ValueError(
+                f"unknown Triton dtype 'tl.{self.name}'; expected one of: " + ", ".join(f"tl.{n}" for n in TRITON_DTYPES)
+            )
 
     @property
     def short(self) -> str:
@@ -80,8 +98,25 @@ class TritonDtype:
 
 #: The ``torch`` dtypes a config value may be (``torch.float16``): those Triton's launcher maps
 #: to a Triton type when a tensor has them (``triton._utils.type_canonicalisation_dict``).
-TORCH_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-                "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz")
+TORCH_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+)
 
 
 @dataclass(frozen=True)
@@ -97,8 +132,9 @@ class TorchDtype:
 
     def __post_init__(self):
         if self.name not in TORCH_DTYPES:
-            raise ValueError(f"unknown torch dtype 'torch.{self.name}'; expected one of: "
-                             + ", ".join(f"torch.{n}" for n in TORCH_DTYPES))
+            raise ValueError(
+                f"unknown torch dtype 'torch.{self.name}'; expected one of: " + ", ".join(f"torch.{n}" for n in TORCH_DTYPES)
+            )
 
     @classmethod
     def of(cls, value: Any) -> "TorchDtype | None":

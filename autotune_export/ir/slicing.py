@@ -61,7 +61,9 @@ def clone_slice(values: Iterable[ir.Value], mapping: Mapping[ir.Value, ir.Value]
         if value in done:
             return done[value]
         if isinstance(value.owner, ir.Block):
-            raise SliceError(f"it depends on argument {ir.BlockArgument(value).arg_number} of a block other than the host's entry block")
+            raise SliceError(
+                f"it depends on argument {ir.BlockArgument(value).arg_number} of a block other than the host's entry block"
+            )
         op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
         if not _pure(op):
             raise SliceError(f"it depends on '{op.name}', which is not a side-effect-free value computation", op)

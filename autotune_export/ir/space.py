@@ -125,15 +125,17 @@ def parse_constraint(text: str) -> Constraint:
         if isinstance(err, lark.exceptions.UnexpectedEOF) or pos is None or pos < 0 or getattr(token, "type", None) == "$END":
             end = len(text.rstrip())
             if not re.search(r"(<=|>=|==|!=|<|>)", text):
-                raise SpaceError(f"constraint '{text.strip()}' compares nothing: write a comparison such as "
-                                 "'BLOCK_M * BLOCK_N <= 32768'", 1) from None
+                raise SpaceError(
+                    f"constraint '{text.strip()}' compares nothing: write a comparison such as 'BLOCK_M * BLOCK_N <= 32768'", 1
+                ) from None
             raise SpaceError(f"incomplete constraint '{text.strip()}'", end + 1) from None
         m = _TOKEN.match(text, pos)
         bad = m.group(0) if m else text[pos : pos + 1]
         callee = re.search(r"([A-Za-z_][A-Za-z0-9_.]*)\s*$", text[:pos])
         if bad == "(" and callee and callee.group(1) not in ("and", "or", "not"):
-            raise SpaceError(f"unknown function '{callee.group(1)}' in constraint; the functions are cdiv, min and max",
-                             callee.start(1) + 1) from None
+            raise SpaceError(
+                f"unknown function '{callee.group(1)}' in constraint; the functions are cdiv, min and max", callee.start(1) + 1
+            ) from None
         if bad == "=":
             raise SpaceError("unexpected '=' in constraint; compare with '=='", pos + 1) from None
         if bad in ("&&", "&", "||", "|", "!"):
@@ -164,8 +166,14 @@ def constraint_names(c: Constraint) -> list[grid_mod.Name]:
     return constraint_names(c.lhs) + constraint_names(c.rhs)
 
 
-_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
-            "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b}
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+}
 
 
 def holds(c: Constraint, env: Mapping[str, int]) -> bool:
@@ -251,8 +259,10 @@ class ConfigSpace:
             if not a.values:
                 raise SpaceError(f"'{a.name} in []' has no value: the space would be empty")
         if self.size() > MAX_PRODUCT:
-            raise SpaceError(f"product(...) has {self.size()} configs, more than {MAX_PRODUCT}: give fewer values "
-                             "(the constraint filters the product after it is enumerated)")
+            raise SpaceError(
+                f"product(...) has {self.size()} configs, more than {MAX_PRODUCT}: give fewer values "
+                "(the constraint filters the product after it is enumerated)"
+            )
         c = self.constraint()
         if c is None:
             return
@@ -261,16 +271,23 @@ class ConfigSpace:
             if nm.name in known:
                 bad = [v for v in known[nm.name].values if not isinstance(v, int)]
                 if bad:
-                    raise SpaceError(f"constraint uses '{nm.name}', whose value {format_value(bad[0])} is not an integer; "
-                                     "constraints compute on integers", nm.column)
+                    raise SpaceError(
+                        f"constraint uses '{nm.name}', whose value {format_value(bad[0])} is not an integer; "
+                        "constraints compute on integers",
+                        nm.column,
+                    )
             elif nm.name not in defaults():
                 from autotune_export.support.diagnostics import did_you_mean
 
                 names = sorted({*known, *defaults()})
                 options = [k for k in defaults() if k not in known]
-                raise SpaceError(f"constraint uses unknown name '{nm.name}'; its names are the space's "
-                                 f"({', '.join(known)})" + (f" and {', '.join(options)} (Triton's defaults)" if options else "")
-                                 + did_you_mean(nm.name, names), nm.column)
+                raise SpaceError(
+                    f"constraint uses unknown name '{nm.name}'; its names are the space's "
+                    f"({', '.join(known)})"
+                    + (f" and {', '.join(options)} (Triton's defaults)" if options else "")
+                    + did_you_mean(nm.name, names),
+                    nm.column,
+                )
 
     def expand(self) -> list[list[tuple[str, Any]]]:
         """The configs (ordered ``(key, value)`` lists) of the product for which the constraint
@@ -287,8 +304,11 @@ class ConfigSpace:
                     continue
             out.append(list(zip(names, values)))
         if not out:
-            raise SpaceError(f"the constraint leaves no config of the {self.size()} of product(...): "
-                             f"'{format_constraint(c)}' is false for every one", 1)
+            raise SpaceError(
+                f"the constraint leaves no config of the {self.size()} of product(...): "
+                f"'{format_constraint(c)}' is false for every one",
+                1,
+            )
         return out
 
     def sugar(self) -> str:

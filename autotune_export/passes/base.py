@@ -77,5 +77,3 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
 def pass_options(cls: type[ModulePass]) -> list[dataclasses.Field]:
     """The options of a pass: its dataclass fields."""
     return [f for f in dataclasses.fields(cls) if f.init]
-
-

@@ -40,9 +40,21 @@ from autotune_export.ir.binding import DispatchOperands  # IREE's binding rule; 
 from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.slicing import SliceError, clone_slice
 
-__all__ = ["DispatchOperands", "bench_entry", "workload_entry", "workload_of_entry", "fake_element_error", "fake_fill", "fake_zeros",
-           "fake_zero_arguments", "mark_fake_zeros", "argument_seed", "FAKE_DATA_SEED", "one_element",
-           "has_no_elements"]
+__all__ = [
+    "DispatchOperands",
+    "bench_entry",
+    "workload_entry",
+    "workload_of_entry",
+    "fake_element_error",
+    "fake_fill",
+    "fake_zeros",
+    "fake_zero_arguments",
+    "mark_fake_zeros",
+    "argument_seed",
+    "FAKE_DATA_SEED",
+    "one_element",
+    "has_no_elements",
+]
 
 
 #: The seed of the fake data (:func:`fake_fill`); argument ``j`` of a dispatch hashes from
@@ -53,8 +65,15 @@ FAKE_DATA_SEED = 0x5EED1D5
 #: Per float format ``(exponent bias, mantissa bits)`` (IEEE formats: bias 2^(e-1) - 1; the
 #: FNUZ fp8 formats: 2^(e-1)): the fake values are built as bit patterns from these.
 _FLOAT_FORMATS = {
-    "f16": (15, 10), "bf16": (127, 7), "f32": (127, 23), "f64": (1023, 52),
-    "f8E4M3FN": (7, 3), "f8E5M2": (15, 2), "f8E4M3FNUZ": (8, 3), "f8E5M2FNUZ": (16, 2), "f8E4M3B11FNUZ": (11, 3),
+    "f16": (15, 10),
+    "bf16": (127, 7),
+    "f32": (127, 23),
+    "f64": (1023, 52),
+    "f8E4M3FN": (7, 3),
+    "f8E5M2": (15, 2),
+    "f8E4M3FNUZ": (8, 3),
+    "f8E5M2FNUZ": (16, 2),
+    "f8E4M3B11FNUZ": (11, 3),
 }
 
 _MASK32 = 0xFFFFFFFF
@@ -121,8 +140,9 @@ def fake_fill(t, dims: list, seed) -> ir.Value:
     # The iterator types through the enum's registered attribute builder: the linalg package's
     # own array builder would import its op DSL (a third of every command's start).
     parallel = ir.AttrBuilder.get("linalg.IteratorTypeEnum")(linalg_enums.IteratorType.parallel, ir.Context.current)
-    generic = linalg.GenericOp([empty.type], [], [empty], ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)]),
-                               ir.ArrayAttr.get([parallel] * rank))
+    generic = linalg.GenericOp(
+        [empty.type], [], [empty], ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)]), ir.ArrayAttr.get([parallel] * rank)
+    )
     block = generic.regions[0].blocks.append(bits_t)
     with ir.InsertionPoint(block):
         made: dict = {}
@@ -220,8 +240,7 @@ def one_element(value):
     """A one-element static slice of a ranked tensor (the value itself when it is not one, has
     no elements (:func:`has_no_elements`) or already has a single element of static shape)."""
     t = value.type
-    if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape) \
-            or has_no_elements(t):
+    if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape) or has_no_elements(t):
         return value
     small = ir.RankedTensorType.get([1] * t.rank, t.element_type)
     return tensor.ExtractSliceOp(small, value, [], [], [], [0] * t.rank, [1] * t.rank, [1] * t.rank).result
@@ -231,8 +250,12 @@ def _dims_of(arguments, argument_dims) -> list[list]:
     """Per argument, its dynamic sizes (empty for scalars and static tensors)."""
     out, i = [], 0
     for a in arguments:
-        n = sum(1 for d in a.type.shape if d == ir.ShapedType.get_dynamic_size()) if isinstance(a.type, ir.RankedTensorType) else 0
-        out.append(list(argument_dims[i:i + n]))
+        n = (
+            sum(1 for d in a.type.shape if d == ir.ShapedType.get_dynamic_size())
+            if isinstance(a.type, ir.RankedTensorType)
+            else 0
+        )
+        out.append(list(argument_dims[i : i + n]))
         i += n
     return out
 
@@ -290,8 +313,7 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             return fake_fill(t, dims[j], seed)
 
         # Inputs the dispatch only reads: one buffer each per call.
-        filled = {j: fresh(j) for j, a in enumerate(parts.arguments)
-                  if isinstance(a.type, ir.ShapedType) and j not in tied_args}
+        filled = {j: fresh(j) for j, a in enumerate(parts.arguments) if isinstance(a.type, ir.ShapedType) and j not in tied_args}
 
         def run(inputs: dict, tie=None, whole: bool = False) -> list:
             operands = []
@@ -303,8 +325,12 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
                 else:
                     operands.append(inputs[j])
             clone = dispatch.clone(ip=ir.InsertionPoint.current)
-            new_operands = ([mapping[w] for w in parts.workload] + operands
-                            + [mapping[d] for d in parts.argument_dims] + [mapping[d] for d in parts.result_dims])
+            new_operands = (
+                [mapping[w] for w in parts.workload]
+                + operands
+                + [mapping[d] for d in parts.argument_dims]
+                + [mapping[d] for d in parts.result_dims]
+            )
             for i, v in enumerate(new_operands):
                 clone.operands[i] = v
             clone.attributes[FIXED_CHOICE_ATTR] = fixed
@@ -415,10 +441,15 @@ def workload_of_entry(name: str, dispatch, host, point) -> bool:
     # Check the slice first, on a scratch function that is erased again.
     scratch = ir.Module.create(loc=ir.Location.unknown())
     try:
-        fn.util_func(name, inputs, [i64] * len(parts.workload),
-                     lambda args: _as_i64([clone_slice(parts.workload, dict(zip(entry_args, args)), ir.InsertionPoint.current)[w]
-                                           for w in parts.workload]),
-                     ip=ir.InsertionPoint(scratch.body))
+        fn.util_func(
+            name,
+            inputs,
+            [i64] * len(parts.workload),
+            lambda args: _as_i64(
+                [clone_slice(parts.workload, dict(zip(entry_args, args)), ir.InsertionPoint.current)[w] for w in parts.workload]
+            ),
+            ip=ir.InsertionPoint(scratch.body),
+        )
     except SliceError:
         return False
     for op in list(scratch.body.operations):
@@ -469,7 +500,7 @@ def compare_entry(name: str, dispatch, point) -> bool:
 
     def body(args):
         n = len(types)
-        refs, outs, tols = args[:n], args[n:2 * n], args[2 * n:]
+        refs, outs, tols = args[:n], args[n : 2 * n], args[2 * n :]
         return [_mismatches(refs[i], outs[i], tols[2 * i], tols[2 * i + 1]) for i in range(n)]
 
     fn.util_func(name, types + types + [f32, f32] * len(types), [i64] * len(types), body, ip=point)
@@ -497,9 +528,13 @@ def _mismatches(ref, out, rtol, atol) -> ir.Value:
     identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
     keep_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in kept])
     iterators = [parallel] * len(kept) + [reduction] * (rank - len(kept))
-    first = linalg.GenericOp([partial_t], [ref, out], [partial],
-                             ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (identity, identity, keep_map)]),
-                             ir.ArrayAttr.get(iterators))
+    first = linalg.GenericOp(
+        [partial_t],
+        [ref, out],
+        [partial],
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (identity, identity, keep_map)]),
+        ir.ArrayAttr.get(iterators),
+    )
     elem = t.element_type
     block = first.regions[0].blocks.append(elem, elem, i32)
     with ir.InsertionPoint(block):
@@ -513,12 +548,15 @@ def _mismatches(ref, out, rtol, atol) -> ir.Value:
             diff = math_d.AbsFOp(arith.SubFOp(x, r).result).result
             bound = arith.AddFOp(atol, arith.MulFOp(rtol, math_d.AbsFOp(r).result).result).result
             inf = fn.constant(ir.FloatAttr.get(f32, float("inf")))
-            finite = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(r).result, inf).result,
-                                  arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(x).result, inf).result).result
+            finite = arith.AndIOp(
+                arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(r).result, inf).result,
+                arith.CmpFOp(arith.CmpFPredicate.ONE, math_d.AbsFOp(x).result, inf).result,
+            ).result
             close = arith.AndIOp(finite, arith.CmpFOp(arith.CmpFPredicate.OLE, diff, bound).result).result
             equal = arith.CmpFOp(arith.CmpFPredicate.OEQ, x, r).result
-            nans = arith.AndIOp(arith.CmpFOp(arith.CmpFPredicate.UNO, r, r).result,
-                                arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result).result
+            nans = arith.AndIOp(
+                arith.CmpFOp(arith.CmpFPredicate.UNO, r, r).result, arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
+            ).result
             ok = arith.OrIOp(close, arith.OrIOp(equal, nans).result).result
             bad = arith.XOrIOp(ok, fn.constant(ir.IntegerAttr.get(ir.IntegerType.get_signless(1), 1))).result
         linalg.YieldOp([arith.AddIOp(acc, arith.ExtUIOp(i32, bad).result).result])
@@ -527,10 +565,15 @@ def _mismatches(ref, out, rtol, atol) -> ir.Value:
         scalar_t = ir.RankedTensorType.get([], i32)
         init = flow.TensorSplatOp(scalar_t, zero, []).result
         m = len(kept)
-        second = linalg.GenericOp([scalar_t], [counts], [init],
-                                  ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get_identity(m)),
-                                                    ir.AffineMapAttr.get(ir.AffineMap.get(m, 0, []))]),
-                                  ir.ArrayAttr.get([reduction] * m))
+        second = linalg.GenericOp(
+            [scalar_t],
+            [counts],
+            [init],
+            ir.ArrayAttr.get(
+                [ir.AffineMapAttr.get(ir.AffineMap.get_identity(m)), ir.AffineMapAttr.get(ir.AffineMap.get(m, 0, []))]
+            ),
+            ir.ArrayAttr.get([reduction] * m),
+        )
         block = second.regions[0].blocks.append(i32, i32)
         with ir.InsertionPoint(block):
             linalg.YieldOp([arith.AddIOp(block.arguments[1], block.arguments[0]).result])

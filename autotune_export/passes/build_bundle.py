@@ -74,23 +74,34 @@ def _export(bundle: Bundle, e: ExportSpec, layout: ir.Attribute, ip: ir.Insertio
     if e.scratch is not None:
         attributes[SCRATCH_ATTR] = ir.ArrayAttr.get([builders.i64_attr(v) for v in e.scratch])
     if len(bundle.objects) > 1:
-        attributes[TARGETS_ATTR] = ir.DictAttr.get({
-            o.arch: ir.ArrayAttr.get([builders.i64_attr(threads), builders.i64_attr(shared)])
-            for o, threads, shared in zip(bundle.objects, e.threads, e.shared)
-        })
+        attributes[TARGETS_ATTR] = ir.DictAttr.get(
+            {
+                o.arch: ir.ArrayAttr.get([builders.i64_attr(threads), builders.i64_attr(shared)])
+                for o, threads, shared in zip(bundle.objects, e.threads, e.shared)
+            }
+        )
     if e.count is not None:
         count = builders.constant_count(e.count)
     else:
         count = builders.count_builder([grid_mod.parse(g) for g in e.grid], dict(e.constants), list(bundle.workload))
     # With several targets the export holds the first target's block size and the largest
     # shared memory; split-architectures gives each target's copy its own (autotune.targets).
-    builders.export(e.name, e.ordinal, layout, list(bundle.workload), count,
-                    workgroup_size=[e.threads[0], 1, 1], workgroup_local_memory=max(e.shared) or None,
-                    attributes=attributes or None, ip=ip)
+    builders.export(
+        e.name,
+        e.ordinal,
+        layout,
+        list(bundle.workload),
+        count,
+        workgroup_size=[e.threads[0], 1, 1],
+        workgroup_local_memory=max(e.shared) or None,
+        attributes=attributes or None,
+        ip=ip,
+    )
 
 
-def write_bundle(bundle: Bundle, *, source=None, group_op=None, ip: ir.InsertionPoint | None = None,
-                 location: Location | None = None):
+def write_bundle(
+    bundle: Bundle, *, source=None, group_op=None, ip: ir.InsertionPoint | None = None, location: Location | None = None
+):
     """Write ``bundle`` into the IR, in the current context and location.
 
     Into an existing ``hal.executable.source`` (``source``, the Triton form): its objects set,

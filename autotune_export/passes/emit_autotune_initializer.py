@@ -72,7 +72,16 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, compare_entry, fake_element_error, one_element, workload_entry, workload_of_entry
+from autotune_export.passes.bench_entries import (
+    DispatchOperands,
+    SliceError,
+    bench_entry,
+    compare_entry,
+    fake_element_error,
+    one_element,
+    workload_entry,
+    workload_of_entry,
+)
 from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
@@ -172,7 +181,9 @@ class EmitAutotuneInitializer(ModulePass):
             for op in groups_of(source):
                 group = AutotuneGroup.from_op(op, ctx.source.name)
                 if group.variants is None:
-                    raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
+                    raise DiagnosticError.at(
+                        group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first"
+                    )
                 names = names_for(exe, group.name)
                 default = group.variants.index(group.default) if group.default else 0
                 host, site, tunes = _host_call(group, op, exe, sites)
@@ -196,7 +207,9 @@ class EmitAutotuneInitializer(ModulePass):
                     for w, (tune, text) in enumerate(zip(tunes, texts))
                 ]
                 plans.append(
-                    _GroupPlan(exe=exe, group=group, op=op, names=names, default=default, host=host, site=site, workloads=workloads)
+                    _GroupPlan(
+                        exe=exe, group=group, op=op, names=names, default=default, host=host, site=site, workloads=workloads
+                    )
                 )
         return plans
 
@@ -280,29 +293,31 @@ class EmitAutotuneInitializer(ModulePass):
     def _emit_autotune(self, plans: list[_GroupPlan], bench_calls: list, point) -> None:
         """``@__autotune()``: call every benchmark entry once (``%iters = 1``), each host result
         through a barrier (keeps the dispatches alive after inlining); the reflection JSON."""
-        meta = encode_reflection([
-            GroupReflection(
-                executable=p.exe,
-                group=p.group.name,
-                variants=p.group.variants,
-                default=p.default,
-                choice=p.names["choice"],
-                select=p.names["select"],
-                bench=p.benches,
-                host=sym_name(p.host),
-                unroll=BENCH_UNROLL,
-                tune_args=p.tune_args,
-                configs=p.configs or [None] * len(p.group.variants),
-                workloads=[TuningWorkload(w.tune_args, w.benches, w.workload) for w in p.workloads],
-                slots=p.slots,
-                workload_of=p.workload_of,
-                arity=p.arity,
-                fingerprints=p.fingerprints,
-                check=p.checks,
-                compare=p.compare,
-            )
-            for p in plans
-        ])
+        meta = encode_reflection(
+            [
+                GroupReflection(
+                    executable=p.exe,
+                    group=p.group.name,
+                    variants=p.group.variants,
+                    default=p.default,
+                    choice=p.names["choice"],
+                    select=p.names["select"],
+                    bench=p.benches,
+                    host=sym_name(p.host),
+                    unroll=BENCH_UNROLL,
+                    tune_args=p.tune_args,
+                    configs=p.configs or [None] * len(p.group.variants),
+                    workloads=[TuningWorkload(w.tune_args, w.benches, w.workload) for w in p.workloads],
+                    slots=p.slots,
+                    workload_of=p.workload_of,
+                    arity=p.arity,
+                    fingerprints=p.fingerprints,
+                    check=p.checks,
+                    compare=p.compare,
+                )
+                for p in plans
+            ]
+        )
 
         def body(_args):
             one = fn.index_constant(1)
@@ -312,7 +327,9 @@ class EmitAutotuneInitializer(ModulePass):
                     fn.barrier(outs)
             return []
 
-        fn.util_func(AUTOTUNE_FUNCTION, [], [], body, attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: meta})}, ip=point)
+        fn.util_func(
+            AUTOTUNE_FUNCTION, [], [], body, attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: meta})}, ip=point
+        )
 
 
 # ----- host functions ------------------------------------------------------------------------
@@ -352,7 +369,11 @@ def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
     if group.tune_workload is not None:
         attrs = list(ir.ArrayAttr(op.attributes[_TUNE_WORKLOAD_ATTR]))
         nested = [list(ir.ArrayAttr(a)) for a in attrs] if attrs and all(isinstance(a, ir.ArrayAttr) for a in attrs) else [attrs]
-        return host, site, [_tune_values(group, values, texts, inputs, host_name) for values, texts in zip(nested, group.tune_workload)]
+        return (
+            host,
+            site,
+            [_tune_values(group, values, texts, inputs, host_name) for values, texts in zip(nested, group.tune_workload)],
+        )
     if _untunable(group, host, inputs) is not None:
         return host, site, None
     return host, site, [[None] * len(inputs)]
@@ -371,7 +392,9 @@ def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inpu
         if isinstance(attr, ir.TypeAttr):
             gt = ir.TypeAttr(attr).value
             if not isinstance(t, ir.RankedTensorType) or not isinstance(gt, ir.RankedTensorType) or not _compatible(gt, t):
-                raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{host_name} ({t})")
+                raise DiagnosticError.at(
+                    group.location, f"tune_workload value {i} is {given}, which does not fit argument {i} of @{host_name} ({t})"
+                )
             if not gt.has_static_shape:
                 raise DiagnosticError.at(group.location, f"tune_workload value {i} ({given}) must have a static shape")
             empty = [d for d, (a, b) in enumerate(zip(gt.shape, t.shape)) if a == 0 and b < 0]
@@ -384,9 +407,12 @@ def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inpu
                     group.location,
                     f"tune_workload value {i} ({given}) has no elements, but argument {i} of @{host_name} ({t}) has a "
                     f"dynamic size there (dimension {empty[0]}): benchmark entries cannot be built on an empty workload; give a size above 0 "
-                    "(docs/limits.md)")
+                    "(docs/limits.md)",
+                )
         elif attr.type != t:
-            raise DiagnosticError.at(group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}")
+            raise DiagnosticError.at(
+                group.location, f"tune_workload value {i} is {given}, but argument {i} of @{host_name} is {t}"
+            )
         tune.append(attr)
     return tune
 
@@ -403,7 +429,7 @@ def _untunable(group: AutotuneGroup, host, inputs) -> str | None:
                 f"@{group.name} cannot be tuned on fake data: argument {i} of host function @{sym_name(host)} is {t} "
                 "and no tune_workload(...) gives a static type or value per argument; it is built without benchmark "
                 "entries and without check entries, so no variant can be checked against the default before it runs: "
-                "strategy \"round-robin\" leaves it on its default variant unless the runtime is told "
+                'strategy "round-robin" leaves it on its default variant unless the runtime is told '
                 "allow_unchecked=True (unchecked variants then run on live data); give tune_workload(...) to tune and "
                 "check it"
             )

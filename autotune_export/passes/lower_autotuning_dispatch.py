@@ -44,7 +44,16 @@ from autotune_export.ir.markers import SCRATCH_ATTR
 from autotune_export.support.diagnostics import DiagnosticError, location_of
 from autotune_export.ir import binding
 from autotune_export.ir.group import AutotuneGroup
-from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, exports_of, groups_of, isa, sym_name
+from autotune_export.ir.walk import (
+    defining_op,
+    dispatch_sites,
+    entry_point_refs,
+    executable_sources,
+    exports_of,
+    groups_of,
+    isa,
+    sym_name,
+)
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for, slot_names
 from autotune_export.ir.markers import FIXED_CHOICE_ATTR
@@ -65,7 +74,7 @@ def _slots(exe: str, group: str, globals_present: set) -> list[dict]:
         if probe["choice"] not in globals_present:
             return out
         arity = 0
-        while f"{probe['choice'][:-len('.choice')]}.w{arity}" in globals_present:
+        while f"{probe['choice'][: -len('.choice')]}.w{arity}" in globals_present:
             arity += 1
         out.append(slot_names(exe, group, len(out), arity))
 
@@ -123,7 +132,6 @@ def _all_equal(a: list, b: list, start=None):
     return out if out is not None else arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
 
 
-
 @register
 @dataclass
 class LowerAutotuningDispatch(ModulePass):
@@ -144,7 +152,9 @@ class LowerAutotuningDispatch(ModulePass):
             for op in groups_of(source):
                 group = AutotuneGroup.from_op(op, ctx.source.name)
                 if group.variants is None:
-                    raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
+                    raise DiagnosticError.at(
+                        group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first"
+                    )
                 choice = names_for(exe, group.name)["choice"]
                 chain = []  # (export name, choice value, needs %ok)
                 for k, v in enumerate(group.variants):
@@ -153,7 +163,12 @@ class LowerAutotuningDispatch(ModulePass):
                         chain.append((spec, k, True))
                     chain.append((v, k, False))
                 guarded = group.specialized is not None
-                chains[(exe, group.name)] = (chain[0][0], choice if choice in globals_present else None, (group.divisible or [], group.equal_one or []) if guarded else None, group.variants.index(group.default) if group.default else 0)
+                chains[(exe, group.name)] = (
+                    chain[0][0],
+                    choice if choice in globals_present else None,
+                    (group.divisible or [], group.equal_one or []) if guarded else None,
+                    group.variants.index(group.default) if group.default else 0,
+                )
                 tables[(exe, group.name)] = _WorkloadTable(
                     frozen=[(key, group.variants.index(v)) for key, v in group.choices or []],
                     slots=_slots(exe, group.name, globals_present),
@@ -191,7 +206,9 @@ class LowerAutotuningDispatch(ModulePass):
                 if SCRATCH_ATTR in export.attributes:
                     del export.attributes[SCRATCH_ATTR]
 
-    def _add_condition(self, export, k: int, needs_ok: bool, guarded: bool, next_export: str | None, group: AutotuneGroup) -> None:
+    def _add_condition(
+        self, export, k: int, needs_ok: bool, guarded: bool, next_export: str | None, group: AutotuneGroup
+    ) -> None:
         """Append ``%choice`` (and ``%ok`` for guarded groups) to the count arguments and, unless
         ``export`` ends the chain, add ``condition(...) { choice == k [and ok] } fallback(next)``."""
 
@@ -221,8 +238,17 @@ class LowerAutotuningDispatch(ModulePass):
                 hal.ReturnOp([cond])
             export.attributes["condition_fallback"] = ir.FlatSymbolRefAttr.get(next_export)
 
-    def _rewrite(self, dispatch, exe: str, first: str, choice_global: str | None, constant: int | None,
-                 divisible: list[int] | None = None, scratch: list | None = None, table: "_WorkloadTable | None" = None) -> None:
+    def _rewrite(
+        self,
+        dispatch,
+        exe: str,
+        first: str,
+        choice_global: str | None,
+        constant: int | None,
+        divisible: list[int] | None = None,
+        scratch: list | None = None,
+        table: "_WorkloadTable | None" = None,
+    ) -> None:
 
         with dispatch.context, dispatch.location:
             point = ir.InsertionPoint(dispatch)
@@ -278,7 +304,9 @@ class LowerAutotuningDispatch(ModulePass):
                 new_args,
                 list(view.argument_dims),
                 result_dims,
-                tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in new_tied]) if new_tied is not None else None,
+                tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in new_tied])
+                if new_tied is not None
+                else None,
                 loc=dispatch.location,
                 ip=point,
             ).operation

@@ -62,8 +62,7 @@ from typing import Any
 
 from autotune_export.cuda import abi, link
 from autotune_export.cuda.link import keep_at_most, resources_refusal, threads_refusal  # noqa: F401  (re-exported)
-from autotune_export.cuda.targets import (MAX_BINDINGS, MAX_CONSTANTS, TargetError, check_ptx_version,
-                                          parse_targets)
+from autotune_export.cuda.targets import MAX_BINDINGS, MAX_CONSTANTS, TargetError, check_ptx_version, parse_targets
 from autotune_export.ir import binding
 from autotune_export.ir import grid as grid_mod
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
@@ -102,11 +101,22 @@ def targets_of(target: str) -> list[tuple[str, int]]:
 #: (``pointer_type<int1>`` is treated as ``pointer_type<int8>`` in triton/language/semantic.py),
 #: and IREE keeps ``i1`` tensors one byte per element: both ``i1`` and ``i8`` tensors fit.
 POINTER_ELEMENT_TYPES: dict[str, tuple[str, ...]] = {
-    "i1": ("i1", "i8"), "u1": ("i1", "i8"),
-    "i8": ("i8",), "u8": ("i8",), "i16": ("i16",), "u16": ("i16",),
-    "i32": ("i32",), "u32": ("i32",), "i64": ("i64",), "u64": ("i64",),
-    "fp16": ("f16",), "bf16": ("bf16",), "fp32": ("f32",), "fp64": ("f64",),
-    "fp8e4nv": ("f8E4M3FN",), "fp8e5": ("f8E5M2",),
+    "i1": ("i1", "i8"),
+    "u1": ("i1", "i8"),
+    "i8": ("i8",),
+    "u8": ("i8",),
+    "i16": ("i16",),
+    "u16": ("i16",),
+    "i32": ("i32",),
+    "u32": ("i32",),
+    "i64": ("i64",),
+    "u64": ("i64",),
+    "fp16": ("f16",),
+    "bf16": ("bf16",),
+    "fp32": ("f32",),
+    "fp64": ("f64",),
+    "fp8e4nv": ("f8E4M3FN",),
+    "fp8e5": ("f8E5M2",),
 }
 
 
@@ -125,9 +135,11 @@ def _tied_outputs(ctx: PassContext, group: AutotuneGroup, dispatches) -> tuple[s
         choice = binding.tied_outputs(group.signature, d)
         if found is not None and choice != found:
             mine, theirs = binding.in_place(group.signature, choice), binding.in_place(group.signature, found)
-            what = (f"writes {', '.join(mine) or 'no output'} in place, an earlier one {', '.join(theirs) or 'none'}"
-                    if set(mine) != set(theirs) else
-                    f"passes its tensors for ({', '.join(choice)}), an earlier one for ({', '.join(found)})")
+            what = (
+                f"writes {', '.join(mine) or 'no output'} in place, an earlier one {', '.join(theirs) or 'none'}"
+                if set(mine) != set(theirs)
+                else f"passes its tensors for ({', '.join(choice)}), an earlier one for ({', '.join(found)})"
+            )
             raise DiagnosticError.at(
                 location_of(d.location, ctx.source.name),
                 f"this dispatch to @{group.name} {what}: all dispatches of a group share one layout",
@@ -149,15 +161,15 @@ def _conversion(have: str, want: str) -> str:
     return "extsi" if wb > wa else "trunci"
 
 
-
 def _config_location(group: AutotuneGroup, index: int | None, key: str | None = None):
     """Where config ``index`` (its ``key``; None: the configs) was written: its entry in
     configs([...]), or the kernel's name in triton(...) when the configs are its
     triton.autotune's."""
     if group.configs is None:
         return group.at("triton.kernel", "triton")
-    keys = ([f"configs.{index}.{key}"] if key is not None and index is not None else []) + \
-        ([f"configs.{index}"] if index is not None else [])
+    keys = ([f"configs.{index}.{key}"] if key is not None and index is not None else []) + (
+        [f"configs.{index}"] if index is not None else []
+    )
     return group.at(*keys, "configs")
 
 
@@ -245,17 +257,35 @@ def _div_trunc(a: int, b: int) -> int:
 
 #: Integer ops of the arith dialect, on Python ints (operands of the ``...ui`` ops read unsigned).
 _INT_OPS = {
-    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b, "arith.muli": lambda a, b: a * b,
-    "arith.divsi": _div_trunc, "arith.divui": lambda a, b: a // b, "arith.floordivsi": lambda a, b: a // b,
-    "arith.ceildivsi": lambda a, b: -((-a) // b), "arith.ceildivui": lambda a, b: -((-a) // b),
-    "arith.remsi": lambda a, b: a - b * _div_trunc(a, b), "arith.remui": lambda a, b: a % b,
-    "arith.maxsi": max, "arith.minsi": min, "arith.maxui": max, "arith.minui": min,
-    "arith.andi": lambda a, b: a & b, "arith.ori": lambda a, b: a | b, "arith.xori": lambda a, b: a ^ b,
-    "arith.shli": lambda a, b: a << b, "arith.shrsi": lambda a, b: a >> b, "arith.shrui": lambda a, b: a >> b,
+    "arith.addi": lambda a, b: a + b,
+    "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divsi": _div_trunc,
+    "arith.divui": lambda a, b: a // b,
+    "arith.floordivsi": lambda a, b: a // b,
+    "arith.ceildivsi": lambda a, b: -((-a) // b),
+    "arith.ceildivui": lambda a, b: -((-a) // b),
+    "arith.remsi": lambda a, b: a - b * _div_trunc(a, b),
+    "arith.remui": lambda a, b: a % b,
+    "arith.maxsi": max,
+    "arith.minsi": min,
+    "arith.maxui": max,
+    "arith.minui": min,
+    "arith.andi": lambda a, b: a & b,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
+    "arith.shli": lambda a, b: a << b,
+    "arith.shrsi": lambda a, b: a >> b,
+    "arith.shrui": lambda a, b: a >> b,
 }
 _FLOAT_OPS = {
-    "arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - b, "arith.mulf": lambda a, b: a * b,
-    "arith.divf": lambda a, b: a / b, "arith.maximumf": max, "arith.minimumf": min, "arith.maxnumf": max,
+    "arith.addf": lambda a, b: a + b,
+    "arith.subf": lambda a, b: a - b,
+    "arith.mulf": lambda a, b: a * b,
+    "arith.divf": lambda a, b: a / b,
+    "arith.maximumf": max,
+    "arith.minimumf": min,
+    "arith.maxnumf": max,
     "arith.minnumf": min,
 }
 
@@ -471,10 +501,15 @@ def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> No
     given = {c: list(getattr(tuner, c)) for c in ("reset_to_zero", "restore_value") if getattr(group, c) is None}
     if tuner.pre_hook is not None:
         if any(given.values()):
-            ctx.emit_remark(Diagnostic(
-                "remark", f"@{group.name}: the triton.autotune of '{kname}' has a pre_hook, which replaces its "
-                          f"{' and '.join(c for c, v in given.items() if v)} (as in Triton); autotune-export cannot run "
-                          "the hook: give reset_to_zero(...) / restore_value(...) on the op", group.location))
+            ctx.emit_remark(
+                Diagnostic(
+                    "remark",
+                    f"@{group.name}: the triton.autotune of '{kname}' has a pre_hook, which replaces its "
+                    f"{' and '.join(c for c, v in given.items() if v)} (as in Triton); autotune-export cannot run "
+                    "the hook: give reset_to_zero(...) / restore_value(...) on the op",
+                    group.location,
+                )
+            )
         return
     by_name = {p.name: p for p in group.signature}
     for clause, names in given.items():
@@ -486,10 +521,15 @@ def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> No
             if clause == "restore_value" and p is not None and p.is_pointer and not p.output:
                 # Triton's restore_value copies the argument back after each timed run: for one
                 # the dispatch only reads (an immutable operand) there is nothing to restore.
-                ctx.emit_remark(Diagnostic(
-                    "remark", f"@{group.name}: the triton.autotune of '{kname}' names '{name}' in restore_value, "
-                              "which the dispatch only reads (not an {output} pointer): restoring it changes "
-                              "nothing, left out", group.location))
+                ctx.emit_remark(
+                    Diagnostic(
+                        "remark",
+                        f"@{group.name}: the triton.autotune of '{kname}' names '{name}' in restore_value, "
+                        "which the dispatch only reads (not an {output} pointer): restoring it changes "
+                        "nothing, left out",
+                        group.location,
+                    )
+                )
                 continue
             if p is None or not (p.is_pointer and p.output):
                 what = "not a parameter of the signature" if p is None else "not an {output} pointer"
@@ -593,9 +633,17 @@ class MaterializeTritonVariants(ModulePass):
         refused = {i: threads_refusal(sp.num_warps) for i, sp in enumerate(all_specs)}
         todo = [i for i, reason in refused.items() if reason is None]
         try:
-            compiled_list = tc.compile_variants(
-                [all_specs[i] for i in todo], jobs=self.jobs, executor=self.executor, cache_dir=self.cache_dir, use_cache=self.use_cache
-            ) if todo else []
+            compiled_list = (
+                tc.compile_variants(
+                    [all_specs[i] for i in todo],
+                    jobs=self.jobs,
+                    executor=self.executor,
+                    cache_dir=self.cache_dir,
+                    use_cache=self.use_cache,
+                )
+                if todo
+                else []
+            )
         except tc.CacheDirError as err:
             raise DiagnosticError.at(None, str(err)) from None
         results: list[Any] = [None] * len(all_specs)
@@ -664,13 +712,14 @@ class MaterializeTritonVariants(ModulePass):
         try:
             # Triton's driver answers for the first target while the file is imported; a kernel
             # carried in the module (kernel_source(...)) is imported from a file it is written to.
-            ksrc, full, shown = tc.group_kernel_source(group, ctx.source.base_dir, targets_of(self.target)[0][1],
-                                                       self.cache_dir)
+            ksrc, full, shown = tc.group_kernel_source(group, ctx.source.base_dir, targets_of(self.target)[0][1], self.cache_dir)
             kernel = tc.load_kernel(ksrc)
         except tc.KernelLoadError as err:
             wrong = kernel_name if err.part == "kernel" else os.path.basename(path)
-            raise DiagnosticError.at(group.at(f"triton.{'kernel' if err.part == 'kernel' else 'path'}", "triton"),
-                                     str(err).replace(full, shown) + did_you_mean(wrong, err.candidates)) from None
+            raise DiagnosticError.at(
+                group.at(f"triton.{'kernel' if err.part == 'kernel' else 'path'}", "triton"),
+                str(err).replace(full, shown) + did_you_mean(wrong, err.candidates),
+            ) from None
         runtime_args = [a for a in kernel.arg_names if a not in kernel.constexpr_names]
         declared = [p.name for p in group.signature]
         if declared != runtime_args:
@@ -690,8 +739,14 @@ class MaterializeTritonVariants(ModulePass):
         for i, p in enumerate(group.signature):
             if p.hint and (p.name in kernel.not_specialized or (p.hint == 16 and p.name in kernel.not_aligned)):
                 which = "do_not_specialize" if p.name in kernel.not_specialized else "do_not_specialize_on_alignment"
-                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: '{p.name}' is in the {which} of '{kernel_name}': "
-                                           f"its ':{p.hint}' hint is dropped (Triton's JIT does not specialize it)", loc))
+                ctx.emit_remark(
+                    Diagnostic(
+                        "remark",
+                        f"@{group.name}: '{p.name}' is in the {which} of '{kernel_name}': "
+                        f"its ':{p.hint}' hint is dropped (Triton's JIT does not specialize it)",
+                        loc,
+                    )
+                )
                 group.signature[i] = dataclasses.replace(p, hint=0)
         nones = {p.name: None for p in group.signature if p.is_none}
         group.signature = [p for p in group.signature if not p.is_none]
@@ -713,8 +768,10 @@ class MaterializeTritonVariants(ModulePass):
                 "(it would fail when the module loads)",
             )
         if group.configs is None and not kernel.default_configs:
-            raise DiagnosticError.at(group.at("triton.kernel", "triton"),
-                                     f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel")
+            raise DiagnosticError.at(
+                group.at("triton.kernel", "triton"),
+                f"@{group.name} gives no configs([...]) and '{kernel_name}' is not a triton.autotune kernel",
+            )
         for index, cfg in enumerate(group.configs or ()):
             for key, _ in cfg:
                 if key not in OPTION_NAMES and key not in kernel.constexpr_names:
@@ -784,11 +841,14 @@ class MaterializeTritonVariants(ModulePass):
                             f"({', '.join(group.workload or []) or 'none'}), the configs' constexprs "
                             f"({', '.join(k for k in values if k not in OPTION_NAMES) or 'none'}"
                             + (f"; from the triton.autotune of '{kernel_name}'" if group.configs is None else "")
-                            + f") and {', '.join(OPTION_NAMES)}" + did_you_mean(nm.name, sorted(known)))
+                            + f") and {', '.join(OPTION_NAMES)}"
+                            + did_you_mean(nm.name, sorted(known)),
+                        )
 
     # ---------------------------------------------------------------------------------------
-    def _launch_variants(self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict,
-                         tc) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]]]:
+    def _launch_variants(
+        self, ctx: PassContext, source, op, group: AutotuneGroup, kernel, nones: dict, tc
+    ) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]]]:
         """``(configs, constexprs)``: the group's configs (entries as the op spells them) and
         per config every constexpr's value, from Triton's launch model
         (:func:`autotune_export.cuda.launch_model.launch_variants`, convention ``TRITON``): the
@@ -824,8 +884,7 @@ class MaterializeTritonVariants(ModulePass):
         static = {}
         for name in scalars + [p.name for p in group.signature if p.is_pointer]:
             values = [v.get(name, _UNKNOWN) for *_, v, _ in sites]
-            if values and all(x is not _UNKNOWN and x == values[0] for x in values) \
-                    and all(name not in fw for *_, fw in sites):
+            if values and all(x is not _UNKNOWN and x == values[0] for x in values) and all(name not in fw for *_, fw in sites):
                 static[name] = values[0]
 
         def named(values: dict) -> dict:
@@ -845,35 +904,58 @@ class MaterializeTritonVariants(ModulePass):
         explicit = group.configs
         override = None
         if explicit is not None:
-            override = [lm.Config.of({"kwargs": {k: v for k, v in cfg if k not in OPTION_NAMES},
-                                      **{k: v for k, v in cfg if k in OPTION_NAMES}}) for cfg in explicit]
+            override = [
+                lm.Config.of(
+                    {"kwargs": {k: v for k, v in cfg if k not in OPTION_NAMES}, **{k: v for k, v in cfg if k in OPTION_NAMES}}
+                )
+                for cfg in explicit
+            ]
         prune = tuner is not None and explicit is None and len(tuner.triton_configs) == len(kernel.default_configs)
         try:
-            plan = lm.launch_variants(model, named(static), {}, convention=lm.TRITON,
-                                      configs=override if override is not None else None,
-                                      sites=[named(values) for *_, values, _ in sites] or None,
-                                      capability=targets_of(self.target)[0][1], prune=prune)
+            plan = lm.launch_variants(
+                model,
+                named(static),
+                {},
+                convention=lm.TRITON,
+                configs=override if override is not None else None,
+                sites=[named(values) for *_, values, _ in sites] or None,
+                capability=targets_of(self.target)[0][1],
+                prune=prune,
+            )
         except lm.LaunchModelError as err:
             if err.stage == "prune":
                 if err.unknown is None:
                     fix = "give the configs to export explicitly with configs([...])"
                 elif "." in err.unknown:
-                    fix = ("of a tensor .dtype and .element_size() are known from the signature, .shape, .numel() and "
-                           ".stride() where every dispatch binds a tensor of static shape (dense, as IREE's buffers are); "
-                           "give the configs to export explicitly with configs([...])")
+                    fix = (
+                        "of a tensor .dtype and .element_size() are known from the signature, .shape, .numel() and "
+                        ".stride() where every dispatch binds a tensor of static shape (dense, as IREE's buffers are); "
+                        "give the configs to export explicitly with configs([...])"
+                    )
                 else:
-                    fix = ("a scalar is known when each dispatch of the group passes a value computed from constants, "
-                           "tune_workload(...) or static argument shapes; otherwise give the configs to export "
-                           "explicitly with configs([...])")
-                raise DiagnosticError.at(loc, f"@{group.name}: prune_configs_by of the triton.autotune of '{kernel_name}': "
-                                              f"{err}; {fix}") from None
+                    fix = (
+                        "a scalar is known when each dispatch of the group passes a value computed from constants, "
+                        "tune_workload(...) or static argument shapes; otherwise give the configs to export "
+                        "explicitly with configs([...])"
+                    )
+                raise DiagnosticError.at(
+                    loc, f"@{group.name}: prune_configs_by of the triton.autotune of '{kernel_name}': {err}; {fix}"
+                ) from None
             if err.stage and err.stage.startswith("heuristic ") and err.unknown is not None:
-                hname = err.stage[len("heuristic "):]
-                known = (" (a tensor's .shape, .numel() and .stride() are known where every dispatch binds it a tensor "
-                         "of the same static shape)") if "." in err.unknown else ""
-                raise DiagnosticError.at(_config_location(group, None),
-                                         f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'{known}; "
-                                         f"give '{hname}' in every config") from None
+                hname = err.stage[len("heuristic ") :]
+                known = (
+                    (
+                        " (a tensor's .shape, .numel() and .stride() are known where every dispatch binds it a tensor "
+                        "of the same static shape)"
+                    )
+                    if "." in err.unknown
+                    else ""
+                )
+                raise DiagnosticError.at(
+                    _config_location(group, None),
+                    f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'{known}; "
+                    f"give '{hname}' in every config",
+                ) from None
             if err.stage == "constexpr":
                 # "config N gives no value for ...": at config N (its "{" in configs([...]), or
                 # the kernel's name when the configs are its triton.autotune's).
@@ -904,20 +986,42 @@ class MaterializeTritonVariants(ModulePass):
         for outcome, (label, _, values, from_workload) in zip(pruning.outcomes, sites or [("", None, {}, set())]):
             where = f" for {label}" if several else ""
             for p in outcome.pruned:
-                ctx.emit_remark(Diagnostic("remark", f"@{group.name}: triton.autotune config {p.index} "
-                                                     f"{_config_text(_config_entries(defaults[p.index]))} pruned{where}: "
-                                                     f"{p.reason} (prune_configs_by)", loc))
-        functions = ", ".join(f"{f} '{lm.function_name(fn)}'" for f, fn in (("early_config_prune", tuner.early_config_prune),
-                                                                          ("perf_model", tuner.perf_model)) if fn is not None)
+                ctx.emit_remark(
+                    Diagnostic(
+                        "remark",
+                        f"@{group.name}: triton.autotune config {p.index} "
+                        f"{_config_text(_config_entries(defaults[p.index]))} pruned{where}: "
+                        f"{p.reason} (prune_configs_by)",
+                        loc,
+                    )
+                )
+        functions = ", ".join(
+            f"{f} '{lm.function_name(fn)}'"
+            for f, fn in (("early_config_prune", tuner.early_config_prune), ("perf_model", tuner.perf_model))
+            if fn is not None
+        )
         if sites:
             seen = "; ".join(
-                f"{label}: " + (", ".join(f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
-                                          for k, v in values.items() if v is not _UNKNOWN and not isinstance(v, tuple))
-                                or "no scalar value")
-                for label, _, values, fw in sites)
+                f"{label}: "
+                + (
+                    ", ".join(
+                        f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
+                        for k, v in values.items()
+                        if v is not _UNKNOWN and not isinstance(v, tuple)
+                    )
+                    or "no scalar value"
+                )
+                for label, _, values, fw in sites
+            )
             dynamic = sorted({k for *_, fw in sites for k in fw})
-            tail = (f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "
-                    "prune at that launch)") if dynamic else ""
+            tail = (
+                (
+                    f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "
+                    "prune at that launch)"
+                )
+                if dynamic
+                else ""
+            )
             ctx.emit_remark(Diagnostic("remark", f"@{group.name}: prune_configs_by ({functions}) saw {seen}{tail}", loc))
         kept = [tc.config_dict(c) for c in pruning.kept]
         changed = [i for i, c in zip(pruning.kept_indices, kept) if i is not None and c != defaults[i]]
@@ -926,12 +1030,14 @@ class MaterializeTritonVariants(ModulePass):
         sources = ", ".join("new" if i is None else str(i) for i in pruning.kept_indices)  # new: made by the pruner
         edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
         every = f" (those kept for every one of {len(pruning.outcomes)} dispatches and workloads)" if several else ""
-        ctx.emit_remark(Diagnostic(
-            "remark",
-            f"@{group.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} triton.autotune "
-            f"configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs {sources}{edited}",
-            loc,
-        ))
+        ctx.emit_remark(
+            Diagnostic(
+                "remark",
+                f"@{group.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} triton.autotune "
+                f"configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs {sources}{edited}",
+                loc,
+            )
+        )
 
     # ---------------------------------------------------------------------------------------
     def _check_dispatches(self, ctx: PassContext, module, source, group: AutotuneGroup, tied=frozenset()) -> None:
@@ -1001,8 +1107,13 @@ class MaterializeTritonVariants(ModulePass):
                         f"kernel '{group.triton[1]}' of @{group.name} writes through '{p.name}' (a store or atomic), which is "
                         f"not {{output}}: IREE treats dispatch operands as immutable; mark it '{p.name}: {p.type} {{output}}' "
                         "and return it as a result, or tie a result to its operand at the dispatch (-> %operand, in place)",
-                        [Diagnostic("note", f"the dispatch binds {b.what} to '{p.name}' here",
-                                    location_of(d.location, ctx.source.name))],
+                        [
+                            Diagnostic(
+                                "note",
+                                f"the dispatch binds {b.what} to '{p.name}' here",
+                                location_of(d.location, ctx.source.name),
+                            )
+                        ],
                     )
 
     def _check_updated(self, ctx: PassContext, item: _Planned, plan, updated: set[int]) -> None:
@@ -1030,28 +1141,37 @@ class MaterializeTritonVariants(ModulePass):
                 continue
             args = list(d.opview.arguments)
             tensors = [i for i, a in enumerate(args) if isinstance(a.type, ir.RankedTensorType)]
-            in_place = [(n, p) for n, p in enumerate(pointers[:len(tensors)])
-                        if position[p.name] in updated and bindings[n].is_result and not zero_outputs.is_zeroed(args[tensors[n]])]
+            in_place = [
+                (n, p)
+                for n, p in enumerate(pointers[: len(tensors)])
+                if position[p.name] in updated and bindings[n].is_result and not zero_outputs.is_zeroed(args[tensors[n]])
+            ]
             mark_fake_zeros(d, [tensors[n] for n, _ in in_place])
             zeroed.extend(p.name for _, p in in_place if p.name not in zeroed)
             for p, b in zip(pointers, bindings):
                 if b.undefined and position[p.name] in updated and p.name not in warned:
                     warned.add(p.name)
-                    ctx.emit_remark(Diagnostic(
-                        "warning",
-                        f"kernel '{group.triton[1]}' of @{group.name} updates '{p.name}' atomically (what it leaves depends "
-                        f"on what the buffer held), but this dispatch binds it to a new buffer of undefined contents: zero it "
-                        f"with reset_to_zero({p.name}), or pass its contents in place (a result tied to the operand holding "
-                        "them, -> %x)",
-                        location_of(d.location, ctx.source.name)))
+                    ctx.emit_remark(
+                        Diagnostic(
+                            "warning",
+                            f"kernel '{group.triton[1]}' of @{group.name} updates '{p.name}' atomically (what it leaves depends "
+                            f"on what the buffer held), but this dispatch binds it to a new buffer of undefined contents: zero it "
+                            f"with reset_to_zero({p.name}), or pass its contents in place (a result tied to the operand holding "
+                            "them, -> %x)",
+                            location_of(d.location, ctx.source.name),
+                        )
+                    )
         if zeroed:
             names = ", ".join(f"'{n}'" for n in zeroed)
-            ctx.emit_remark(Diagnostic(
-                "remark",
-                f"@{group.name}: kernel '{group.triton[1]}' updates {names} atomically (tt.atomic_rmw / tt.atomic_cas in "
-                f"its TTIR): the benchmark and check entries give {'it' if len(zeroed) == 1 else 'them'} zeros, not seeded "
-                "fake data (a lock or counter holding other values may never be released)",
-                group.location))
+            ctx.emit_remark(
+                Diagnostic(
+                    "remark",
+                    f"@{group.name}: kernel '{group.triton[1]}' updates {names} atomically (tt.atomic_rmw / tt.atomic_cas in "
+                    f"its TTIR): the benchmark and check entries give {'it' if len(zeroed) == 1 else 'them'} zeros, not seeded "
+                    "fake data (a lock or counter holding other values may never be released)",
+                    group.location,
+                )
+            )
 
     def _check_read_first(self, ctx: PassContext, item: _Planned, plan, read_first: set[int]) -> None:
         """A warning, once per pointer, at the first dispatch that binds an ``{output}`` pointer
@@ -1072,13 +1192,16 @@ class MaterializeTritonVariants(ModulePass):
             for p, b in zip(pointers, bindings):
                 if p.output and b.undefined and position[p.name] in read_first and p.name not in warned:
                     warned.add(p.name)
-                    ctx.emit_remark(Diagnostic(
-                        "warning",
-                        f"kernel '{group.triton[1]}' of @{group.name} loads from {{output}} '{p.name}' before it stores "
-                        f"through it, but this dispatch binds {b.what} to it, a new buffer of undefined contents in IREE: "
-                        "pass the tensor whose contents the kernel reads in place (as an operand with the result tied to "
-                        f"it, -> %x), or zero it with reset_to_zero({p.name}) if it accumulates from zero",
-                        location_of(d.location, ctx.source.name)))
+                    ctx.emit_remark(
+                        Diagnostic(
+                            "warning",
+                            f"kernel '{group.triton[1]}' of @{group.name} loads from {{output}} '{p.name}' before it stores "
+                            f"through it, but this dispatch binds {b.what} to it, a new buffer of undefined contents in IREE: "
+                            "pass the tensor whose contents the kernel reads in place (as an operand with the result tied to "
+                            f"it, -> %x), or zero it with reset_to_zero({p.name}) if it accumulates from zero",
+                            location_of(d.location, ctx.source.name),
+                        )
+                    )
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         """The link and build stages for one planned group: its compiled variants linked into

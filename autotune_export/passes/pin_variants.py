@@ -33,7 +33,6 @@ from autotune_export.passes.base import ModulePass, PassContext, register
 __all__ = ["PinVariants", "load_results"]
 
 
-
 def load_results(path: str) -> list[dict]:
     """Read a tuning-results file. Raises DiagnosticError (located at the file) when it is
     missing, not JSON, or not of format ``autotune-export.tuning-results/1``."""
@@ -49,10 +48,10 @@ def load_results(path: str) -> list[dict]:
     except json.JSONDecodeError as err:
         raise DiagnosticError.at(Location(path, err.lineno, err.colno), f"tuning results are not JSON: {err.msg}") from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT or not isinstance(data.get("results"), list):
-        raise DiagnosticError.at(loc, f"not a tuning-results file (expected \"format\": \"{RESULTS_FORMAT}\" and a \"results\" list)")
+        raise DiagnosticError.at(loc, f'not a tuning-results file (expected "format": "{RESULTS_FORMAT}" and a "results" list)')
     for i, entry in enumerate(data["results"]):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("executable", "group", "variant")):
-            raise DiagnosticError.at(loc, f"result {i} needs string fields \"executable\", \"group\" and \"variant\"")
+            raise DiagnosticError.at(loc, f'result {i} needs string fields "executable", "group" and "variant"')
         problem = workload_values_problem(entry)
         if problem is not None:
             raise DiagnosticError.at(_locate(text, entry, path), f"result {i}: {problem}")

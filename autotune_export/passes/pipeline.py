@@ -27,14 +27,29 @@ from autotune_export.passes.base import PASSES, ModulePass, PassContext, pass_op
 from autotune_export.support.diagnostics import DiagnosticError, did_you_mean, input_named
 from iree.compiler import ir
 
-__all__ = ["DEFAULT_PIPELINES", "PIPELINE_OPTIONS", "SPEC_ONLY_OPTIONS", "PipelineOption", "PassSpec", "check_options",
-           "parse_pipeline", "build_pipeline", "run_pipeline", "add_pruning_arguments"]
+__all__ = [
+    "DEFAULT_PIPELINES",
+    "PIPELINE_OPTIONS",
+    "SPEC_ONLY_OPTIONS",
+    "PipelineOption",
+    "PassSpec",
+    "check_options",
+    "parse_pipeline",
+    "build_pipeline",
+    "run_pipeline",
+    "add_pruning_arguments",
+]
 
 
 #: The passes each ``--emit`` kind runs when ``-p`` is not given.
 DEFAULT_PIPELINES = {
-    "mlir": ["zero-fill-outputs", "materialize-triton-variants", "pin-variants", "verify-autotuning-groups",
-             "emit-autotune-initializer"],
+    "mlir": [
+        "zero-fill-outputs",
+        "materialize-triton-variants",
+        "pin-variants",
+        "verify-autotuning-groups",
+        "emit-autotune-initializer",
+    ],
     "iree": [
         "zero-fill-outputs",
         "materialize-triton-variants",
@@ -83,9 +98,11 @@ PIPELINE_OPTIONS: tuple[PipelineOption, ...] = (
 SPEC_ONLY_OPTIONS: frozenset[tuple[str, str]] = frozenset({("emit-autotune-initializer", "workload_slots")})
 
 
-def check_options(passes: dict[str, type[ModulePass]] | None = None,
-                  options: Sequence[PipelineOption] = PIPELINE_OPTIONS,
-                  spec_only: frozenset[tuple[str, str]] = SPEC_ONLY_OPTIONS) -> list[str]:
+def check_options(
+    passes: dict[str, type[ModulePass]] | None = None,
+    options: Sequence[PipelineOption] = PIPELINE_OPTIONS,
+    spec_only: frozenset[tuple[str, str]] = SPEC_ONLY_OPTIONS,
+) -> list[str]:
     """What is wrong with the mapping of pipeline options to pass options (``passes``: the
     registry, default :data:`~autotune_export.passes.base.PASSES`): an entry naming no
     registered pass or no option of its pass, a keyword given twice, a pass option that no
@@ -107,7 +124,9 @@ def check_options(passes: dict[str, type[ModulePass]] | None = None,
     for name, cls in sorted(passes.items()):
         for f in pass_options(cls):
             if (name, f.name) not in reached:
-                problems.append(f"option '{f.name}' of pass '{name}' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS")
+                problems.append(
+                    f"option '{f.name}' of pass '{name}' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS"
+                )
     return problems
 
 
@@ -143,7 +162,9 @@ def parse_pipeline(text: str) -> list[PassSpec]:
     except lark.UnexpectedInput as err:
         col = getattr(err, "column", None)
         where = f" at column {col}" if isinstance(col, int) and col > 0 else ""
-        raise DiagnosticError.at(None, f"malformed pass pipeline '{text}'{where}: expected name{{option=value ...}},name...") from None
+        raise DiagnosticError.at(
+            None, f"malformed pass pipeline '{text}'{where}: expected name{{option=value ...}},name..."
+        ) from None
     specs = []
     for node in tree.children:
         if node is None:
@@ -185,7 +206,9 @@ def _convert(cls: type[ModulePass], f: dataclasses.Field, text: str) -> Any:
         pass
     else:
         raise DiagnosticError.at(None, f"option '{f.name.replace('_', '-')}' of pass '{cls.name}' cannot be set from text")
-    raise DiagnosticError.at(None, f"option '{f.name.replace('_', '-')}' of pass '{cls.name}' takes {kind.split(' |')[0]}, got '{text}'")
+    raise DiagnosticError.at(
+        None, f"option '{f.name.replace('_', '-')}' of pass '{cls.name}' takes {kind.split(' |')[0]}, got '{text}'"
+    )
 
 
 def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defaults: Any) -> list[ModulePass]:
@@ -211,16 +234,22 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
             continue
         cls = PASSES.get(item.name)
         if cls is None:
-            raise DiagnosticError.at(None, f"unknown pass '{item.name}'; known passes: {', '.join(sorted(PASSES))}"
-                                     + did_you_mean(item.name, sorted(PASSES)))
+            raise DiagnosticError.at(
+                None,
+                f"unknown pass '{item.name}'; known passes: {', '.join(sorted(PASSES))}"
+                + did_you_mean(item.name, sorted(PASSES)),
+            )
         fields = {f.name: f for f in pass_options(cls)}
         values = {fname: value for key, value in defaults.items() for name, fname in mapping[key].sets if name == cls.name}
         for key, text in item.options.items():
             fname = key.replace("-", "_")
             if fname not in fields:
                 known = ", ".join(n.replace("_", "-") for n in fields) or "none"
-                raise DiagnosticError.at(None, f"pass '{cls.name}' has no option '{key}' (its options: {known})"
-                                         + did_you_mean(key, [n.replace("_", "-") for n in fields]))
+                raise DiagnosticError.at(
+                    None,
+                    f"pass '{cls.name}' has no option '{key}' (its options: {known})"
+                    + did_you_mean(key, [n.replace("_", "-") for n in fields]),
+                )
             values[fname] = _convert(cls, fields[fname], text)
         out.append(cls(**values))
     return out
@@ -257,7 +286,17 @@ def _positive(text: str) -> int:
 def add_pruning_arguments(p: argparse.ArgumentParser) -> None:
     """``--max-spills N`` and ``--max-variants N``: materialize-triton-variants' pruning of
     compiled variants (docs/limits.md, generated spaces)."""
-    p.add_argument("--max-spills", type=_count, default=None, metavar="N",
-                   help="prune variants that spill more than N registers (Triton's n_spills; default: keep them)")
-    p.add_argument("--max-variants", type=_positive, default=None, metavar="N",
-                   help="keep at most N variants per group: the fewest spills, spread over the config order (default: all)")
+    p.add_argument(
+        "--max-spills",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="prune variants that spill more than N registers (Triton's n_spills; default: keep them)",
+    )
+    p.add_argument(
+        "--max-variants",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="keep at most N variants per group: the fewest spills, spread over the config order (default: all)",
+    )

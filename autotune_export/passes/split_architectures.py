@@ -131,8 +131,9 @@ def _split_by_target(module, source) -> None:
         for k, arch in zip(order, names):
             entry = entries[k]
             objects = ir.ArrayAttr.get([hal_attrs.executable_object(o.path, o.data) for o in entry.objects])
-            variant = hal.ExecutableVariantOp(arch, entry.target, sym_visibility="public", objects=objects,
-                                              ip=builders.source_block(executable))
+            variant = hal.ExecutableVariantOp(
+                arch, entry.target, sym_visibility="public", objects=objects, ip=builders.source_block(executable)
+            )
             with ir.InsertionPoint(variant.regions[0].blocks.append()):
                 hal.ExecutableVariantEndOp()
             point = builders.source_block(variant)

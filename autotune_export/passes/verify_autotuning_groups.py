@@ -115,7 +115,9 @@ class VerifyAutotuningGroups(ModulePass):
             for op in groups_of(source):
                 group = AutotuneGroup.from_op(op, ctx.source.name)
                 if group.variants is None:
-                    raise DiagnosticError.at(group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first")
+                    raise DiagnosticError.at(
+                        group.location, f"@{group.name} still has the triton(...) form; run materialize-triton-variants first"
+                    )
                 loc = group.location
                 first = None
                 members = list(group.variants) + [v for v in group.specialized or [] if v not in group.variants]
@@ -153,7 +155,8 @@ class VerifyAutotuningGroups(ModulePass):
                     bad = [i for i in (group.divisible or []) + (group.equal_one or []) if not 0 <= i < constants]
                     if bad:
                         raise DiagnosticError.at(
-                            loc, f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants"
+                            loc,
+                            f"specialized([...]) names constant {bad[0]}, but the layout of @{group.name} has {constants} constants",
                         )
                 # A variant that needs Triton's global scratch gets it as one more binding,
                 # allocated by lower-autotuning-dispatch (see autotune_export.cuda.abi).
@@ -189,7 +192,9 @@ class VerifyAutotuningGroups(ModulePass):
                             )
                     continue
                 if not payloads:
-                    raise DiagnosticError.at(loc, f"@{sym_name(source)} has no objects, so the variants of @{group.name} have no code")
+                    raise DiagnosticError.at(
+                        loc, f"@{sym_name(source)} has no objects, so the variants of @{group.name} have no code"
+                    )
                 for v in members:
                     if not any(_has_entry(data, v) for _, data, _ in payloads):
                         raise DiagnosticError.at(
@@ -208,7 +213,9 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
     workload = len(parts.workload)
     if count_args is not None and workload != count_args - 1:
         raise DiagnosticError.at(
-            loc, f"dispatch to @{exe}::@{group.name} passes {workload} workload values, but its variants take {count_args - 1}", note
+            loc,
+            f"dispatch to @{exe}::@{group.name} passes {workload} workload values, but its variants take {count_args - 1}",
+            note,
         )
     operands = parts.arguments
     tensors = [operands[i] for i in parts.tensor_positions()]
@@ -262,7 +269,8 @@ def _check_dispatch(ctx: PassContext, exe: str, group: AutotuneGroup, first, dis
         raise DiagnosticError.at(
             loc,
             f"dispatch to @{exe}::@{group.name} passes {len(scalars)} scalar operands, but the layout of its variants has "
-            f"{_constants(layout)} constants" + (f" (the operands make {slots} 32-bit constants: i64/f64 take two)" if slots != len(scalars) else ""),
+            f"{_constants(layout)} constants"
+            + (f" (the operands make {slots} 32-bit constants: i64/f64 take two)" if slots != len(scalars) else ""),
             note,
         )
 
@@ -327,7 +335,9 @@ def _check_block(ctx: PassContext, group: AutotuneGroup, name: str, export, targ
             )
         for axis, v, limit in zip("xyz", size, _MAX_BLOCK_DIMS):
             if v > limit:
-                raise DiagnosticError.at(loc, f"variant @{name} of @{group.name} has workgroup_size {axis} = {v}; CUDA allows at most {limit}")
+                raise DiagnosticError.at(
+                    loc, f"variant @{name} of @{group.name} has workgroup_size {axis} = {v}; CUDA allows at most {limit}"
+                )
     if not targets:
         return
     per_arch: dict[str, int] = {}
@@ -338,7 +348,11 @@ def _check_block(ctx: PassContext, group: AutotuneGroup, name: str, export, targ
                 if key in per:
                     per_arch[t.name] = _index_list(per[key])[1]
                     break
-    shared = int(ir.IntegerAttr(export.attributes["workgroup_local_memory"]).value) if "workgroup_local_memory" in export.attributes else 0
+    shared = (
+        int(ir.IntegerAttr(export.attributes["workgroup_local_memory"]).value)
+        if "workgroup_local_memory" in export.attributes
+        else 0
+    )
     for t in targets:
         need = per_arch.get(t.name, shared)
         if need > t.max_shared_memory:
@@ -403,9 +417,12 @@ def _check_object_targets(ctx: PassContext, source, group: AutotuneGroup, payloa
                 continue
             for t in targets:
                 if not fits(t.capability):
-                    hint = (f"; build it for {t.name}, or key one object per architecture "
-                            f"(#hal.executable.target<\"cuda\", \"cuda-nvptx-fb\", {{target_arch = \"{t.name}\"}}>)"
-                            if t.capability != arch.capability else "")
+                    hint = (
+                        f"; build it for {t.name}, or key one object per architecture "
+                        f'(#hal.executable.target<"cuda", "cuda-nvptx-fb", {{target_arch = "{t.name}"}}>)'
+                        if t.capability != arch.capability
+                        else ""
+                    )
                     raise DiagnosticError.at(
                         loc,
                         f"object '{label}' of @{sym_name(source)} is {kind} for {arch.name}, which runs on "

@@ -132,7 +132,7 @@ def _split_dims(values, dims) -> list[list]:
     out, i = [], 0
     for v in values:
         n = _dynamic(v.type)
-        out.append(list(dims[i:i + n]))
+        out.append(list(dims[i : i + n]))
         i += n
     return out
 
@@ -161,9 +161,14 @@ def in_place_zeroed(dispatch, zeroed: Iterable[int]) -> dict[int, int]:
     are zeroed only in the benchmark and check entries, never on real calls."""
     parts = DispatchOperands.of(dispatch)
     args = list(parts.arguments)
-    return {j: parts.tied[j] for j in sorted(set(zeroed))
-            if 0 <= j < len(parts.tied) and parts.tied[j] >= 0
-            and not is_zeroed(args[parts.tied[j]]) and not _is_zero_splat(args[parts.tied[j]])}
+    return {
+        j: parts.tied[j]
+        for j in sorted(set(zeroed))
+        if 0 <= j < len(parts.tied)
+        and parts.tied[j] >= 0
+        and not is_zeroed(args[parts.tied[j]])
+        and not _is_zero_splat(args[parts.tied[j]])
+    }
 
 
 def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
@@ -186,8 +191,11 @@ def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
     res_dims = _split_dims(list(dispatch.results), parts.result_dims)
     untied = [j for j, t in enumerate(parts.tied) if t < 0]
     keep = set(in_place_zeroed(dispatch, zeroed).values())
-    replace = {parts.tied[j] for j in zeroed if parts.tied[j] >= 0 and _is_zero_splat(args[parts.tied[j]])
-               and not is_zeroed(args[parts.tied[j]])}
+    replace = {
+        parts.tied[j]
+        for j in zeroed
+        if parts.tied[j] >= 0 and _is_zero_splat(args[parts.tied[j]]) and not is_zeroed(args[parts.tied[j]])
+    }
     if not untied and not replace:
         mark_fake_zeros(dispatch, keep)
         return False
@@ -214,9 +222,15 @@ def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
         place_new(len(args))
         index = ir.IndexType.get()
         tied = [position[t] if t >= 0 else made[j] for j, t in enumerate(parts.tied)]
-        new = flow.DispatchOp([r.type for r in dispatch.results], parts.workload, dispatch.attributes["entry_points"],
-                              new_args, new_dims, parts.result_dims,
-                              tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied]))
+        new = flow.DispatchOp(
+            [r.type for r in dispatch.results],
+            parts.workload,
+            dispatch.attributes["entry_points"],
+            new_args,
+            new_dims,
+            parts.result_dims,
+            tied_operands=ir.ArrayAttr.get([ir.IntegerAttr.get(index, t) for t in tied]),
+        )
     for k in range(len(dispatch.attributes)):
         named = dispatch.attributes[k]
         if named.name not in ("operandSegmentSizes", "tied_operands", "entry_points", FAKE_ZEROS_ATTR):
@@ -233,15 +247,16 @@ def retie(dispatch, zeroed: Iterable[int], insert_at: dict[int, int]) -> bool:
 def _group_dispatches(module, exe: str, group: str) -> list:
     """The host's ``flow.dispatch`` ops naming ``@exe::@group`` (not the benchmark entries'
     copies, which carry a fixed choice)."""
-    return [d for d in dispatch_sites(module)
-            if (exe, group) in entry_point_refs(d) and FIXED_CHOICE_ATTR not in d.attributes]
+    return [d for d in dispatch_sites(module) if (exe, group) in entry_point_refs(d) and FIXED_CHOICE_ATTR not in d.attributes]
 
 
 def _in_place_remark(what: str, output: str, operand: int) -> str:
     """The remark for a ``reset_to_zero`` output written in place (:func:`in_place_zeroed`)."""
-    return (f"{what}, which this dispatch writes in place (operand {operand}): as in Triton, whose autotuner zeroes "
-            f"reset_to_zero arguments only while benchmarking, {output} is zeroed only in the benchmark and check "
-            "entries; on real calls the kernel reads the operand's contents")
+    return (
+        f"{what}, which this dispatch writes in place (operand {operand}): as in Triton, whose autotuner zeroes "
+        f"reset_to_zero arguments only while benchmarking, {output} is zeroed only in the benchmark and check "
+        "entries; on real calls the kernel reads the operand's contents"
+    )
 
 
 def _at(ctx: PassContext, op):
@@ -267,8 +282,9 @@ def _triton_site(group: AutotuneGroup, dispatch, tied: frozenset) -> _TritonSite
     results = binding.result_pointers(group.signature, tied, dispatch)
     if results is None:
         return None
-    return _TritonSite(binding.pointer_order(group.signature, tied)[0], results,
-                       binding.DispatchOperands.of(dispatch).tensor_positions())
+    return _TritonSite(
+        binding.pointer_order(group.signature, tied)[0], results, binding.DispatchOperands.of(dispatch).tensor_positions()
+    )
 
 
 def zero_fill_triton(ctx: PassContext, module, exe: str, group: AutotuneGroup, tied: frozenset) -> bool:
@@ -310,8 +326,11 @@ def zero_fill_triton(ctx: PassContext, module, exe: str, group: AutotuneGroup, t
                 insert_at[by_output[p.name]] = cursor
         for j, i in in_place_zeroed(d, results).items():
             name = site.results[j].name
-            ctx.emit_remark(Diagnostic("remark", _in_place_remark(f"reset_to_zero names '{name}' of @{group.name}", f"'{name}'", i),
-                                       _at(ctx, d)))
+            ctx.emit_remark(
+                Diagnostic(
+                    "remark", _in_place_remark(f"reset_to_zero names '{name}' of @{group.name}", f"'{name}'", i), _at(ctx, d)
+                )
+            )
         try:
             changed |= retie(d, results, insert_at)
         except ValueError as err:
@@ -330,9 +349,11 @@ def _zero_fill_rfc(ctx: PassContext, module, exe: str, group: AutotuneGroup) -> 
             for j in items:
                 if not 0 <= j < nres:
                     raise DiagnosticError.at(
-                        _at(ctx, d), f"{clause}({j}) of @{exe}::@{group.name} names result {j}, but this dispatch has "
-                                     f"{nres} result{'s' if nres != 1 else ''}",
-                        [Diagnostic("note", f"@{group.name} is defined here", group.location)])
+                        _at(ctx, d),
+                        f"{clause}({j}) of @{exe}::@{group.name} names result {j}, but this dispatch has "
+                        f"{nres} result{'s' if nres != 1 else ''}",
+                        [Diagnostic("note", f"@{group.name} is defined here", group.location)],
+                    )
         for j in restored:
             if parts.tied[j] < 0 and j not in zeroed:
                 raise DiagnosticError.at(
@@ -340,14 +361,18 @@ def _zero_fill_rfc(ctx: PassContext, module, exe: str, group: AutotuneGroup) -> 
                     f"restore_value({j}) of @{exe}::@{group.name}: result {j} of this dispatch is not written in place: "
                     "IREE allocates an untied result per call with undefined contents, so there is nothing to restore; "
                     "tie it to the operand whose contents the kernel reads (-> %operand), or declare it reset_to_zero",
-                    [Diagnostic("note", f"@{group.name} is defined here", group.location)])
+                    [Diagnostic("note", f"@{group.name} is defined here", group.location)],
+                )
         if not zeroed:
             continue
         tensors = parts.tensor_positions()
         end = tensors[-1] + 1 if tensors else len(parts.arguments)
         for j, i in in_place_zeroed(d, zeroed).items():
-            ctx.emit_remark(Diagnostic("remark", _in_place_remark(f"reset_to_zero({j}) of @{exe}::@{group.name}", f"result {j}", i),
-                                       _at(ctx, d)))
+            ctx.emit_remark(
+                Diagnostic(
+                    "remark", _in_place_remark(f"reset_to_zero({j}) of @{exe}::@{group.name}", f"result {j}", i), _at(ctx, d)
+                )
+            )
         try:
             retie(d, zeroed, {j: end for j, t in enumerate(parts.tied) if t < 0})
         except ValueError as err:

@@ -44,7 +44,11 @@ __all__ = ["ProgramBuild", "TunableDispatch", "build_program", "root_op", "BACKE
 #: Backends build_program generates candidates for (CUDA: not built yet, docs/program.md).
 BACKENDS = ("llvm-cpu",)
 
-_CPU_ARGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+_CPU_ARGS = [
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=host",
+]
 
 
 @dataclass
@@ -82,8 +86,15 @@ class ProgramBuild:
     mlir: str = ""
 
 
-def build_program(source: str, *, backend: str = "llvm-cpu", max_candidates: int = 4, source_name: str = "-",
-                  iree_args: Sequence[str] = (), remark: Callable[[Diagnostic], None] | None = None) -> ProgramBuild:
+def build_program(
+    source: str,
+    *,
+    backend: str = "llvm-cpu",
+    max_candidates: int = 4,
+    source_name: str = "-",
+    iree_args: Sequence[str] = (),
+    remark: Callable[[Diagnostic], None] | None = None,
+) -> ProgramBuild:
     """Build ``source`` (MLIR text: linalg on tensors, or what iree-compile accepts as input)
     into a .vmfb whose tunable dispatches are run-time variant groups.
 
@@ -93,8 +104,11 @@ def build_program(source: str, *, backend: str = "llvm-cpu", max_candidates: int
     ``max_candidates``, or when iree-compile rejects the input itself.
     """
     if backend not in BACKENDS:
-        raise DiagnosticError.at(None, f"program: backend '{backend}' has no candidate generator yet (supported: "
-                                       f"{', '.join(BACKENDS)}; CUDA is not built yet, docs/program.md)")
+        raise DiagnosticError.at(
+            None,
+            f"program: backend '{backend}' has no candidate generator yet (supported: "
+            f"{', '.join(BACKENDS)}; CUDA is not built yet, docs/program.md)",
+        )
     if max_candidates < 1:
         raise DiagnosticError.at(None, f"program: --max-candidates must be at least 1 (IREE's default), not {max_candidates}")
     remarks: list[Diagnostic] = []
@@ -107,7 +121,9 @@ def build_program(source: str, *, backend: str = "llvm-cpu", max_candidates: int
 
     args = [*_CPU_ARGS, *iree_args]
     dc_text = _compile(source, args + ["--compile-to=dispatch-creation"], source_name)
-    cfg_text = _compile(dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"], source_name)
+    cfg_text = _compile(
+        dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"], source_name
+    )
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
@@ -121,9 +137,14 @@ def build_program(source: str, *, backend: str = "llvm-cpu", max_candidates: int
         except _IreeFailure as err:
             shrink = next((d for d in dispatches if d.candidates), None)
             if shrink is None:
-                raise DiagnosticError.at(None, f"iree-compile failed on the program with IREE's default configurations: {err}") from None
-            note(f"IREE rejected the program with the candidates of @{shrink.executable} ({err}); that dispatch keeps "
-                 "IREE's default configuration only", "warning")
+                raise DiagnosticError.at(
+                    None, f"iree-compile failed on the program with IREE's default configurations: {err}"
+                ) from None
+            note(
+                f"IREE rejected the program with the candidates of @{shrink.executable} ({err}); that dispatch keeps "
+                "IREE's default configuration only",
+                "warning",
+            )
             shrink.candidates = []
 
 
@@ -152,7 +173,9 @@ def _compile(text: str, args: list[str], source_name: str) -> str:
         if m:
             from autotune_export.support.diagnostics import Location
 
-            raise DiagnosticError.at(Location(source_name, int(m.group(1)), int(m.group(2))), f"iree-compile failed: {m.group(3)}") from None
+            raise DiagnosticError.at(
+                Location(source_name, int(m.group(1)), int(m.group(2))), f"iree-compile failed: {m.group(3)}"
+            ) from None
         raise DiagnosticError.at(None, f"iree-compile failed: {message}") from None
 
 
@@ -254,10 +277,19 @@ def _configurations(cfg_module) -> dict[str, tuple[str, object, str, str]]:
         name = ir.StringAttr(exe.operation.attributes["sym_name"]).value
         for op in walk(exe.operation):
             if isa(op, func_d.FuncOp) and "translation_info" in op.attributes:
-                roots = [o for o in walk(op) if "lowering_config" in o.attributes and "distribution" in str(o.attributes["lowering_config"])]
+                roots = [
+                    o
+                    for o in walk(op)
+                    if "lowering_config" in o.attributes and "distribution" in str(o.attributes["lowering_config"])
+                ]
                 if len(roots) == 1:
                     export = ir.StringAttr(op.attributes["sym_name"]).value
-                    out[name] = (export, roots[0], str(roots[0].attributes["lowering_config"]), str(op.attributes["translation_info"]))
+                    out[name] = (
+                        export,
+                        roots[0],
+                        str(roots[0].attributes["lowering_config"]),
+                        str(op.attributes["translation_info"]),
+                    )
     return out
 
 
@@ -276,11 +308,15 @@ def _tunable(dc_module, cfg_module, note) -> list[TunableDispatch]:
         loops = _loops(root)
         tiles = _tiles(config)
         if loops is None or tiles is None:
-            note(f"@{exe} ({root.name}): dynamic loop sizes or a configuration this slice does not vary ({config}); it keeps IREE's default")
+            note(
+                f"@{exe} ({root.name}): dynamic loop sizes or a configuration this slice does not vary ({config}); it keeps IREE's default"
+            )
             continue
         if any(tiles.level(lv) is not None and len(tiles.level(lv)) != len(loops[0]) for lv in LEVELS):
-            note(f"@{exe} ({root.name}): IREE configures {len(tiles.distribution)} loops where the dispatch has "
-                 f"{len(loops[0])} (the op is reshaped after dispatch creation); it keeps IREE's default")
+            note(
+                f"@{exe} ({root.name}): IREE configures {len(tiles.distribution)} loops where the dispatch has "
+                f"{len(loops[0])} (the op is reshaped after dispatch creation); it keeps IREE's default"
+            )
             continue
         found.append(TunableDispatch(host, index, exe, export, root.name, loops[0], loops[1], tiles, config, translation))
     return found
@@ -310,11 +346,27 @@ def _regroup(dc_text: str, dispatches: list[TunableDispatch]) -> tuple[str, list
             fn.util_func(names["select"], [i32], [], select, ip=end)
             if d.candidates:
                 _branch(ops[(d.host, d.index)], d, names["choice"])
-            groups.append(GroupReflection(executable=d.executable, group=d.export, variants=variants, default=0,
-                                          select=names["select"], bench=[], host=d.host, choice=names["choice"],
-                                          configs=configs))
-        fn.util_func(AUTOTUNE_FUNCTION, [], [], lambda _args: [],
-                     attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})}, ip=end)
+            groups.append(
+                GroupReflection(
+                    executable=d.executable,
+                    group=d.export,
+                    variants=variants,
+                    default=0,
+                    select=names["select"],
+                    bench=[],
+                    host=d.host,
+                    choice=names["choice"],
+                    configs=configs,
+                )
+            )
+        fn.util_func(
+            AUTOTUNE_FUNCTION,
+            [],
+            [],
+            lambda _args: [],
+            attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})},
+            ip=end,
+        )
         module.operation.verify()
         return str(module), groups
 

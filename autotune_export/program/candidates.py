@@ -81,7 +81,7 @@ def neighbours(default: CpuTiles, loops: list[int], reductions: set[int], limit:
             for new in (t * 2, t // 2):
                 if new < 1 or new == t:
                     continue
-                cand = default.replace(name, sizes[:d] + (new,) + sizes[d + 1:])
+                cand = default.replace(name, sizes[:d] + (new,) + sizes[d + 1 :])
                 if cand != default and cand not in out and valid(cand, loops, reductions):
                     out.append(cand)
                 if len(out) >= limit:

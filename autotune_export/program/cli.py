@@ -19,15 +19,34 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autotune-export program",
-                                description="build a whole program with each of IREE's tunable dispatches as a run-time variant group")
+    p = argparse.ArgumentParser(
+        prog="autotune-export program",
+        description="build a whole program with each of IREE's tunable dispatches as a run-time variant group",
+    )
     p.add_argument("input", help="the program (MLIR: linalg on tensors; - for stdin)")
-    p.add_argument("--backend", default="llvm-cpu", help=f"IREE backend of the candidates ({', '.join(BACKENDS)}; default: llvm-cpu)")
-    p.add_argument("--max-candidates", type=int, default=4, metavar="N",
-                   help="at most N variants per dispatch, IREE's default included (default: 4)")
-    p.add_argument("--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for every iree-compile phase (repeatable)")
-    p.add_argument("--emit", choices=("vmfb", "mlir"), default="vmfb",
-                   help="vmfb (default), or mlir: the regrouped dispatch-creation program")
+    p.add_argument(
+        "--backend", default="llvm-cpu", help=f"IREE backend of the candidates ({', '.join(BACKENDS)}; default: llvm-cpu)"
+    )
+    p.add_argument(
+        "--max-candidates",
+        type=int,
+        default=4,
+        metavar="N",
+        help="at most N variants per dispatch, IREE's default included (default: 4)",
+    )
+    p.add_argument(
+        "--iree-compile-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra flag for every iree-compile phase (repeatable)",
+    )
+    p.add_argument(
+        "--emit",
+        choices=("vmfb", "mlir"),
+        default="vmfb",
+        help="vmfb (default), or mlir: the regrouped dispatch-creation program",
+    )
     p.add_argument("-o", "--output", required=True, help="output file")
     p.add_argument("-q", "--quiet", action="store_true", help="no remarks")
     return p
@@ -40,8 +59,14 @@ def main(argv: Sequence[str]) -> int:
     if args.max_candidates < 1:
         raise DiagnosticError.at(None, f"--max-candidates must be at least 1 (IREE's default), not {args.max_candidates}")
     remark = None if args.quiet else (lambda d: progress.echo(d.format()))
-    built = build_program(source.text, backend=args.backend, max_candidates=args.max_candidates, source_name=source.name,
-                          iree_args=args.iree_compile_arg, remark=remark)
+    built = build_program(
+        source.text,
+        backend=args.backend,
+        max_candidates=args.max_candidates,
+        source_name=source.name,
+        iree_args=args.iree_compile_arg,
+        remark=remark,
+    )
     write_output(args.output, built.vmfb if args.emit == "vmfb" else built.mlir)
     if not args.quiet:
         counts = ", ".join(f"@{g.executable} {len(g.variants)}" for g in built.groups) or "none"

@@ -51,7 +51,14 @@ class TuningCache:
 
     @staticmethod
     def _key(e: dict) -> tuple:
-        return (e.get("device"), e.get("driver_version"), e.get("module_sha256"), e.get("executable"), e.get("group"), e.get("workload"))
+        return (
+            e.get("device"),
+            e.get("driver_version"),
+            e.get("module_sha256"),
+            e.get("executable"),
+            e.get("group"),
+            e.get("workload"),
+        )
 
     def lookup(self, **key) -> dict | None:
         """The entry matching device, driver_version, module_sha256, executable, group, workload."""

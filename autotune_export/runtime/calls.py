@@ -7,12 +7,21 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
-__all__ = ["as_list", "to_host", "argument_bucket", "values_key", "workload_key", "ML_DTYPES_ELEMENT_TYPES",
-           "device_arguments", "ml_dtypes_array_to_device"]
+__all__ = [
+    "as_list",
+    "to_host",
+    "argument_bucket",
+    "values_key",
+    "workload_key",
+    "ML_DTYPES_ELEMENT_TYPES",
+    "device_arguments",
+    "ml_dtypes_array_to_device",
+]
 
 
 def as_list(result) -> list:
     return list(result) if isinstance(result, (list, tuple)) else [result]
+
 
 #: numpy dtype names of ml_dtypes' types (what ``np.asarray`` of a jax or torch bf16/fp8 array
 #: holds) -> the name of their ``iree.runtime.HalElementType``. iree.runtime 3.13 takes none of
@@ -37,9 +46,13 @@ def ml_dtypes_array_to_device(rt, device, array):
 
     element_type = getattr(rt.HalElementType, ML_DTYPES_ELEMENT_TYPES[array.dtype.name])
     raw = np.ascontiguousarray(array).view(np.uint8 if array.dtype.itemsize == 1 else np.uint16)
-    view = device.allocator.allocate_buffer_copy(memory_type=rt.MemoryType.DEVICE_LOCAL,
-                                                 allowed_usage=rt.BufferUsage.DEFAULT, device=device,
-                                                 buffer=raw, element_type=element_type)
+    view = device.allocator.allocate_buffer_copy(
+        memory_type=rt.MemoryType.DEVICE_LOCAL,
+        allowed_usage=rt.BufferUsage.DEFAULT,
+        device=device,
+        buffer=raw,
+        element_type=element_type,
+    )
     return rt.DeviceArray(device, view, implicit_host_transfer=True)
 
 
@@ -47,12 +60,17 @@ def device_arguments(rt, device, args):
     """``args`` with every ml_dtypes numpy array (bf16, fp8) copied to ``device``
     (:func:`ml_dtypes_array_to_device`); the same tuple object when there is none (the common
     case costs one dtype look-up per argument)."""
-    if not any(getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES
-               and not hasattr(a, "_buffer_view") for a in args):
+    if not any(
+        getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES and not hasattr(a, "_buffer_view")
+        for a in args
+    ):
         return args
-    return tuple(ml_dtypes_array_to_device(rt, device, a)
-                 if getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES
-                 and not hasattr(a, "_buffer_view") else a for a in args)
+    return tuple(
+        ml_dtypes_array_to_device(rt, device, a)
+        if getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES and not hasattr(a, "_buffer_view")
+        else a
+        for a in args
+    )
 
 
 def to_host(result):

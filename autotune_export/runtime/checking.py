@@ -84,6 +84,8 @@ def results_agree(reference: Sequence, results: Sequence) -> str | None:
         close = np.isclose(fb, fa, rtol=rtol, atol=atol, equal_nan=True)
         if not close.all():
             j = int(np.argmin(close.reshape(-1)))
-            return (f"result {i}: {int(close.size - close.sum())} of {close.size} elements differ beyond rtol={rtol}, "
-                    f"atol={atol}; first at flat index {j}: {fb.reshape(-1)[j]!r} vs {fa.reshape(-1)[j]!r}")
+            return (
+                f"result {i}: {int(close.size - close.sum())} of {close.size} elements differ beyond rtol={rtol}, "
+                f"atol={atol}; first at flat index {j}: {fb.reshape(-1)[j]!r} vs {fa.reshape(-1)[j]!r}"
+            )
     return None

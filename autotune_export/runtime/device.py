@@ -46,12 +46,15 @@ def device_identity(driver: str) -> dict:
     if driver.startswith("cuda"):
         try:
             text = pathlib.Path("/proc/driver/nvidia/version").read_text()
-            version = text.splitlines()[0].split("Kernel Module")[-1].split()[0] if "Kernel Module" in text else text.splitlines()[0]
+            version = (
+                text.splitlines()[0].split("Kernel Module")[-1].split()[0] if "Kernel Module" in text else text.splitlines()[0]
+            )
         except OSError:
             version = "unknown"
     if name == "unknown" and not driver.startswith("cuda"):
         name = platform.processor() or platform.machine()
     return {"driver": driver, "device": name, "driver_version": version}
+
 
 def make_config(rt, driver: str):
     """``iree.runtime.Config(driver)``; when the driver cannot make a device, a RuntimeError

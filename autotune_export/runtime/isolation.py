@@ -48,8 +48,17 @@ import tempfile
 import time
 from typing import Callable, Sequence, TypeVar
 
-__all__ = ["ISOLATION_MODES", "ISOLATION_ENV", "default_isolation", "VariantFailure", "WorkerUnavailable",
-           "TuningWorker", "Isolation", "measure_variants", "measures_in_worker"]
+__all__ = [
+    "ISOLATION_MODES",
+    "ISOLATION_ENV",
+    "default_isolation",
+    "VariantFailure",
+    "WorkerUnavailable",
+    "TuningWorker",
+    "Isolation",
+    "measure_variants",
+    "measures_in_worker",
+]
 
 #: ``AutotunedModule(isolation=...)``: ``"process"`` (every benchmark and check entry of
 #: tuning runs in a worker), ``"none"`` (in this process, as before), ``"auto"`` (the default:
@@ -67,6 +76,7 @@ def default_isolation() -> str:
     if value not in ISOLATION_MODES:
         raise ValueError(f"{ISOLATION_ENV}={value!r} is not one of {', '.join(ISOLATION_MODES)}")
     return value
+
 
 _T = TypeVar("_T")
 
@@ -96,9 +106,11 @@ class WorkerUnavailable(Exception):
 #: CUDA errors that leave the context unusable (the process must go): the variant faulted,
 #: though the runtime answered with an error rather than dying. CUDA driver API,
 #: ``cudaError_enum``; Helion's tuner treats the same ones as unrecoverable.
-_STICKY = re.compile(r"ILLEGAL_ADDRESS|illegal memory access|LAUNCH_FAILED|unspecified launch failure|ILLEGAL_INSTRUCTION|"
-                     r"MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_ADDRESS_SPACE|INVALID_PC|LAUNCH_TIMEOUT|ECC_UNCORRECTABLE",
-                     re.IGNORECASE)
+_STICKY = re.compile(
+    r"ILLEGAL_ADDRESS|illegal memory access|LAUNCH_FAILED|unspecified launch failure|ILLEGAL_INSTRUCTION|"
+    r"MISALIGNED_ADDRESS|HARDWARE_STACK_ERROR|INVALID_ADDRESS_SPACE|INVALID_PC|LAUNCH_TIMEOUT|ECC_UNCORRECTABLE",
+    re.IGNORECASE,
+)
 
 
 #: IREE status codes of a run whose device work failed asynchronously (a failed semaphore): on
@@ -136,8 +148,14 @@ def _signal_name(code: int) -> str:
         name = signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
-    what = {"SIGSEGV": "segmentation fault", "SIGBUS": "bus error", "SIGABRT": "aborted", "SIGFPE": "arithmetic fault",
-            "SIGILL": "illegal instruction", "SIGKILL": "killed"}.get(name)
+    what = {
+        "SIGSEGV": "segmentation fault",
+        "SIGBUS": "bus error",
+        "SIGABRT": "aborted",
+        "SIGFPE": "arithmetic fault",
+        "SIGILL": "illegal instruction",
+        "SIGKILL": "killed",
+    }.get(name)
     return f"{name} ({what})" if what else name
 
 
@@ -151,8 +169,16 @@ class TuningWorker:
     within ``start_timeout_s`` seconds (loading includes creating the device and, on CUDA, the
     driver's compilation of PTX)."""
 
-    def __init__(self, module: str | os.PathLike, driver: str, *, flush: str | None = None,
-                 start_timeout_s: float = 120.0, sha256: str | None = None, flags: Sequence[str] = ()):
+    def __init__(
+        self,
+        module: str | os.PathLike,
+        driver: str,
+        *,
+        flush: str | None = None,
+        start_timeout_s: float = 120.0,
+        sha256: str | None = None,
+        flags: Sequence[str] = (),
+    ):
         self.module, self.driver, self.flush, self.flags = str(module), driver, flush, list(flags)
         self.start_timeout_s, self.sha256 = start_timeout_s, sha256
         self.proc: subprocess.Popen | None = None
@@ -180,8 +206,13 @@ class TuningWorker:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "autotune_export.runtime.worker", "--reply-fd", str(write_fd)],
-                stdin=subprocess.PIPE, stdout=self._log, stderr=self._log, pass_fds=(write_fd,), env=env,
-                close_fds=True)
+                stdin=subprocess.PIPE,
+                stdout=self._log,
+                stderr=self._log,
+                pass_fds=(write_fd,),
+                env=env,
+                close_fds=True,
+            )
         except OSError as err:
             os.close(read_fd)
             os.close(write_fd)
@@ -189,9 +220,10 @@ class TuningWorker:
         os.close(write_fd)
         self._fd, self._buf = read_fd, b""
         try:
-            reply = self.request({"op": "load", "module": self.module, "driver": self.driver, "flush": self.flush,
-                                  "flags": self.flags},
-                                 self.start_timeout_s)
+            reply = self.request(
+                {"op": "load", "module": self.module, "driver": self.driver, "flush": self.flush, "flags": self.flags},
+                self.start_timeout_s,
+            )
         except (_Died, _TimedOut, VariantFailure) as err:
             reason = err.reason if isinstance(err, VariantFailure) else str(err)
             self.kill()
@@ -245,8 +277,13 @@ class TuningWorker:
         if self.proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = self.proc.wait(timeout=10)
-        how = ("the worker process was killed by " + _signal_name(code) if code is not None and code < 0
-               else f"the worker process exited with status {code}" if code is not None else "the worker process stopped answering")
+        how = (
+            "the worker process was killed by " + _signal_name(code)
+            if code is not None and code < 0
+            else f"the worker process exited with status {code}"
+            if code is not None
+            else "the worker process stopped answering"
+        )
         last = self._last_output()
         self.kill()
         return how + (f"; its last output: {last}" if last else "")
@@ -300,8 +337,17 @@ class Isolation:
     :meth:`run` runs one step of one variant and turns every way it can go wrong into a
     :class:`VariantFailure`. Times are wall-clock seconds."""
 
-    def __init__(self, module: str | os.PathLike | bytes, driver: str, sha256: str, *, flush: str | None = None,
-                 variant_timeout_s: float = 60.0, start_timeout_s: float = 120.0, flags: Sequence[str] = ()):
+    def __init__(
+        self,
+        module: str | os.PathLike | bytes,
+        driver: str,
+        sha256: str,
+        *,
+        flush: str | None = None,
+        variant_timeout_s: float = 60.0,
+        start_timeout_s: float = 120.0,
+        flags: Sequence[str] = (),
+    ):
         self._tmp = None
         if isinstance(module, (bytes, bytearray)):
             self._tmp = tempfile.mkdtemp(prefix="autotune-export-worker-")
@@ -309,8 +355,7 @@ class Isolation:
             path.write_bytes(bytes(module))
             module = path
         self.variant_timeout_s = variant_timeout_s
-        self.worker = TuningWorker(module, driver, flush=flush, start_timeout_s=start_timeout_s, sha256=sha256,
-                                   flags=flags)
+        self.worker = TuningWorker(module, driver, flush=flush, start_timeout_s=start_timeout_s, sha256=sha256, flags=flags)
         #: Workers started (1 + restarts) and their start times in s, for reports.
         self.starts: list[float] = []
         self._references_of, self._references = None, set()
@@ -331,16 +376,23 @@ class Isolation:
         if deadline is not None and deadline - time.monotonic() < limit:
             limit, group_limited = max(0.0, deadline - time.monotonic()), True
         if limit <= 0:
-            raise VariantFailure("hang", f"not run{' (' + what + ')' if what else ''}: the group's time limit had passed",
-                                 limit_s=0.0, cut_short=True)
+            raise VariantFailure(
+                "hang",
+                f"not run{' (' + what + ')' if what else ''}: the group's time limit had passed",
+                limit_s=0.0,
+                cut_short=True,
+            )
         worker = self._ready()
         try:
             return step(worker, limit)
         except _TimedOut:
             which = "the group's time limit" if group_limited else f"the limit of {limit:.3g} s per variant"
-            raise VariantFailure("hang", f"{what + ' ' if what else ''}did not finish within {which} "
-                                         f"({limit:.3g} s); the worker was killed", limit_s=limit,
-                                 cut_short=group_limited) from None
+            raise VariantFailure(
+                "hang",
+                f"{what + ' ' if what else ''}did not finish within {which} ({limit:.3g} s); the worker was killed",
+                limit_s=limit,
+                cut_short=group_limited,
+            ) from None
         except _Died as died:
             raise VariantFailure("fault", f"{what + ': ' if what else ''}{died}") from None
         except VariantFailure as err:  # an error reply: restart, since a CUDA error may be sticky
@@ -351,11 +403,19 @@ class Isolation:
     # --- the steps ---------------------------------------------------------------------------
     def call(self, function: str, *args: int, deadline: float | None = None, what: str = "") -> float:
         """Run entry ``function(*args)`` once in the worker; its wall time in ms."""
-        return self.run(lambda w, t: w.request({"op": "call", "function": function, "args": list(args)}, t)["ms"],
-                        deadline, what=what)
+        return self.run(
+            lambda w, t: w.request({"op": "call", "function": function, "args": list(args)}, t)["ms"], deadline, what=what
+        )
 
-    def check(self, reference: str, function: str, deadline: float | None = None, what: str = "",
-              reference_what: str = "", compare: str = "") -> str | None:
+    def check(
+        self,
+        reference: str,
+        function: str,
+        deadline: float | None = None,
+        what: str = "",
+        reference_what: str = "",
+        compare: str = "",
+    ) -> str | None:
         """Check entry ``function``'s results against entry ``reference``'s (the default
         variant's), in the worker, on the device by the group's ``compare`` entry when it has
         one (:func:`autotune_export.runtime.checking.disagreement`): None when they agree, else
@@ -364,27 +424,48 @@ class Isolation:
         raised with ``.reference`` True (``reference_what`` names it)."""
         if self._references_of != self.worker.proc or reference not in self._references:
             try:
-                self.run(lambda w, t: w.request({"op": "reference", "function": reference}, t), deadline,
-                         what=reference_what)
+                self.run(lambda w, t: w.request({"op": "reference", "function": reference}, t), deadline, what=reference_what)
             except VariantFailure as err:
                 err.reference = True
                 raise
             if self._references_of != self.worker.proc:
                 self._references_of, self._references = self.worker.proc, set()
             self._references.add(reference)
-        return self.run(lambda w, t: w.request({"op": "check", "reference": reference, "function": function,
-                                                "compare": compare}, t)["problem"], deadline, what=what)
+        return self.run(
+            lambda w, t: w.request({"op": "check", "reference": reference, "function": function, "compare": compare}, t)[
+                "problem"
+            ],
+            deadline,
+            what=what,
+        )
 
-    def measure(self, benchmarker, info, workload: str, variants: list[int], benches: list[str], *,
-                deadline: float | None = None, warmup_ms: float | None = None,
-                rep_ms: float | None = None) -> dict[int, list[float]]:
+    def measure(
+        self,
+        benchmarker,
+        info,
+        workload: str,
+        variants: list[int],
+        benches: list[str],
+        *,
+        deadline: float | None = None,
+        warmup_ms: float | None = None,
+        rep_ms: float | None = None,
+    ) -> dict[int, list[float]]:
         """``benchmarker.measure`` of ``variants`` (their benchmark entries ``benches``) in one
         request to the worker, with the variant limit times their number: per variant its
         samples (ms). Give one variant to learn which one failed; several when the benchmarker
         must see them together (a race interleaves them). Raises :class:`VariantFailure`."""
-        payload = {"op": "measure", "benchmarker": _pickled(benchmarker), "info": info.to_json(), "workload": workload,
-                   "variants": list(variants), "benches": list(benches), "warmup_ms": warmup_ms, "rep_ms": rep_ms,
-                   "flushed": getattr(benchmarker, "flush", None) is not None}
+        payload = {
+            "op": "measure",
+            "benchmarker": _pickled(benchmarker),
+            "info": info.to_json(),
+            "workload": workload,
+            "variants": list(variants),
+            "benches": list(benches),
+            "warmup_ms": warmup_ms,
+            "rep_ms": rep_ms,
+            "flushed": getattr(benchmarker, "flush", None) is not None,
+        }
         done: dict[int, list[float]] = {}
 
         def on_reply(reply: dict) -> None:
@@ -440,8 +521,9 @@ def measures_in_worker(benchmarker) -> bool:
     return isinstance(benchmarker, WallClock) and picklable(benchmarker)
 
 
-def measure_variants(iso: Isolation, benchmarker, info, workload: str, ks: list[int], benches: list[str], *,
-                     deadline: float | None = None) -> tuple[dict[int, list[float]], dict[int, VariantFailure]]:
+def measure_variants(
+    iso: Isolation, benchmarker, info, workload: str, ks: list[int], benches: list[str], *, deadline: float | None = None
+) -> tuple[dict[int, list[float]], dict[int, VariantFailure]]:
     """Measure variants ``ks`` of group ``info`` (benchmark entries ``benches[k]``, on tuning
     workload ``workload``, its cache key) with ``benchmarker`` through the worker of ``iso``.
     Returns (per variant its samples in ms, per variant that failed its :class:`VariantFailure`);
@@ -466,8 +548,7 @@ def measure_variants(iso: Isolation, benchmarker, info, workload: str, ks: list[
                 alive.append(k)
         try:
             if alive:
-                samples.update(iso.measure(benchmarker, info, workload, alive, [benches[k] for k in alive],
-                                           deadline=deadline))
+                samples.update(iso.measure(benchmarker, info, workload, alive, [benches[k] for k in alive], deadline=deadline))
         except VariantFailure:
             for k in alive:
                 if k in samples:
@@ -485,6 +566,7 @@ def measure_variants(iso: Isolation, benchmarker, info, workload: str, ks: list[
             def run(n: int) -> None:
                 running[0] = k
                 iso.call(benches[k], n, deadline=deadline, what="its run")
+
             return run
 
         try:

@@ -66,8 +66,10 @@ class TuningProfile:
         for name, s in sorted(self.seconds.items(), key=lambda kv: -kv[1]):
             lines.append(f"  {name:<34} {s:8.3f} s  {100 * s / total:5.1f}%  x{self.calls[name]}")
         if self.dispatches:
-            lines.append(f"  {self.dispatches} dispatches in benchmark entries, about {self.kernel_ms / 1e3:.3f} s of "
-                         f"kernel time by the measured medians ({100 * self.kernel_ms / 1e3 / total:.1f}% of the total)")
+            lines.append(
+                f"  {self.dispatches} dispatches in benchmark entries, about {self.kernel_ms / 1e3:.3f} s of "
+                f"kernel time by the measured medians ({100 * self.kernel_ms / 1e3 / total:.1f}% of the total)"
+            )
         return "\n".join(lines)
 
     def reset(self) -> None:

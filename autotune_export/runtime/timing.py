@@ -63,8 +63,9 @@ class VariantTiming:
         return self.quantile(0.2), self.quantile(0.8)
 
 
-def loop_bench(run: Callable[[int], object], *, unroll: int, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-               target_ms: float = 10.0) -> list[float]:
+def loop_bench(
+    run: Callable[[int], object], *, unroll: int, warmup_ms: float = 25.0, rep_ms: float = 100.0, target_ms: float = 10.0
+) -> list[float]:
     """Time a benchmark entry; returns per-run samples in ms.
 
     ``run(n)`` makes one synchronous call that runs the group's dispatch ``n *
@@ -133,9 +134,17 @@ FIRST_ROUND_NOISE = 0.02
 AUTO_BUDGET_MS_PER_VARIANT = 25.0
 
 
-def race(sample: Callable[[int], float], count: int, *, budget_ms: float | None = None,
-         spent_ms: Callable[[], float] | None = None, first_samples: int = 1, max_rounds: int = 4,
-         confidence: float = 0.99, min_noise: float = 0.002) -> list[list[float]]:
+def race(
+    sample: Callable[[int], float],
+    count: int,
+    *,
+    budget_ms: float | None = None,
+    spent_ms: Callable[[], float] | None = None,
+    first_samples: int = 1,
+    max_rounds: int = 4,
+    confidence: float = 0.99,
+    min_noise: float = 0.002,
+) -> list[list[float]]:
     """The default search: successive halving by racing (Jamieson & Talwalkar, 2016; the
     "racing" of configuration selection, Maron & Moore, 1994). Returns per-run samples (ms) per
     variant ``0 .. count - 1``, in order.
@@ -166,7 +175,7 @@ def race(sample: Callable[[int], float], count: int, *, budget_ms: float | None 
     samples: list[list[float]] = [[] for _ in range(count)]
     if count == 0:
         return samples
-    over = (lambda: budget_ms is not None and spent_ms is not None and spent_ms() >= budget_ms)
+    over = lambda: budget_ms is not None and spent_ms is not None and spent_ms() >= budget_ms
     alive = list(range(count))
     per_round = max(1, first_samples)
     for round_ in range(max_rounds + 1):
@@ -184,14 +193,18 @@ def race(sample: Callable[[int], float], count: int, *, budget_ms: float | None 
     return samples
 
 
-def contenders(samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = 0.99,
-               min_noise: float = 0.002) -> tuple[list[int], bool]:
+def contenders(
+    samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = 0.99, min_noise: float = 0.002
+) -> tuple[list[int], bool]:
     """The variants of ``alive`` still in contention after a round of :func:`race` (its rule),
     and whether the race is settled (one left, or the rest tie within TIE_TOLERANCE and are
     measured finer than it)."""
     med = {k: statistics.median(samples[k]) for k in alive}
-    spreads = [statistics.stdev(samples[k]) / statistics.fmean(samples[k]) for k in alive
-               if len(samples[k]) >= 2 and statistics.fmean(samples[k]) > 0]
+    spreads = [
+        statistics.stdev(samples[k]) / statistics.fmean(samples[k])
+        for k in alive
+        if len(samples[k]) >= 2 and statistics.fmean(samples[k]) > 0
+    ]
     noise = max(min_noise, statistics.median(spreads)) if spreads else max(min_noise, FIRST_ROUND_NOISE)
     z = statistics.NormalDist().inv_cdf(confidence)
     half = {k: z * noise / math.sqrt(len(samples[k])) for k in alive}
@@ -222,8 +235,9 @@ class CallSampler:
     :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to.
     """
 
-    def __init__(self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 25.0,
-                 call_ms: float = 3.0, profile=None):
+    def __init__(
+        self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 25.0, call_ms: float = 3.0, profile=None
+    ):
         self.runs, self.unroll = list(runs), max(1, int(unroll))
         self.warmup_ms, self.call_ms = warmup_ms, call_ms
         self.profile = profile
@@ -307,7 +321,6 @@ def _wait(result) -> None:
             r.to_host()
 
 
-
 class Benchmarker(Protocol):
     """What the tuner asks of a benchmarker (times in ms).
 
@@ -325,8 +338,16 @@ class Benchmarker(Protocol):
     what the program receives.
     """
 
-    def measure(self, info, workload: str, variants: Sequence[int], runs: Sequence[Callable[[int], object]], *,
-                warmup_ms: float | None = None, rep_ms: float | None = None) -> list[list[float]]: ...
+    def measure(
+        self,
+        info,
+        workload: str,
+        variants: Sequence[int],
+        runs: Sequence[Callable[[int], object]],
+        *,
+        warmup_ms: float | None = None,
+        rep_ms: float | None = None,
+    ) -> list[list[float]]: ...
 
     def time_call(self, info, workload: str, variant: int, call: Callable[[], object]) -> tuple[object, float]: ...
 
@@ -347,9 +368,19 @@ class WallClock:
     (:func:`_wait`). ``profile``: a :class:`autotune_export.runtime.profile.TuningProfile`.
     """
 
-    def __init__(self, *, do_bench: Callable | None = None, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-                 search: str = "race", race_budget_ms: float | None = None, flush: Callable[[], object] | None = None,
-                 race_warmup_ms: float = 25.0, call_ms: float = 3.0, profile=None):
+    def __init__(
+        self,
+        *,
+        do_bench: Callable | None = None,
+        warmup_ms: float = 25.0,
+        rep_ms: float = 100.0,
+        search: str = "race",
+        race_budget_ms: float | None = None,
+        flush: Callable[[], object] | None = None,
+        race_warmup_ms: float = 25.0,
+        call_ms: float = 3.0,
+        profile=None,
+    ):
         self.do_bench = do_bench or loop_bench
         self.warmup_ms, self.rep_ms = warmup_ms, rep_ms
         self.search, self.race_budget_ms = search, race_budget_ms
@@ -357,20 +388,34 @@ class WallClock:
         self.flush = flush
         self.profile = profile
 
-    def measure(self, info, workload: str, variants: Sequence[int], runs: Sequence[Callable[[int], object]], *,
-                warmup_ms: float | None = None, rep_ms: float | None = None) -> list[list[float]]:
+    def measure(
+        self,
+        info,
+        workload: str,
+        variants: Sequence[int],
+        runs: Sequence[Callable[[int], object]],
+        *,
+        warmup_ms: float | None = None,
+        rep_ms: float | None = None,
+    ) -> list[list[float]]:
         warmup = self.warmup_ms if warmup_ms is None else warmup_ms
         rep = self.rep_ms if rep_ms is None else rep_ms
-        if (self.search == "race" and self.do_bench is loop_bench and self.flush is None and len(runs) > 1
-                and warmup_ms is None and rep_ms is None):
-            sampler = CallSampler(runs, info.unroll, warmup_ms=self.race_warmup_ms, call_ms=self.call_ms,
-                                  profile=self.profile)
+        if (
+            self.search == "race"
+            and self.do_bench is loop_bench
+            and self.flush is None
+            and len(runs) > 1
+            and warmup_ms is None
+            and rep_ms is None
+        ):
+            sampler = CallSampler(runs, info.unroll, warmup_ms=self.race_warmup_ms, call_ms=self.call_ms, profile=self.profile)
             sampler.start()
             budget = self.race_budget_ms if self.race_budget_ms is not None else AUTO_BUDGET_MS_PER_VARIANT * len(runs)
             samples = race(sampler.sample, len(runs), budget_ms=budget, spent_ms=sampler.spent_ms)
             if self.profile is not None:
-                self.profile.kernel_ms += sum(n * statistics.median(samples[k]) for k, n in sampler.dispatched.items()
-                                              if samples[k])
+                self.profile.kernel_ms += sum(
+                    n * statistics.median(samples[k]) for k, n in sampler.dispatched.items() if samples[k]
+                )
             return samples
         if self.flush is not None:
             return [self._flushed_samples(run, warmup, rep) for run in runs]
@@ -416,8 +461,15 @@ class GivenTimings:
     ``(group key, variant name)``. Raises KeyError for a variant the mapping does not name.
     """
 
-    def __init__(self, ms: Mapping[str, float] | Callable[[str, str, str], float], *, samples: int = 3,
-                 execute: bool = True, search: str = "race", budget_ms: float | None = None):
+    def __init__(
+        self,
+        ms: Mapping[str, float] | Callable[[str, str, str], float],
+        *,
+        samples: int = 3,
+        execute: bool = True,
+        search: str = "race",
+        budget_ms: float | None = None,
+    ):
         self.ms = ms
         self.samples = samples
         self.execute = execute
@@ -435,8 +487,16 @@ class GivenTimings:
             value = value[i % len(value)]
         return float(value)
 
-    def measure(self, info, workload: str, variants: Sequence[int], runs: Sequence[Callable[[int], object]], *,
-                warmup_ms: float | None = None, rep_ms: float | None = None) -> list[list[float]]:
+    def measure(
+        self,
+        info,
+        workload: str,
+        variants: Sequence[int],
+        runs: Sequence[Callable[[int], object]],
+        *,
+        warmup_ms: float | None = None,
+        rep_ms: float | None = None,
+    ) -> list[list[float]]:
         for k, run in zip(variants, runs):
             if self.execute:
                 _wait(run(1))

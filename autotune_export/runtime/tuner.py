@@ -51,19 +51,49 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from autotune_export.contract import (AUTOTUNE_FUNCTION, FLUSH_L2_FUNCTION, RESULTS_FORMAT, GroupReflection,
-                                      TuningWorkload, choose_result, per_workload_choices,
-                                      workload_values_problem)
+from autotune_export.contract import (
+    AUTOTUNE_FUNCTION,
+    FLUSH_L2_FUNCTION,
+    RESULTS_FORMAT,
+    GroupReflection,
+    TuningWorkload,
+    choose_result,
+    per_workload_choices,
+    workload_values_problem,
+)
 from autotune_export.runtime.checking import CHECK_TOLERANCES, disagreement, results_agree  # noqa: F401  (re-exported)
 from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
-from autotune_export.runtime.calls import (ML_DTYPES_ELEMENT_TYPES, argument_bucket, as_list, device_arguments,
-                                           ml_dtypes_array_to_device, to_host, values_key, workload_key)
+from autotune_export.runtime.calls import (
+    ML_DTYPES_ELEMENT_TYPES,
+    argument_bucket,
+    as_list,
+    device_arguments,
+    ml_dtypes_array_to_device,
+    to_host,
+    values_key,
+    workload_key,
+)
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
-from autotune_export.runtime.isolation import (ISOLATION_MODES, Isolation, VariantFailure, WorkerUnavailable,
-                                               default_isolation, measure_variants)
+from autotune_export.runtime.isolation import (
+    ISOLATION_MODES,
+    Isolation,
+    VariantFailure,
+    WorkerUnavailable,
+    default_isolation,
+    measure_variants,
+)
 from autotune_export.runtime.profile import TuningProfile, phase, profile_from_env
-from autotune_export.runtime.timing import (TIE_TOLERANCE, Benchmarker, GivenTimings, LoopTimer, VariantTiming, WallClock,
-                                            loop_bench, pick, race)
+from autotune_export.runtime.timing import (
+    TIE_TOLERANCE,
+    Benchmarker,
+    GivenTimings,
+    LoopTimer,
+    VariantTiming,
+    WallClock,
+    loop_bench,
+    pick,
+    race,
+)
 
 __all__ = [
     "GroupInfo",
@@ -144,13 +174,31 @@ class AutotunedModule:
     for a module without autotune metadata or a bad strategy or isolation.
     """
 
-    def __init__(self, module: str | bytes | os.PathLike, driver: str = "cuda", *, strategy: str = "request",
-                 cache: TuningCache | str | os.PathLike | bool | None = True, results: str | os.PathLike | None = None,
-                 warmup_ms: float = 25.0, rep_ms: float = 100.0, do_bench: Callable | None = None,
-                 flush_l2: bool = False, min_rounds: int = 3, max_rounds: int = 20, search: str = "race",
-                 budget_ms: float | None = None, device_results: bool = False, benchmarker: Benchmarker | None = None,
-                 allow_unchecked: bool = False, isolation: str | None = None, variant_timeout_s: float = 60.0,
-                 group_timeout_s: float = 600.0, iree_flags: Sequence[str] = (), profile: bool | None = None):
+    def __init__(
+        self,
+        module: str | bytes | os.PathLike,
+        driver: str = "cuda",
+        *,
+        strategy: str = "request",
+        cache: TuningCache | str | os.PathLike | bool | None = True,
+        results: str | os.PathLike | None = None,
+        warmup_ms: float = 25.0,
+        rep_ms: float = 100.0,
+        do_bench: Callable | None = None,
+        flush_l2: bool = False,
+        min_rounds: int = 3,
+        max_rounds: int = 20,
+        search: str = "race",
+        budget_ms: float | None = None,
+        device_results: bool = False,
+        benchmarker: Benchmarker | None = None,
+        allow_unchecked: bool = False,
+        isolation: str | None = None,
+        variant_timeout_s: float = 60.0,
+        group_timeout_s: float = 600.0,
+        iree_flags: Sequence[str] = (),
+        profile: bool | None = None,
+    ):
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:
@@ -186,8 +234,14 @@ class AutotunedModule:
         self.functions = self.context.modules[self.vm_module.name]
         groups = module_reflection(self.vm_module)
         self.benchmarker: Benchmarker = benchmarker or WallClock(
-            do_bench=self.do_bench, warmup_ms=warmup_ms, rep_ms=rep_ms, search=search, race_budget_ms=budget_ms,
-            flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None, profile=self.profile)
+            do_bench=self.do_bench,
+            warmup_ms=warmup_ms,
+            rep_ms=rep_ms,
+            search=search,
+            race_budget_ms=budget_ms,
+            flush=self.functions[FLUSH_L2_FUNCTION] if flush_l2 else None,
+            profile=self.profile,
+        )
         self.groups = {g.key: g for g in groups}
         if cache is True:
             cache = TuningCache()
@@ -226,7 +280,8 @@ class AutotunedModule:
         #: a host wins, as before).
         self.allow_unchecked = allow_unchecked
         self._rotating_hosts: dict[str, GroupInfo] = (
-            {g.host: g for g in reversed(list(self.groups.values())) if self._may_rotate(g)} if strategy == "round-robin" else {})
+            {g.host: g for g in reversed(list(self.groups.values())) if self._may_rotate(g)} if strategy == "round-robin" else {}
+        )
         #: Group -> the decisions (tuning-results entries) made or read from the cache by this
         #: object; the group's choice is chosen from them by contract.choose_result.
         self.decisions: dict[str, list[dict]] = {}
@@ -275,10 +330,12 @@ class AutotunedModule:
         entries = TuningCache(results).entries()
         for i, entry in enumerate(entries):
             problem = workload_values_problem(entry)
-            if problem is not None and any(entry.get("executable") == g.executable and entry.get("group") == g.group
-                                           for g in self.groups.values()):
-                raise ValueError(f"tuning results {results}: result {i} ({entry.get('executable')}::{entry.get('group')}): "
-                                 f"{problem}")
+            if problem is not None and any(
+                entry.get("executable") == g.executable and entry.get("group") == g.group for g in self.groups.values()
+            ):
+                raise ValueError(
+                    f"tuning results {results}: result {i} ({entry.get('executable')}::{entry.get('group')}): {problem}"
+                )
         picked = {}
         for info in self.groups.values():
             chosen = choose_result(entries, info.executable, info.group, info.variants)
@@ -378,7 +435,6 @@ class AutotunedModule:
             fn = self._invokers[function] = self.functions[function]
         return fn
 
-
     def device_array(self, array) -> object:
         """``array`` (numpy, ml_dtypes' bf16 and fp8 included) copied once to the module's
         device, for calls without copies."""
@@ -411,7 +467,8 @@ class AutotunedModule:
             f"{', '.join(info.variants[k] for k in sorted(unchecked))} cannot be checked against the default variant "
             f"{info.variants[info.default]} (the module has no check entries for the group: it was built without "
             "tune_workload for its host's dynamic arguments), so round-robin leaves it on the default; give the group "
-            "tune_workload(...), or pass allow_unchecked=True to run unchecked variants on live data")
+            "tune_workload(...), or pass allow_unchecked=True to run unchecked variants on live data"
+        )
         warnings.warn(self.notes[info.key], RuntimeWarning, stacklevel=3)
         return False
 
@@ -430,7 +487,9 @@ class AutotunedModule:
                 continue
             hit = self._cached_timing(info, k, key, "live")
             if hit is not None:
-                rounds[v] = _Rounds([float(hit["median_ms"])] * 3, cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"])))
+                rounds[v] = _Rounds(
+                    [float(hit["median_ms"])] * 3, cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"]))
+                )
         return rounds
 
     def _maybe_lock(self, info: GroupInfo, rounds: dict, key: str, values: tuple | None) -> bool:
@@ -554,9 +613,11 @@ class AutotunedModule:
         if not works:
             # Built without benchmark entries (its host takes dynamic shapes and no
             # tune_workload says which to measure): only live calls can tune it.
-            self.notes[info.key] = (f"{info.key} has no benchmark entries (no tune_workload for its host's dynamic "
-                                    "arguments): left at its default; strategy='round-robin' tunes it on live calls "
-                                    "only with allow_unchecked=True (its variants cannot be checked)")
+            self.notes[info.key] = (
+                f"{info.key} has no benchmark entries (no tune_workload for its host's dynamic "
+                "arguments): left at its default; strategy='round-robin' tunes it on live calls "
+                "only with allow_unchecked=True (its variants cannot be checked)"
+            )
             return []
         self._deadline = time.monotonic() + self.group_timeout_s
         self._cut_short.discard(info.key)
@@ -568,8 +629,13 @@ class AutotunedModule:
         self._references.pop(info.key, None)  # the default's check results: device memory, made again when needed
         self.sources[info.key] = "tuned" if any(measured) else "cache"
         if self.profile is not None and any(measured):
-            print(self.profile.report(f"autotune-export profile of {info.key} ({len(info.variants)} variants, "
-                                      f"search {self.search})"), file=sys.stderr, flush=True)
+            print(
+                self.profile.report(
+                    f"autotune-export profile of {info.key} ({len(info.variants)} variants, search {self.search})"
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
             self.profile.reset()
         return measured[0]
 
@@ -596,10 +662,16 @@ class AutotunedModule:
         except WorkerUnavailable as err:
             self._unavailable(info, err)
             return []
-        timings = [timed[k] if k in timed else VariantTiming(info.variants[k], []) if cached[k] is None
-                   else VariantTiming(info.variants[k], [float(cached[k]["median_ms"])],
-                                      recorded=tuple(map(float, cached[k]["spread_ms"])))
-                   for k in range(len(info.variants))]
+        timings = [
+            timed[k]
+            if k in timed
+            else VariantTiming(info.variants[k], [])
+            if cached[k] is None
+            else VariantTiming(
+                info.variants[k], [float(cached[k]["median_ms"])], recorded=tuple(map(float, cached[k]["spread_ms"]))
+            )
+            for k in range(len(info.variants))
+        ]
         self.timings.setdefault(info.key, {})[w] = timings
         try:
             winner = self._checked_pick(info, timings)
@@ -608,9 +680,17 @@ class AutotunedModule:
             return []
         index = info.variants.index(winner.variant)
         with phase(self.profile, "tuning cache (write)"):
-            entry = self._record(info, timings, key, self.strategy, values, winner,
-                                 measured=[timed[k] for k in sorted(timed)], ruler="bench",
-                                 final=info.key not in self._cut_short)
+            entry = self._record(
+                info,
+                timings,
+                key,
+                self.strategy,
+                values,
+                winner,
+                measured=[timed[k] for k in sorted(timed)],
+                ruler="bench",
+                final=info.key not in self._cut_short,
+            )
         with phase(self.profile, "select"):
             self._decide(info, values, index, entry, None)
         return [timed[k] for k in sorted(timed)]
@@ -623,8 +703,9 @@ class AutotunedModule:
         if not ks:
             return {}
         if self._isolated(info, workload, ks):
-            samples, failed = measure_variants(self._worker(), self.benchmarker, info, workload, ks, benches,
-                                               deadline=self._deadline)
+            samples, failed = measure_variants(
+                self._worker(), self.benchmarker, info, workload, ks, benches, deadline=self._deadline
+            )
             for k, err in failed.items():
                 self._fail(info, k, err, workload)
             self._proven.update((self._fingerprint(info, k), workload) for k in samples)
@@ -686,10 +767,12 @@ class AutotunedModule:
             return True
         self.dropped.setdefault(info.key, set()).add(k)
         self.drop_reasons.setdefault(info.key, {})[info.variants[k]] = (
-            f"differs: on the fake data its results differ from the default variant {info.variants[info.default]}'s "
-            f"({problem})")
-        self.notes[info.key] = (f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
-                                f"differ from the default variant {info.variants[info.default]}'s ({problem})")
+            f"differs: on the fake data its results differ from the default variant {info.variants[info.default]}'s ({problem})"
+        )
+        self.notes[info.key] = (
+            f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
+            f"differ from the default variant {info.variants[info.default]}'s ({problem})"
+        )
         return False
 
     def _disagreement(self, info: GroupInfo, k: int) -> str | None:
@@ -706,8 +789,14 @@ class AutotunedModule:
         workload = _tune_workload(info)
         if self._isolated(info, workload, [info.default, k]):
             with phase(self.profile, "cross-check (worker)"):
-                return self._worker().check(info.check[info.default], info.check[k], self._deadline, what="its check run",
-                                            reference_what="the default variant's check run", compare=info.compare)
+                return self._worker().check(
+                    info.check[info.default],
+                    info.check[k],
+                    self._deadline,
+                    what="its check run",
+                    reference_what="the default variant's check run",
+                    compare=info.compare,
+                )
         ref = self._references.get(info.key)
         if ref is None:
             with phase(self.profile, "cross-check: device runs"):
@@ -746,8 +835,13 @@ class AutotunedModule:
     def _worker(self) -> Isolation:
         if self._isolation_box[0] is None:
             self._isolation_box[0] = Isolation(
-                self._module_source, self.driver, self.module_sha256, flush=FLUSH_L2_FUNCTION if self.flush_l2 else None,
-                variant_timeout_s=self.variant_timeout_s, flags=self.iree_flags)
+                self._module_source,
+                self.driver,
+                self.module_sha256,
+                flush=FLUSH_L2_FUNCTION if self.flush_l2 else None,
+                variant_timeout_s=self.variant_timeout_s,
+                flags=self.iree_flags,
+            )
         return self._isolation_box[0]
 
     def _isolated(self, info: GroupInfo, workload: str, ks: Sequence[int]) -> bool:
@@ -757,8 +851,10 @@ class AutotunedModule:
         worker of this object)."""
         if self.isolation != "auto":
             return self.isolation == "process"
-        return not all((self._fingerprint(info, k), workload) in self._proven
-                       or self._cached_timing(info, k, workload, "bench") is not None for k in ks)
+        return not all(
+            (self._fingerprint(info, k), workload) in self._proven or self._cached_timing(info, k, workload, "bench") is not None
+            for k in ks
+        )
 
     def _fail(self, info: GroupInfo, k: int, err: VariantFailure, workload: str) -> None:
         """Drop variant ``k``, which failed (``err``) on tuning workload ``workload``: never
@@ -768,18 +864,32 @@ class AutotunedModule:
         name = info.variants[k]
         self.dropped.setdefault(info.key, set()).add(k)
         self.drop_reasons.setdefault(info.key, {})[name] = f"{err.kind}: {err.reason}"
-        self._note(info, f"variant {name} was dropped ({err.kind}): {err.reason}"
-                         + (" (the default variant: no variant can be checked against it, so the group stays on it)"
-                            if k == info.default else ""))
+        self._note(
+            info,
+            f"variant {name} was dropped ({err.kind}): {err.reason}"
+            + (
+                " (the default variant: no variant can be checked against it, so the group stays on it)"
+                if k == info.default
+                else ""
+            ),
+        )
         if err.cut_short:  # no verdict on the variant: the group ran out of time
             self._cut_short.add(info.key)
-            self._note(info, f"{info.key}: tuning stopped at the group's time limit ({self.group_timeout_s:g} s); "
-                             "its decision holds for this process only, the next tuning resumes (timings so far are cached)")
+            self._note(
+                info,
+                f"{info.key}: tuning stopped at the group's time limit ({self.group_timeout_s:g} s); "
+                "its decision holds for this process only, the next tuning resumes (timings so far are cached)",
+            )
             return
         if self.cache is None:
             return
-        row = {**self._failure_key(info, k, workload), "kind": err.kind, "reason": err.reason, "limit_s": err.limit_s,
-               "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        row = {
+            **self._failure_key(info, k, workload),
+            "kind": err.kind,
+            "reason": err.reason,
+            "limit_s": err.limit_s,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
         try:
             self.cache.store(None, (), [row])
         except OSError:
@@ -792,8 +902,12 @@ class AutotunedModule:
         return {k for k, v in enumerate(info.variants) if v in reasons and not reasons[v].startswith("differs: ")}
 
     def _failure_key(self, info: GroupInfo, k: int, workload: str) -> dict:
-        return {"fingerprint": self._fingerprint(info, k), "device": self.identity["device"],
-                "driver_version": self.identity["driver_version"], "workload": workload}
+        return {
+            "fingerprint": self._fingerprint(info, k),
+            "device": self.identity["device"],
+            "driver_version": self.identity["driver_version"],
+            "workload": workload,
+        }
 
     def _recorded_failures(self, info: GroupInfo, workload: str) -> None:
         """Drop the variants the tuning cache records as failed on ``workload``: a fault or an
@@ -805,35 +919,46 @@ class AutotunedModule:
             if name in self.drop_reasons.get(info.key, {}):
                 continue
             hit = self.cache.failure(**self._failure_key(info, k, workload))
-            if hit is None or (hit.get("kind") == "hang" and isinstance(hit.get("limit_s"), (int, float))
-                               and self.variant_timeout_s > hit["limit_s"]):
+            if hit is None or (
+                hit.get("kind") == "hang"
+                and isinstance(hit.get("limit_s"), (int, float))
+                and self.variant_timeout_s > hit["limit_s"]
+            ):
                 continue
             self.dropped.setdefault(info.key, set()).add(k)
-            self.drop_reasons.setdefault(info.key, {})[name] = (f"{hit.get('kind')}: {hit.get('reason')} "
-                                                                f"(tuning cache, {hit.get('time', '?')})")
+            self.drop_reasons.setdefault(info.key, {})[name] = (
+                f"{hit.get('kind')}: {hit.get('reason')} (tuning cache, {hit.get('time', '?')})"
+            )
 
     def _unavailable(self, info: GroupInfo, err: WorkerUnavailable) -> None:
         """No worker: the group is not tuned (it stays on its choice so far) and says why."""
-        self._note(info, f"{info.key} was not tuned: {err.reason} (isolation={self.isolation!r}; "
-                         "isolation='none' tunes in this process, unprotected)")
+        self._note(
+            info,
+            f"{info.key} was not tuned: {err.reason} (isolation={self.isolation!r}; "
+            "isolation='none' tunes in this process, unprotected)",
+        )
         warnings.warn(self.notes[info.key], RuntimeWarning, stacklevel=3)
 
     def _note(self, info: GroupInfo, text: str) -> None:
         old = self.notes.get(info.key)
         self.notes[info.key] = f"{old}; {text}" if old and text not in old else text
 
-    def bench(self, group: str, variant: int, warmup_ms: float | None = None, rep_ms: float | None = None,
-              workload: int = 0) -> VariantTiming:
+    def bench(
+        self, group: str, variant: int, warmup_ms: float | None = None, rep_ms: float | None = None, workload: int = 0
+    ) -> VariantTiming:
         """Time variant ``variant`` of ``group`` on its tuning workload ``workload`` (ms per run)."""
         info = self.group(group)
         works = info.tuning_workloads()
         if not works:
-            raise ValueError(f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
-                             "arguments); give it tune_workload(...), or time it on live calls (strategy='round-robin' "
-                             "with allow_unchecked=True: its variants cannot be checked)")
+            raise ValueError(
+                f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
+                "arguments); give it tune_workload(...), or time it on live calls (strategy='round-robin' "
+                "with allow_unchecked=True: its variants cannot be checked)"
+            )
         fn = self.functions[works[workload].bench[variant]]
-        (samples,) = self.benchmarker.measure(info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)],
-                                              warmup_ms=warmup_ms, rep_ms=rep_ms)
+        (samples,) = self.benchmarker.measure(
+            info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)], warmup_ms=warmup_ms, rep_ms=rep_ms
+        )
         return VariantTiming(info.variants[variant], list(samples))
 
     def _key(self, info: GroupInfo, workload: str) -> dict:
@@ -854,19 +979,39 @@ class AutotunedModule:
         return f"{self.module_sha256}:{info.variants[k]}"
 
     def _timing_key(self, info: GroupInfo, k: int, workload: str, ruler: str) -> dict:
-        return {"fingerprint": self._fingerprint(info, k), "device": self.identity["device"],
-                "driver_version": self.identity["driver_version"], "workload": workload, "ruler": ruler}
+        return {
+            "fingerprint": self._fingerprint(info, k),
+            "device": self.identity["device"],
+            "driver_version": self.identity["driver_version"],
+            "workload": workload,
+            "ruler": ruler,
+        }
 
     def _cached_timing(self, info: GroupInfo, k: int, workload: str, ruler: str) -> dict | None:
         if self.cache is None:
             return None
         hit = self.cache.timing(**self._timing_key(info, k, workload, ruler))
-        ok = hit is not None and isinstance(hit.get("median_ms"), (int, float)) and isinstance(hit.get("spread_ms"), list) and len(hit["spread_ms"]) == 2
+        ok = (
+            hit is not None
+            and isinstance(hit.get("median_ms"), (int, float))
+            and isinstance(hit.get("spread_ms"), list)
+            and len(hit["spread_ms"]) == 2
+        )
         return hit if ok else None
 
-    def _record(self, info: GroupInfo, timings: Sequence[VariantTiming], workload: str, strategy: str,
-                values: list[int] | None = None, winner: VariantTiming | None = None, *,
-                measured: Sequence[VariantTiming] = (), ruler: str = "bench", final: bool = True) -> dict:
+    def _record(
+        self,
+        info: GroupInfo,
+        timings: Sequence[VariantTiming],
+        workload: str,
+        strategy: str,
+        values: list[int] | None = None,
+        winner: VariantTiming | None = None,
+        *,
+        measured: Sequence[VariantTiming] = (),
+        ruler: str = "bench",
+        final: bool = True,
+    ) -> dict:
         """Store the decision for ``workload`` (and the per-variant timings ``measured`` now) in
         the cache; returns the decision entry. ``final`` False: only the timings (a tuning the
         group's time limit cut short decides for this process; the next one resumes)."""
@@ -884,17 +1029,28 @@ class AutotunedModule:
         if values is not None:
             entry["workload_values"] = list(values)
         stamp = entry["time"]
-        rows = [{**self._timing_key(info, info.variants.index(t.variant), workload, ruler), "median_ms": t.median_ms,
-                 "spread_ms": list(t.spread_ms), "samples": len(t.times_ms), "time": stamp} for t in measured]
+        rows = [
+            {
+                **self._timing_key(info, info.variants.index(t.variant), workload, ruler),
+                "median_ms": t.median_ms,
+                "spread_ms": list(t.spread_ms),
+                "samples": len(t.times_ms),
+                "time": stamp,
+            }
+            for t in measured
+        ]
         if self.cache is not None:
             try:
                 self.cache.store(entry if final else None, rows)
             except OSError as err:  # tuning goes on: the decision holds for this process
                 if not self._unwritable_warned:
                     self._unwritable_warned = True
-                    warnings.warn(f"autotune-export: cannot write the tuning cache {self.cache.path} "
-                                  f"({err.strerror or err}); tuning results are kept in this process only",
-                                  RuntimeWarning, stacklevel=2)
+                    warnings.warn(
+                        f"autotune-export: cannot write the tuning cache {self.cache.path} "
+                        f"({err.strerror or err}); tuning results are kept in this process only",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
         return entry
 
 

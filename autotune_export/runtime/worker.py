@@ -143,8 +143,13 @@ def main(argv=None) -> int:
     _die_with_parent()
     reply = os.fdopen(args.reply_fd, "w", encoding="utf-8")
     worker = _Worker(reply)
-    ops = {"load": worker.load, "call": worker.call, "reference": worker.reference, "check": worker.check,
-           "measure": worker.measure}
+    ops = {
+        "load": worker.load,
+        "call": worker.call,
+        "reference": worker.reference,
+        "check": worker.check,
+        "measure": worker.measure,
+    }
     for line in sys.stdin:
         req = json.loads(line)
         op = req.get("op")

@@ -163,7 +163,9 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def from_mlir_error(err, filename: str | None = None, line_offset: int = 0, remap: Callable[[Location], Location] | None = None) -> DiagnosticError:
+def from_mlir_error(
+    err, filename: str | None = None, line_offset: int = 0, remap: Callable[[Location], Location] | None = None
+) -> DiagnosticError:
     """Convert ``iree.compiler.ir.MLIRError`` (parse or verify failure) into a DiagnosticError.
 
     ``line_offset`` is added to every line (used with ``--split-input-file`` chunks).

@@ -125,15 +125,32 @@ class _RichBackend(_NullBackend):
     def __init__(self, stream: IO[str], total: int, description: str, unit: str, force: bool):
         super().__init__(stream)
         from rich.console import Console  # here: importing rich costs every command ~0.1 s
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress as RichProgress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         # Our own Console on the stream: rich must not take over stdout (the module text goes there).
         console = Console(file=stream, force_terminal=True if force else None, highlight=False)
         self.bar = RichProgress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn(unit + "s"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-            console=console, transient=True, redirect_stdout=False, redirect_stderr=False)
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(unit + "s"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self.task = self.bar.add_task(description, total=total)
 
     def start(self) -> None:
@@ -164,8 +181,9 @@ class Progress:
     the stream (they are what ``-v`` prints in logs).
     """
 
-    def __init__(self, total: int, description: str, *, unit: str = "variant", stream: IO[str] | None = None,
-                 enabled: bool | None = None):
+    def __init__(
+        self, total: int, description: str, *, unit: str = "variant", stream: IO[str] | None = None, enabled: bool | None = None
+    ):
         self.total = max(0, int(total))
         self.description = description
         self.unit = unit
@@ -209,8 +227,15 @@ class Progress:
             self._backend.write(line)
 
 
-def track(items: Iterable[T], description: str, *, total: int | None = None, unit: str = "variant",
-          stream: IO[str] | None = None, enabled: bool | None = None) -> Iterator[T]:
+def track(
+    items: Iterable[T],
+    description: str,
+    *,
+    total: int | None = None,
+    unit: str = "variant",
+    stream: IO[str] | None = None,
+    enabled: bool | None = None,
+) -> Iterator[T]:
     """Yield ``items`` while a :class:`Progress` bar counts them (``total`` defaults to len())."""
     if total is None:
         try:
@@ -250,8 +275,9 @@ def add_arguments(parser) -> None:
     """Add ``-q/--quiet`` and ``-v/--verbose`` to an argparse ``parser``."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("-q", "--quiet", action="store_true", help="print errors only: no remarks, no progress bar")
-    group.add_argument("-v", "--verbose", action="store_true",
-                       help="print details: one line per compiled variant (and per timed variant)")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="print details: one line per compiled variant (and per timed variant)"
+    )
 
 
 def level_of(args) -> int:

@@ -240,8 +240,14 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
 
     original = AutotuneGroup.from_op(op, ctx.source.name)
     if not original.is_triton:
-        return [], [Diagnostic("remark", f"@{original.name} is in the variants([...]) form (compiled code): not checked; "
-                                         "check the triton(...) group it was made from", original.location)]
+        return [], [
+            Diagnostic(
+                "remark",
+                f"@{original.name} is in the variants([...]) form (compiled code): not checked; "
+                "check the triton(...) group it was made from",
+                original.location,
+            )
+        ]
     workloads = _tune_workloads(op)  # before plan_group: read off the op as written
     item = MaterializeTritonVariants(target=args.target).plan_group(ctx, module, source, op)
     group = item.group
@@ -265,8 +271,11 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
         ops = DispatchOperands.of(d)
         bindings = _dispatch_bindings(d)
         if len(bindings) != len(pointers):
-            raise DiagnosticError.at(where, f"dispatch to @{exe}::@{group.name} has {len(bindings)} tensor bindings; the "
-                                            f"signature binds {len(pointers)} pointers ({', '.join(p.name for p in pointers)})")
+            raise DiagnosticError.at(
+                where,
+                f"dispatch to @{exe}::@{group.name} has {len(bindings)} tensor bindings; the "
+                f"signature binds {len(pointers)} pointers ({', '.join(p.name for p in pointers)})",
+            )
         tensor_args = [a for a in ops.arguments if isinstance(a.type, ir.RankedTensorType)]
         arg_dims = _dims(ops.argument_dims, [a.type for a in tensor_args])
         result_dims = _dims(ops.result_dims, [r.type for r in d.results])
@@ -299,8 +308,14 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
             if any(v is _UNKNOWN or isinstance(v, float) for v in work_values):
                 unknown = unknown or "the workload"
             if unknown:
-                remarks.append(Diagnostic("warning", f"@{group.name}: not checked on {label}: {unknown} is not known from "
-                                                     "constants, static shapes or tune_workload(...)", where))
+                remarks.append(
+                    Diagnostic(
+                        "warning",
+                        f"@{group.name}: not checked on {label}: {unknown} is not known from "
+                        "constants, static shapes or tune_workload(...)",
+                        where,
+                    )
+                )
                 continue
             env_work = dict(zip(group.workload or [], work_values))
             variants = []
@@ -330,9 +345,27 @@ def _launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list
             results = binding.result_bindings(ops.tied, ops.tensor_positions())
             work_text = ", ".join(f"{n} = {v}" for n, v in env_work.items())
             title = f"@{exe}::@{group.name} on {label}" + (f" ({work_text})" if work_text else "")
-            launches.append(Launch(full, original.triton[1], item.archs[0][1] if item.archs else 80, params, buffers,
-                                   results, variants, default, args.seed, args.timeout, args.reference, title, where,
-                                   d_index, w_index, host_args, host_results))
+            launches.append(
+                Launch(
+                    full,
+                    original.triton[1],
+                    item.archs[0][1] if item.archs else 80,
+                    params,
+                    buffers,
+                    results,
+                    variants,
+                    default,
+                    args.seed,
+                    args.timeout,
+                    args.reference,
+                    title,
+                    where,
+                    d_index,
+                    w_index,
+                    host_args,
+                    host_results,
+                )
+            )
     if not item.dispatches:
         remarks.append(Diagnostic("warning", f"@{group.name}: no dispatch calls it: nothing to check", group.location))
     return launches, remarks
@@ -438,13 +471,25 @@ def run_launch(launch: Launch) -> dict:
             _limited(launch.timeout, lambda: kernel[v.grid](*_args(launch, tensors), **constexprs))
             runs.append({"label": v.name, "salt": salt, "buffers": tensors, "error": None})
         except _Timeout:
-            runs.append({"label": v.name, "salt": salt, "buffers": None,
-                         "error": f"did not finish within {launch.timeout:g} s in the interpreter (programs run one after "
-                                  "another there: a kernel waiting for another program never finishes)"})
+            runs.append(
+                {
+                    "label": v.name,
+                    "salt": salt,
+                    "buffers": None,
+                    "error": f"did not finish within {launch.timeout:g} s in the interpreter (programs run one after "
+                    "another there: a kernel waiting for another program never finishes)",
+                }
+            )
         except Exception as err:  # noqa: BLE001 - the kernel's own error, reported per variant
             message = str(err).strip().splitlines()
-            runs.append({"label": v.name, "salt": salt, "buffers": None,
-                         "error": f"{type(err).__name__}: {message[-1] if message else ''}"[:500]})
+            runs.append(
+                {
+                    "label": v.name,
+                    "salt": salt,
+                    "buffers": None,
+                    "error": f"{type(err).__name__}: {message[-1] if message else ''}"[:500],
+                }
+            )
     if launch.reference:
         tensors = [_make(b, launch.seed, i, 1, launch.data.get(i)) for i, b in enumerate(launch.buffers)]
         try:
@@ -453,8 +498,9 @@ def run_launch(launch: Launch) -> dict:
             if returned is not None:
                 returned = list(returned) if isinstance(returned, (tuple, list)) else [returned]
                 if len(returned) != len(launch.results):
-                    raise ValueError(f"the reference returned {len(returned)} values; the dispatch has "
-                                     f"{len(launch.results)} results")
+                    raise ValueError(
+                        f"the reference returned {len(returned)} values; the dispatch has {len(launch.results)} results"
+                    )
                 for j, value in zip(launch.results, returned):
                     tensors[j] = value.detach().reshape(launch.buffers[j].shape).to(tensors[j].dtype)
             runs.append({"label": "reference", "salt": 1, "buffers": tensors, "error": None})
@@ -492,14 +538,20 @@ def _interpret(launches: list[Launch], timeout: float) -> list[dict]:
             pickle.dump(launches, f)
         env = {**os.environ, INTERPRET_ENV: "1"}
         try:
-            proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.check", "--worker", job, out, str(os.getpid())], env=env,
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(
+                [sys.executable, "-m", "autotune_export.tools.check", "--worker", job, out, str(os.getpid())],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             raise DiagnosticError.at(launches[0].where, f"the interpreter process did not finish within {timeout:g} s") from None
         if proc.returncode != 0 or not os.path.exists(out):
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise DiagnosticError.at(launches[0].where, f"the interpreter process failed (exit status {proc.returncode}): "
-                                                        + " | ".join(tail))
+            raise DiagnosticError.at(
+                launches[0].where, f"the interpreter process failed (exit status {proc.returncode}): " + " | ".join(tail)
+            )
         with open(out, "rb") as f:
             return pickle.load(f)
 
@@ -518,8 +570,11 @@ def _numpy(t):
         try:
             import ml_dtypes
 
-            kind = {torch.bfloat16: (torch.int16, ml_dtypes.bfloat16), torch.float8_e4m3fn: (torch.int8, ml_dtypes.float8_e4m3fn),
-                    torch.float8_e5m2: (torch.int8, ml_dtypes.float8_e5m2)}[t.dtype]
+            kind = {
+                torch.bfloat16: (torch.int16, ml_dtypes.bfloat16),
+                torch.float8_e4m3fn: (torch.int8, ml_dtypes.float8_e4m3fn),
+                torch.float8_e5m2: (torch.int8, ml_dtypes.float8_e5m2),
+            }[t.dtype]
             return t.contiguous().view(kind[0]).numpy().view(kind[1])
         except ImportError:
             return t.float().numpy()
@@ -596,7 +651,9 @@ def _compare(launch: Launch, outcome: dict, report: CheckReport) -> None:
     writers: dict[str, list[str]] = {}  # immutable operand -> the variants writing it
     for n, run in enumerate(runs):
         is_again = n == len(launch.variants)  # the default variant's second run
-        label = run["label"] + (" (default)" if n == launch.default else "") + (" (again, other undefined data)" if is_again else "")
+        label = (
+            run["label"] + (" (default)" if n == launch.default else "") + (" (again, other undefined data)" if is_again else "")
+        )
         grid = launch.variants[launch.default if is_again else n].grid if run["label"] != "reference" else None
         grid_text = "x".join(str(g) for g in grid) if grid else "-"
         if run["error"] is not None:
@@ -625,24 +682,42 @@ def _compare(launch: Launch, outcome: dict, report: CheckReport) -> None:
         detail = problem if "first at" in problem else f"{problem}; {_first_difference(base_results, mine)}"
         if is_again:
             outs = ", ".join(f"'{b.param}'" for b in launch.buffers if b.fill == "undefined") or "none"
-            report.errors.append(Diagnostic(
-                "error", f"{launch.title}: the results of {default_name} depend on the contents of buffers of undefined contents "
-                         f"({outs}): the kernel reads an output before writing it, or leaves elements of it unwritten: "
-                         f"{detail}", where))
+            report.errors.append(
+                Diagnostic(
+                    "error",
+                    f"{launch.title}: the results of {default_name} depend on the contents of buffers of undefined contents "
+                    f"({outs}): the kernel reads an output before writing it, or leaves elements of it unwritten: "
+                    f"{detail}",
+                    where,
+                )
+            )
         elif run["label"] == "reference":
-            report.errors.append(Diagnostic("error", f"{launch.title}: the reference differs from the default variant "
-                                                     f"{default_name}: {detail}", where))
+            report.errors.append(
+                Diagnostic(
+                    "error", f"{launch.title}: the reference differs from the default variant {default_name}: {detail}", where
+                )
+            )
         else:
             v = launch.variants[n]
-            report.errors.append(Diagnostic(
-                "error", f"{launch.title}: variant {v.name} (config {n} {v.config}) differs from the default variant "
-                         f"{default_name}: {detail}", where))
+            report.errors.append(
+                Diagnostic(
+                    "error",
+                    f"{launch.title}: variant {v.name} (config {n} {v.config}) differs from the default variant "
+                    f"{default_name}: {detail}",
+                    where,
+                )
+            )
     for name, labels in writers.items():
-        report.errors.append(Diagnostic(
-            "error", f"{launch.title}: {', '.join(labels)} write{'s' if len(labels) == 1 else ''} through '{name}', which the "
-                     "dispatch passes as an operand no result is tied to: IREE treats dispatch operands as immutable (and may "
-                     f"share their buffers); mark '{name}' {{output}} and return it, or tie a result to its operand "
-                     "(-> %operand, in place)", where))
+        report.errors.append(
+            Diagnostic(
+                "error",
+                f"{launch.title}: {', '.join(labels)} write{'s' if len(labels) == 1 else ''} through '{name}', which the "
+                "dispatch passes as an operand no result is tied to: IREE treats dispatch operands as immutable (and may "
+                f"share their buffers); mark '{name}' {{output}} and return it, or tie a result to its operand "
+                "(-> %operand, in place)",
+                where,
+            )
+        )
     width = max(len(r[0]) for r in rows) if rows else 10
     lines = [f"{launch.where}: {launch.title}", f"  {'variant':{width}}  {'grid':>14}  {'max abs':>9}  {'max rel':>9}  result"]
     lines += [f"  {r[0]:{width}}  {r[1]:>14}  {r[2]:>9}  {r[3]:>9}  {r[4]}" for r in rows]
@@ -662,7 +737,9 @@ def check_source(source, args) -> CheckReport:
 
     module = parse_source(source)
     report = CheckReport()
-    ctx = PassContext(source=source, remark=lambda d: report.skipped.append(d) if d.severity == "warning" else progress.echo(d.format()))
+    ctx = PassContext(
+        source=source, remark=lambda d: report.skipped.append(d) if d.severity == "warning" else progress.echo(d.format())
+    )
     for src in executable_sources(module):
         for op in groups_of(src):
             name = op.attributes["sym_name"].value if "sym_name" in op.attributes else None
@@ -684,14 +761,23 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="autotune-export check",
         description="Run every variant of every triton(...) group in Triton's interpreter (no GPU) with the arguments "
-                    "each dispatch binds, and compare them with the default variant (and a reference).")
+        "each dispatch binds, and compare them with the default variant (and a reference).",
+    )
     p.add_argument("input", help="the .mlir file")
-    p.add_argument("--reference", default=None, metavar="MODULE:FUNCTION",
-                   help="a function called like the kernel's launch (without grid and constexprs) whose results must match")
+    p.add_argument(
+        "--reference",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="a function called like the kernel's launch (without grid and constexprs) whose results must match",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the data (default 0)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run in the interpreter (default 600)")
-    p.add_argument("--target", default="sm_80", help="the architecture Triton's driver answers for while the kernel file is "
-                                                     "imported and configs are pruned (default sm_80)")
+    p.add_argument(
+        "--target",
+        default="sm_80",
+        help="the architecture Triton's driver answers for while the kernel file is "
+        "imported and configs are pruned (default sm_80)",
+    )
     p.add_argument("--group", default=None, help="check only this group")
     progress.add_arguments(p)
     return p
@@ -721,9 +807,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report.launches == 0 and not report.errors:
         raise DiagnosticError.at(None, f"{args.input}: nothing was checked (no dispatch to a triton(...) group could be run)")
     failed = len(report.errors)
-    print(f"autotune-export check: {report.launches} launch{'es' if report.launches != 1 else ''}, "
-          f"{sum(len(t.splitlines()) - 2 for t in report.tables)} runs, "
-          + (f"{failed} error{'s' if failed != 1 else ''}" if failed else "every variant agrees"))
+    print(
+        f"autotune-export check: {report.launches} launch{'es' if report.launches != 1 else ''}, "
+        f"{sum(len(t.splitlines()) - 2 for t in report.tables)} runs, "
+        + (f"{failed} error{'s' if failed != 1 else ''}" if failed else "every variant agrees")
+    )
     return 1 if failed else 0
 
 

@@ -53,8 +53,14 @@ __all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("autotune_export.tools.inspection", "show groups, variants, layouts and resource usage of a .mlir or .vmfb"),
     "tune": ("autotune_export.tools.tune", "time every variant of a .vmfb's groups on a device and keep the fastest"),
-    "check": ("autotune_export.tools.check", "run every variant of the triton(...) groups in Triton's interpreter (no GPU) and compare"),
-    "program": ("autotune_export.program.cli", "build a whole program with IREE's tunable dispatches as run-time variant groups (llvm-cpu)"),
+    "check": (
+        "autotune_export.tools.check",
+        "run every variant of the triton(...) groups in Triton's interpreter (no GPU) and compare",
+    ),
+    "program": (
+        "autotune_export.program.cli",
+        "build a whole program with IREE's tunable dispatches as run-time variant groups (llvm-cpu)",
+    ),
 }
 # --- end subcommands --------------------------------------------------------------------------
 
@@ -62,7 +68,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 #: Words taken for subcommands that are options of one: what to run instead.
 NOT_SUBCOMMANDS = {
     "report": "a tuning report is written by `autotune-export tune MODULE.vmfb --report DIR` (report.md, report.json, "
-              "report.png)",
+    "report.png)",
 }
 
 
@@ -96,23 +102,44 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", help="input .mlir file ('-' for stdin)")
     p.add_argument("-o", "--output", default="-", help="output file ('-' for stdout, the default)")
     p.add_argument("--emit", choices=("mlir", "iree", "vmfb"), default="mlir", help="what to write (default: mlir)")
-    p.add_argument("-p", "--passes", default=None, metavar="PIPELINE",
-                   help="passes to run instead of the --emit pipeline: name{option=value ...},name ('' for none)")
+    p.add_argument(
+        "-p",
+        "--passes",
+        default=None,
+        metavar="PIPELINE",
+        help="passes to run instead of the --emit pipeline: name{option=value ...},name ('' for none)",
+    )
     p.add_argument("--target", default=None, help="CUDA architecture of the variants and of iree-compile (default: sm_80)")
-    p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help="processes compiling variants (at least 1; default: one per core)")
-    p.add_argument("--object-format", choices=("ptx", "cubin"), default=None, help="object embedded in the executable (default: ptx)")
-    p.add_argument("--ptx-version", type=parse_ptx_version, default=None, metavar="VERSION",
-                   help="PTX ISA version pinned in the variants: 86 or 8.6 (default: 86)")
+    p.add_argument(
+        "-j", "--jobs", type=jobs_argument, default=None, help="processes compiling variants (at least 1; default: one per core)"
+    )
+    p.add_argument(
+        "--object-format", choices=("ptx", "cubin"), default=None, help="object embedded in the executable (default: ptx)"
+    )
+    p.add_argument(
+        "--ptx-version",
+        type=parse_ptx_version,
+        default=None,
+        metavar="VERSION",
+        help="PTX ISA version pinned in the variants: 86 or 8.6 (default: 86)",
+    )
     p.add_argument("--tuning-results", default=None, help="freeze the choices of this tuning-results JSON into the IR")
     pipeline_options.add_pruning_arguments(p)
-    p.add_argument("--cache-dir", default=None,
-                   help="variant cache (default: $AUTOTUNE_EXPORT_CACHE_DIR, else $XDG_CACHE_HOME/autotune-export, "
-                        "else ~/.cache/autotune-export)")
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="variant cache (default: $AUTOTUNE_EXPORT_CACHE_DIR, else $XDG_CACHE_HOME/autotune-export, "
+        "else ~/.cache/autotune-export)",
+    )
     p.add_argument("--no-cache", action="store_true", help="compile every variant, ignoring the cache")
     p.add_argument("--split-input-file", action="store_true", help="process '// -----'-separated chunks independently")
     p.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* annotations")
-    p.add_argument("--backend", choices=("cuda", "llvm-cpu"), default="cuda", help="what --emit vmfb compiles for (default: cuda)")
-    p.add_argument("--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for iree-compile (repeatable)")
+    p.add_argument(
+        "--backend", choices=("cuda", "llvm-cpu"), default="cuda", help="what --emit vmfb compiles for (default: cuda)"
+    )
+    p.add_argument(
+        "--iree-compile-arg", action="append", default=[], metavar="ARG", help="extra flag for iree-compile (repeatable)"
+    )
     p.add_argument("--list-passes", action="store_true", help="list the passes and exit")
     p.add_argument("--version", action="version", version=f"autotune-export {__version__}")
     progress.add_arguments(p)  # -q / -v
@@ -151,8 +178,16 @@ def _iree_failure(report: str) -> str:
     lines = [ln.strip() for ln in report.splitlines() if ln.strip()]
     code = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Error code:")), None)
     frame = next((m.group(1) for ln in lines if (m := re.search(r"(\w+Pass)::runOnOperation", ln))), None)
-    skip = ("Error invoking", "Error code:", "Diagnostics:", "Please report", "Stack dump:", "Invoked with", "iree-compile ",
-            "Need more information")
+    skip = (
+        "Error invoking",
+        "Error code:",
+        "Diagnostics:",
+        "Please report",
+        "Stack dump:",
+        "Invoked with",
+        "iree-compile ",
+        "Need more information",
+    )
     first = next((ln for ln in lines if not ln.startswith(skip) and not re.match(r"^(#\d+|\d+\.\s)", ln)), None)
     parts = []
     if code is not None:
@@ -197,18 +232,28 @@ def _iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None
     first = errors[0]
     first.message = f"iree-compile failed: {first.message}"
     if "missing GPU target" in first.message:
-        first.notes.append(Diagnostic(
-            "note",
-            f"IREE 3.13 has no code-generation target for {codegen or 'this architecture'}: the dispatches IREE "
-            "generates itself (not the Triton variants) need one it knows, e.g. --iree-cuda-target=sm_89 "
-            "(autotune-export picks it unless --iree-compile-arg overrides it)",
-        ))
+        first.notes.append(
+            Diagnostic(
+                "note",
+                f"IREE 3.13 has no code-generation target for {codegen or 'this architecture'}: the dispatches IREE "
+                "generates itself (not the Triton variants) need one it knows, e.g. --iree-cuda-target=sm_89 "
+                "(autotune-export picks it unless --iree-compile-arg overrides it)",
+            )
+        )
     return DiagnosticError([first])
 
 
-def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] = (), backend: str = "cuda", *,
-                 debug_text: str | Callable[[], str] | None = None, source_name: str | None = None,
-                 search_dirs: Sequence[str] = ()) -> None:
+def iree_compile(
+    text: str,
+    target: str,
+    output: str,
+    extra_args: Sequence[str] = (),
+    backend: str = "cuda",
+    *,
+    debug_text: str | Callable[[], str] | None = None,
+    source_name: str | None = None,
+    search_dirs: Sequence[str] = (),
+) -> None:
     """Compile IREE input ``text`` to a .vmfb at ``output``.
 
     ``backend`` ``cuda``: for the CUDA ``target`` (``sm_90``, or a list ``sm_80,sm_90``: the
@@ -230,8 +275,13 @@ def iree_compile(text: str, target: str, output: str, extra_args: Sequence[str] 
     search = [f"--iree-hal-executable-object-search-path={d}" for d in search_dirs]
     codegen = None
     if backend == "llvm-cpu":
-        args = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                "--iree-llvmcpu-target-cpu=host", *search, *extra_args]
+        args = [
+            "--iree-hal-target-device=local",
+            "--iree-hal-local-target-device-backends=llvm-cpu",
+            "--iree-llvmcpu-target-cpu=host",
+            *search,
+            *extra_args,
+        ]
     else:
         # With several architectures (sm_80,sm_90) the module carries one executable variant per
         # architecture; iree-compile's own CUDA codegen target is the lowest of them.
@@ -330,8 +380,9 @@ def _refuse_vmfb(name: str, data: bytes) -> None:
     from autotune_export.tools.inspection import _is_vmfb
 
     if _is_vmfb("" if name == "<stdin>" else name, data[:8]):
-        raise DiagnosticError.at(None, f"{name} is a compiled module (.vmfb); use autotune-export inspect/tune "
-                                       "(this command compiles .mlir)")
+        raise DiagnosticError.at(
+            None, f"{name} is a compiled module (.vmfb); use autotune-export inspect/tune (this command compiles .mlir)"
+        )
 
 
 @contextlib.contextmanager
@@ -470,9 +521,22 @@ def _build_record(args, passes) -> tuple[bool, str | None]:
         return False, None
     if args.no_cache:
         return True, None
-    key = hashlib.sha256(repr([__version__, hashlib.sha256(data).hexdigest(), args.emit, args.passes, args.target,
-                               args.object_format, args.ptx_version, args.split_input_file, getattr(args, "max_spills", None),
-                               getattr(args, "max_variants", None)]).encode()).hexdigest()
+    key = hashlib.sha256(
+        repr(
+            [
+                __version__,
+                hashlib.sha256(data).hexdigest(),
+                args.emit,
+                args.passes,
+                args.target,
+                args.object_format,
+                args.ptx_version,
+                args.split_input_file,
+                getattr(args, "max_spills", None),
+                getattr(args, "max_variants", None),
+            ]
+        ).encode()
+    ).hexdigest()
     from autotune_export.support.paths import default_cache_dir
 
     return True, os.path.join(str(args.cache_dir or default_cache_dir()), "builds", key[:2], key)
@@ -495,8 +559,16 @@ def _start_workers_early(args, compiles: bool, record: str | None) -> None:
 
 #: The command's flags that are pass options too (``--target`` is ``target=`` of every pass
 #: that has it), with their defaults; ``None``: no default beyond the pass's own.
-_PASS_OPTION_FLAGS = {"target": "sm_80", "object_format": "ptx", "ptx_version": 86, "jobs": None,
-                      "cache_dir": None, "tuning_results": None, "max_spills": None, "max_variants": None}
+_PASS_OPTION_FLAGS = {
+    "target": "sm_80",
+    "object_format": "ptx",
+    "ptx_version": 86,
+    "jobs": None,
+    "cache_dir": None,
+    "tuning_results": None,
+    "max_spills": None,
+    "max_variants": None,
+}
 
 
 def _settle_pass_options(args) -> None:
@@ -523,9 +595,12 @@ def _settle_pass_options(args) -> None:
         values = given[name]
         if len({text for _, text in values}) > 1:
             flag = "--" + name.replace("_", "-")
-            raise DiagnosticError.at(None, f"the pipeline gives option '{name.replace('_', '-')}' different values ("
-                                     + ", ".join(f"{text} for {p}" for p, text in values)
-                                     + f"); give {flag} for the passes and tools that do not set it")
+            raise DiagnosticError.at(
+                None,
+                f"the pipeline gives option '{name.replace('_', '-')}' different values ("
+                + ", ".join(f"{text} for {p}" for p, text in values)
+                + f"); give {flag} for the passes and tools that do not set it",
+            )
         # The value as the pass reads it (its type), from the pass that sets it.
         first = values[0][0]
         built = build_pipeline([spec for spec in parse_pipeline(args.passes) if spec.name == first][:1])
@@ -584,9 +659,12 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
         raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
     if args.emit == "vmfb" and args.split_input_file and not args.verify_diagnostics:
         # Each split is a module of its own; one .vmfb holds one (their symbols would clash).
-        raise DiagnosticError.at(None, "--split-input-file with --emit vmfb: each '// -----' split is a module of its own "
-                                       "and a .vmfb holds one; build one split per file, or emit text (--emit iree) and "
-                                       "give it to iree-compile --split-input-file")
+        raise DiagnosticError.at(
+            None,
+            "--split-input-file with --emit vmfb: each '// -----' split is a module of its own "
+            "and a .vmfb holds one; build one split per file, or emit text (--emit iree) and "
+            "give it to iree-compile --split-input-file",
+        )
     _check_output(args.output, args.emit)
     source = _read_input(args.input)
     on_input()  # the input is read: workers may start while it is parsed
@@ -628,9 +706,16 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
         return 1
     text = "\n// -----\n".join(outputs)
     if args.emit == "vmfb":
-        iree_compile(text, args.target, args.output, args.iree_compile_arg, backend=args.backend,
-                     debug_text=lambda: "\n// -----\n".join(f() for f in located), source_name=source.name,
-                     search_dirs=[source.base_dir])
+        iree_compile(
+            text,
+            args.target,
+            args.output,
+            args.iree_compile_arg,
+            backend=args.backend,
+            debug_text=lambda: "\n// -----\n".join(f() for f in located),
+            source_name=source.name,
+            search_dirs=[source.base_dir],
+        )
     elif args.output == "-":
         if to_stdout is not None:
             to_stdout(text)
@@ -657,17 +742,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: module.main(argv[1:]))
     if argv and not argv[0].startswith("-") and not os.path.exists(argv[0]):
         if argv[0] in NOT_SUBCOMMANDS:  # a command users look for that is an option of another
-            print(f"error: '{argv[0]}' is not a subcommand (subcommands: {', '.join(SUBCOMMANDS)}; anything else is "
-                  f"the input file): {NOT_SUBCOMMANDS[argv[0]]}", file=sys.stderr)
+            print(
+                f"error: '{argv[0]}' is not a subcommand (subcommands: {', '.join(SUBCOMMANDS)}; anything else is "
+                f"the input file): {NOT_SUBCOMMANDS[argv[0]]}",
+                file=sys.stderr,
+            )
             return 1
         hint = did_you_mean(argv[0], list(SUBCOMMANDS))
         if hint:  # a misspelt subcommand, not a missing input file
-            print(f"error: unknown subcommand '{argv[0]}'{hint} (subcommands: "
-                  f"{', '.join(SUBCOMMANDS)}; anything else is the input file)", file=sys.stderr)
+            print(
+                f"error: unknown subcommand '{argv[0]}'{hint} (subcommands: "
+                f"{', '.join(SUBCOMMANDS)}; anything else is the input file)",
+                file=sys.stderr,
+            )
             return 1
     args = _parser().parse_args(argv)
     if args.list_passes:
-
         for name in sorted(PASSES):
             print(f"{name:32} {PASSES[name].summary}")
             opts = [f"{f.name.replace('_', '-')}={f.default}" for f in pass_options(PASSES[name]) if f.name != "executor"]

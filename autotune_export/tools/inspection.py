@@ -56,8 +56,15 @@ from autotune_export.frontend.reader import SourceFile, parse_source
 from autotune_export.ir import hal_attrs
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.ir.variant_config import export_config
-from autotune_export.ir.walk import (dispatch_sites, enclosing_function, entry_point_refs, executable_sources, exports_of,
-                                     groups_of, sym_name)
+from autotune_export.ir.walk import (
+    dispatch_sites,
+    enclosing_function,
+    entry_point_refs,
+    executable_sources,
+    exports_of,
+    groups_of,
+    sym_name,
+)
 from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.passes.pipeline import add_pruning_arguments
 from autotune_export.runtime import module_reflection
@@ -109,7 +116,9 @@ class Layout:
     def summary(self) -> str:
         kinds = ", ".join(self.access())
         plural = "s" if self.constants != 1 else ""
-        return f"{len(self.bindings)} binding{'s' if len(self.bindings) != 1 else ''} [{kinds}], {self.constants} constant{plural}"
+        return (
+            f"{len(self.bindings)} binding{'s' if len(self.bindings) != 1 else ''} [{kinds}], {self.constants} constant{plural}"
+        )
 
 
 @dataclass
@@ -242,8 +251,9 @@ class Inspection:
                     "guards": dict(g.guards) or None,
                     "guard_names": dict(g.guard_names) or None,
                     "variants": [variant(v) for v in g.variants],
-                    "choices": ([{"workload": list(values), "variant": v} for values, v in g.choices]
-                                if g.choices is not None else None),
+                    "choices": (
+                        [{"workload": list(values), "variant": v} for values, v in g.choices] if g.choices is not None else None
+                    ),
                     "pruned": list(g.pruned),
                     "strided": [dataclasses.asdict(t) for t in g.strided],
                     "space": g.space.to_json() if g.space else None,
@@ -275,7 +285,9 @@ class Inspection:
             if g.layout:
                 out.append(f"  layout:      {g.layout.summary()}")
             if g.default:
-                how = {True: " (frozen by default(@v))", False: " (not frozen: the first variant until tuned)", None: ""}[g.frozen]
+                how = {True: " (frozen by default(@v))", False: " (not frozen: the first variant until tuned)", None: ""}[
+                    g.frozen
+                ]
                 out.append(f"  default:     @{g.default}{how}")
             if g.choices:
                 frozen = ", ".join("[" + ", ".join(map(str, values)) + f"] = @{v}" for values, v in g.choices)
@@ -286,8 +298,10 @@ class Inspection:
                 sp = g.space
                 out.append(f"  space:       {sp.product}" + (f" where {sp.where}" if sp.where else ""))
                 kept = sum(1 for v in g.variants if v.specialized_of is None)
-                out.append(f"               {sp.generated} generated, {sp.excluded} excluded by the constraint, "
-                           f"{sp.configs} compiled, {len(g.pruned)} pruned when built, {kept} kept")
+                out.append(
+                    f"               {sp.generated} generated, {sp.excluded} excluded by the constraint, "
+                    f"{sp.configs} compiled, {len(g.pruned)} pruned when built, {kept} kept"
+                )
                 if g.pruned:
                     kinds: dict[str, int] = {}
                     for line in g.pruned:
@@ -313,8 +327,7 @@ def _guard_text(g: GroupInfo) -> str:
         if not ids:
             continue
         names = g.guard_names.get(kind)
-        what = ", ".join(f"{n} (constant {i})" for n, i in zip(names, ids)) if names else \
-            ", ".join(f"constant {i}" for i in ids)
+        what = ", ".join(f"{n} (constant {i})" for n, i in zip(names, ids)) if names else ", ".join(f"constant {i}" for i in ids)
         parts.append(f"{what} {test}")
     when = " and ".join(parts) if parts else "its guards hold"
     return f"each variant has a fast path, taken when {when}"
@@ -331,16 +344,18 @@ def _variant_table(g: GroupInfo) -> list[str]:
     rows = []
     for v in g.variants:
         r = v.resources
-        rows.append([
-            "*" if v.default else "",
-            ("  " + v.name) if v.specialized_of else v.name,
-            "-" if v.ordinal is None else str(v.ordinal),
-            "x".join(map(str, v.workgroup_size)) if v.workgroup_size else "-",
-            "-" if v.shared_bytes is None else str(v.shared_bytes),
-            str(r.registers) if r else "-",
-            str(r.spills) if r else "-",
-            "(specialized)" if v.specialized_of else _config_text(v.config),
-        ])
+        rows.append(
+            [
+                "*" if v.default else "",
+                ("  " + v.name) if v.specialized_of else v.name,
+                "-" if v.ordinal is None else str(v.ordinal),
+                "x".join(map(str, v.workgroup_size)) if v.workgroup_size else "-",
+                "-" if v.shared_bytes is None else str(v.shared_bytes),
+                str(r.registers) if r else "-",
+                str(r.spills) if r else "-",
+                "(specialized)" if v.specialized_of else _config_text(v.config),
+            ]
+        )
     widths = [max(len(row[i]) for row in [header] + rows) for i in range(len(header))]
     right = {2, 4, 5, 6}
 
@@ -526,14 +541,16 @@ def read_cuda_executable(data: bytes) -> CudaExecutable:
         root = _Table(buf, struct.unpack_from("<I", buf, 0)[0])
         exports = []
         for t in root.tables(0):
-            exports.append(CudaExport(
-                name=t.string(1) or "",
-                module=t.u32(0),
-                block_dims=t.struct_u32(2, 3) or [0, 0, 0],
-                shared_bytes=t.u32(3),
-                constants=t.u32(4),
-                binding_flags=t.u64s(5),
-            ))
+            exports.append(
+                CudaExport(
+                    name=t.string(1) or "",
+                    module=t.u32(0),
+                    block_dims=t.struct_u32(2, 3) or [0, 0, 0],
+                    shared_bytes=t.u32(3),
+                    constants=t.u32(4),
+                    binding_flags=t.u64s(5),
+                )
+            )
         images = [m.bytes_(0) or b"" for m in root.tables(1)]
     except (struct.error, IndexError) as err:
         raise ValueError(f"malformed CUDA executable flatbuffer: {err}") from None
@@ -595,8 +612,7 @@ def _strided_of(reflection: dict, where: str, notes: list[str]) -> list:
         return []
 
 
-def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True,
-                 cache_dir: str | None = None) -> Inspection:
+def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True, cache_dir: str | None = None) -> Inspection:
     """Inspect a compiled module (see the module docstring). ``cache_dir`` memoizes assembled
     cubins (None: no cache)."""
     if data is None:
@@ -624,8 +640,10 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
             exe = read_cuda_executable(blob)
         except ValueError:
             executables.append(ExecutableInfo(name, None, None, []))
-            notes.append(f"@{name}: {member[len(name) + 1:] or member} is not a CUDA executable: "
-                         "its exports' sizes and resources are not shown")
+            notes.append(
+                f"@{name}: {member[len(name) + 1 :] or member} is not a CUDA executable: "
+                "its exports' sizes and resources are not shown"
+            )
             continue
         image = exe.images[0] if exe.images else b""
         usage: dict[str, Resources] | None = None
@@ -635,8 +653,7 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
             except ResourceError as err:
                 notes.append(f"@{name}: no resource usage: {err}")
         kind = _image_kind(image) if image else None
-        executables.append(ExecutableInfo(name, kind, _image_target(image) if image else None,
-                                          [e.name for e in exe.exports]))
+        executables.append(ExecutableInfo(name, kind, _image_target(image) if image else None, [e.name for e in exe.exports]))
         for e in exe.exports:
             by_export[e.name] = (name, e, usage)
 
@@ -661,21 +678,31 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
                     specialized[vname] = name
                 if layout is None:
                     layout = Layout([_binding_flags(b) for b in e.binding_flags], e.constants)
-                variants.append(VariantInfo(
-                    name=name,
-                    ordinal=_ordinal(executables, exe_name, name),
-                    workgroup_size=list(e.block_dims),
-                    shared_bytes=e.shared_bytes,
-                    resources=(usage or {}).get(name),
-                    default=(name == vname and k == default_index),
-                    specialized_of=vname if name != vname else None,
-                    config=config if name == vname else None,
-                ))
+                variants.append(
+                    VariantInfo(
+                        name=name,
+                        ordinal=_ordinal(executables, exe_name, name),
+                        workgroup_size=list(e.block_dims),
+                        shared_bytes=e.shared_bytes,
+                        resources=(usage or {}).get(name),
+                        default=(name == vname and k == default_index),
+                        specialized_of=vname if name != vname else None,
+                        config=config if name == vname else None,
+                    )
+                )
         default = names[default_index] if 0 <= default_index < len(names) else None
-        groups.append(GroupInfo(
-            executable=meta.executable, group=meta.group, variants=variants,
-            layout=layout, default=default, frozen=None, specialized=specialized, host=meta.host,
-        ))
+        groups.append(
+            GroupInfo(
+                executable=meta.executable,
+                group=meta.group,
+                variants=variants,
+                layout=layout,
+                default=default,
+                frozen=None,
+                specialized=specialized,
+                host=meta.host,
+            )
+        )
         fn = vm_module.lookup_function(meta.host) if meta.host else None
         if fn is not None:
             groups[-1].strided = _strided_of(dict(fn.reflection), f"@{meta.host}", notes)
@@ -733,8 +760,14 @@ def _default_configs(group, base_dir: str, target: str = "sm_80") -> list[list[t
     return configs
 
 
-_PRUNE_KINDS = (("shared memory", "shared memory"), ("registers per block", "registers"), ("--max-spills", "spills"),
-                ("--max-variants", "--max-variants"), ("threads per block", "threads"), ("compile error", "compile error"))
+_PRUNE_KINDS = (
+    ("shared memory", "shared memory"),
+    ("registers per block", "registers"),
+    ("--max-spills", "spills"),
+    ("--max-variants", "--max-variants"),
+    ("threads per block", "threads"),
+    ("compile error", "compile error"),
+)
 
 
 def _prune_kind(line: str) -> str:
@@ -756,20 +789,37 @@ def _space_info(group) -> SpaceInfo | None:
 
 def _space_sugar(group) -> str:
     """``product(...)`` of the group's space on one line (its sugared clause, unwrapped)."""
-    clause = " ".join(part.strip() for part in AutotuneGroup(name="g", configs=group.configs, space=group.space).to_sugar()
-                      .split("configs(", 1)[1].splitlines())
+    clause = " ".join(
+        part.strip()
+        for part in AutotuneGroup(name="g", configs=group.configs, space=group.space)
+        .to_sugar()
+        .split("configs(", 1)[1]
+        .splitlines()
+    )
     return clause[:-1] if clause.endswith(")") else clause
 
 
-def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, executor=None,
-                 object_format: str = "ptx", ptx_version: int | None = 86, cache_dir: str | None = None,
-                 use_cache: bool = True, tuning_results: str | None = None, resources: bool = True,
-                 max_spills: int | None = None, max_variants: int | None = None) -> Inspection:
+def inspect_mlir(
+    source,
+    *,
+    target: str = "sm_80",
+    jobs: int | None = None,
+    executor=None,
+    object_format: str = "ptx",
+    ptx_version: int | None = 86,
+    cache_dir: str | None = None,
+    use_cache: bool = True,
+    tuning_results: str | None = None,
+    resources: bool = True,
+    max_spills: int | None = None,
+    max_variants: int | None = None,
+) -> Inspection:
     """Inspect an ``.mlir`` source (a :class:`autotune_export.frontend.SourceFile`): parse it,
     run materialize-triton-variants (and pin-variants with ``tuning_results``), read the
     groups. The options are :class:`autotune_export.passes.PassContext`'s. Raises
     DiagnosticError for user errors (as the compile command)."""
     from autotune_export.cuda import triton_compile as tc
+
     module = parse_source(source)
     triton_groups = _triton_groups(module, source.name)
     remarks: list[Diagnostic] = []
@@ -780,9 +830,21 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
 
     ctx = PassContext(source=source, remark=remark)
     passes = ["materialize-triton-variants"] + (["pin-variants"] if tuning_results else [])
-    run_pipeline(passes, ctx, module, target=target, jobs=jobs, executor=executor, object_format=object_format,
-                 ptx_version=ptx_version, cache_dir=cache_dir, use_cache=use_cache, tuning_results=tuning_results,
-                 max_spills=max_spills, max_variants=max_variants)
+    run_pipeline(
+        passes,
+        ctx,
+        module,
+        target=target,
+        jobs=jobs,
+        executor=executor,
+        object_format=object_format,
+        ptx_version=ptx_version,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        tuning_results=tuning_results,
+        max_spills=max_spills,
+        max_variants=max_variants,
+    )
     memo = (str(cache_dir or tc.default_cache_dir())) if use_cache else None
 
     notes: list[str] = []
@@ -829,7 +891,9 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
             guard_names: dict[str, list[str]] = {}
             if original is not None:
                 if not configs:
-                    cfgs = original.configs if original.configs is not None else _default_configs(original, source.base_dir, target)
+                    cfgs = (
+                        original.configs if original.configs is not None else _default_configs(original, source.base_dir, target)
+                    )
                     for index, cfg in enumerate(cfgs or []):
                         configs[variant_name(g.name, index, cfg)] = cfg
                 try:
@@ -855,9 +919,13 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
                     if member is None:
                         continue
                     op_ = exports.get(member)
-                    info = VariantInfo(member, specialized_of=of, default=(of is None and member == default),
-                                       config=configs.get(member) if of is None else None,
-                                       resources=usage.get(member))
+                    info = VariantInfo(
+                        member,
+                        specialized_of=of,
+                        default=(of is None and member == default),
+                        config=configs.get(member) if of is None else None,
+                        resources=usage.get(member),
+                    )
                     if op_ is None:
                         notes.append(f"@{exe}::@{g.name}: variant @{member} is not an export of @{exe}")
                     else:
@@ -882,20 +950,34 @@ def inspect_mlir(source, *, target: str = "sm_80", jobs: int | None = None, exec
 
                         refl = ir.DictAttr(fn.attributes["iree.reflection"])
                         if STRIDED_KEY in refl:
-                            strided = _strided_of({STRIDED_KEY: ir.StringAttr(refl[STRIDED_KEY]).value}, f"@{host}",
-                                                  notes)
+                            strided = _strided_of({STRIDED_KEY: ir.StringAttr(refl[STRIDED_KEY]).value}, f"@{host}", notes)
                     break
-            pruned = [d.message.split(": ", 1)[1] if ": " in d.message else d.message
-                      for d in remarks if d.message.startswith(f"@{g.name}: config ") and " pruned" in d.message
-                      and (d.location is None or g.location is None or d.location == g.location)]
-            groups.append(GroupInfo(
-                executable=exe, group=g.name, variants=variants, layout=layout, default=default,
-                frozen=g.default is not None,
-                kernel=(original.triton[0], original.triton[1]) if original is not None else None,
-                specialized={k: v for k, v in spec_map.items()}, guards=guards, guard_names=guard_names,
-                pruned=pruned, host=host, choices=list(g.choices or []), strided=strided,
-                space=_space_info(original),
-            ))
+            pruned = [
+                d.message.split(": ", 1)[1] if ": " in d.message else d.message
+                for d in remarks
+                if d.message.startswith(f"@{g.name}: config ")
+                and " pruned" in d.message
+                and (d.location is None or g.location is None or d.location == g.location)
+            ]
+            groups.append(
+                GroupInfo(
+                    executable=exe,
+                    group=g.name,
+                    variants=variants,
+                    layout=layout,
+                    default=default,
+                    frozen=g.default is not None,
+                    kernel=(original.triton[0], original.triton[1]) if original is not None else None,
+                    specialized={k: v for k, v in spec_map.items()},
+                    guards=guards,
+                    guard_names=guard_names,
+                    pruned=pruned,
+                    host=host,
+                    choices=list(g.choices or []),
+                    strided=strided,
+                    space=_space_info(original),
+                )
+            )
     return Inspection(source.name, "mlir", executables, groups, notes)
 
 
@@ -952,10 +1034,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="sm_80", help=".mlir: CUDA architecture of the variants (default: sm_80)")
     p.add_argument("--object-format", choices=("ptx", "cubin"), default="ptx", help=".mlir: object to build (default: ptx)")
     p.add_argument("--ptx-version", type=int, default=86, help=".mlir: PTX ISA pinned in the variants (default: 86)")
-    p.add_argument("-j", "--jobs", type=jobs_argument, default=None, help=".mlir: processes compiling variants (at least 1; default: one per core)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs_argument,
+        default=None,
+        help=".mlir: processes compiling variants (at least 1; default: one per core)",
+    )
     p.add_argument("--tuning-results", default=None, help=".mlir: freeze these choices first (runs pin-variants)")
     add_pruning_arguments(p)  # .mlir: --max-spills, --max-variants, as the compile command
-    p.add_argument("--cache-dir", default=None, help="variant and cubin cache (default: $AUTOTUNE_EXPORT_CACHE_DIR or ~/.cache/autotune-export)")
+    p.add_argument(
+        "--cache-dir",
+        default=None,
+        help="variant and cubin cache (default: $AUTOTUNE_EXPORT_CACHE_DIR or ~/.cache/autotune-export)",
+    )
     p.add_argument("--no-cache", action="store_true", help="compile and assemble without the cache")
     progress.add_arguments(p)
     return p
@@ -967,10 +1059,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     with progress.verbosity(progress.level_of(args)):
         result = inspect_path(
-            args.input, target=args.target, jobs=args.jobs, object_format=args.object_format,
-            ptx_version=args.ptx_version, cache_dir=args.cache_dir, use_cache=not args.no_cache,
-            tuning_results=args.tuning_results, resources=not args.no_resources,
-            max_spills=args.max_spills, max_variants=args.max_variants,
+            args.input,
+            target=args.target,
+            jobs=args.jobs,
+            object_format=args.object_format,
+            ptx_version=args.ptx_version,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+            tuning_results=args.tuning_results,
+            resources=not args.no_resources,
+            max_spills=args.max_spills,
+            max_variants=args.max_variants,
         )
         text = json.dumps(result.to_json(), indent=2) + "\n" if args.json else result.format_table()
         if args.output == "-":
@@ -980,4 +1079,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(args.output, "w", encoding="utf-8") as f:
                 f.write(text)
     return 0
-

@@ -70,8 +70,10 @@ class VariantStats:
     dropped: bool = False  # the runtime's cross-check dropped it: it never wins
 
     def to_json(self, with_samples: bool = True) -> dict:
-        doc = {k: getattr(self, k) for k in ("variant", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "mean_ms",
-                                              "relative", "winner", "dropped")}
+        doc = {
+            k: getattr(self, k)
+            for k in ("variant", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "mean_ms", "relative", "winner", "dropped")
+        }
         doc["count"] = len(self.samples)
         doc["source"] = "tuning cache" if self.recorded else "measured"
         if with_samples:
@@ -98,8 +100,9 @@ def _recorded(item: RecordedTiming) -> VariantStats:
         return VariantStats(item.variant, [], None, None, None, None, None, None, recorded=True)
     lo, hi = (item.spread_ms or (None, None))[:2]
     lo, hi = _finite(lo), _finite(hi)
-    return VariantStats(item.variant, [], median, median if lo is None else lo, median if hi is None else hi,
-                        None, None, None, recorded=True)
+    return VariantStats(
+        item.variant, [], median, median if lo is None else lo, median if hi is None else hi, None, None, None, recorded=True
+    )
 
 
 def _stats(variant: str, times: Sequence[float]) -> VariantStats:
@@ -107,8 +110,9 @@ def _stats(variant: str, times: Sequence[float]) -> VariantStats:
     xs = sorted(samples)
     if not xs:
         return VariantStats(variant, [], None, None, None, None, None, None)
-    return VariantStats(variant, samples, statistics.median(xs), quantile(xs, 0.2),
-                        quantile(xs, 0.8), xs[0], xs[-1], statistics.fmean(xs))
+    return VariantStats(
+        variant, samples, statistics.median(xs), quantile(xs, 0.2), quantile(xs, 0.8), xs[0], xs[-1], statistics.fmean(xs)
+    )
 
 
 def summarize(timings: Mapping[str, Sequence[Any]], dropped: Mapping[str, Any] | None = None) -> dict[str, list[VariantStats]]:
@@ -173,8 +177,10 @@ def render_markdown(summary: Mapping[str, list[VariantStats]], meta: Mapping[str
         lines.append("")
         winner = next((s for s in stats if s.winner), None)
         if winner is not None and winner.recorded:
-            lines.append(f"Winner: `{winner.variant}`, median {_ms(winner.median_ms)} ms, from the tuning cache "
-                         "(the medians and p20-p80 stored when the group was measured; samples are not kept).")
+            lines.append(
+                f"Winner: `{winner.variant}`, median {_ms(winner.median_ms)} ms, from the tuning cache "
+                "(the medians and p20-p80 stored when the group was measured; samples are not kept)."
+            )
         elif winner is not None:
             lines.append(f"Winner: `{winner.variant}`, median {_ms(winner.median_ms)} ms over {len(winner.samples)} samples.")
         else:
@@ -187,8 +193,9 @@ def render_markdown(summary: Mapping[str, list[VariantStats]], meta: Mapping[str
             extent = f"{_ms(s.min_ms)}-{_ms(s.max_ms)}" if s.median_ms is not None and not s.recorded else "-"
             count = "-" if s.recorded else str(len(s.samples))
             mark = "**winner**" if s.winner else "dropped: results differ from the default variant's" if s.dropped else ""
-            lines.append(f"| `{s.variant}` | {_ms(s.median_ms)} | {spread} | {extent} | {count} | "
-                         f"{_relative(s.relative)} | {mark} |")
+            lines.append(
+                f"| `{s.variant}` | {_ms(s.median_ms)} | {spread} | {extent} | {count} | {_relative(s.relative)} | {mark} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -209,8 +216,9 @@ def render_png(summary: Mapping[str, list[VariantStats]], path: str | os.PathLik
     height = min(40.0, 1.2 * len(groups) + 0.32 * rows + 0.6)
     fig = Figure(figsize=(9.0, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(len(groups), 1, squeeze=False,
-                        gridspec_kw={"height_ratios": [max(1, len(s)) + 1.5 for _, s in groups]})[:, 0]
+    axes = fig.subplots(len(groups), 1, squeeze=False, gridspec_kw={"height_ratios": [max(1, len(s)) + 1.5 for _, s in groups]})[
+        :, 0
+    ]
     base, best = "#8da0cb", "#e7298a"
     for ax, (group, stats) in zip(axes, groups):
         names = [s.variant for s in stats]
@@ -220,8 +228,15 @@ def render_png(summary: Mapping[str, list[VariantStats]], path: str | os.PathLik
         hi = [(s.p80_ms - s.median_ms) if s.median_ms is not None else 0.0 for s in stats]
         colors = [best if s.winner else base for s in stats]
         if stats:
-            ax.barh(ys, medians, xerr=[lo, hi], color=colors, edgecolor="#333333", linewidth=0.5,
-                    error_kw={"ecolor": "#333333", "capsize": 3, "linewidth": 1})
+            ax.barh(
+                ys,
+                medians,
+                xerr=[lo, hi],
+                color=colors,
+                edgecolor="#333333",
+                linewidth=0.5,
+                error_kw={"ecolor": "#333333", "capsize": 3, "linewidth": 1},
+            )
             ax.set_yticks(ys, labels=names, fontsize=8)
             ax.invert_yaxis()  # the first variant on top, as in the table
             for y, s in zip(ys, stats):
@@ -230,9 +245,16 @@ def render_png(summary: Mapping[str, list[VariantStats]], path: str | os.PathLik
                 else:
                     rel = "  winner" if s.winner else (f"  {s.relative:.2f}x" if s.relative is not None else "")
                     label = f"{_ms(s.median_ms)} ms{rel}"
-                ax.annotate(label, (s.p80_ms if s.p80_ms is not None else 0.0, y), xytext=(4, 0),
-                            textcoords="offset points", va="center", fontsize=7,
-                            color=best if s.winner else "#333333", fontweight="bold" if s.winner else "normal")
+                ax.annotate(
+                    label,
+                    (s.p80_ms if s.p80_ms is not None else 0.0, y),
+                    xytext=(4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                    color=best if s.winner else "#333333",
+                    fontweight="bold" if s.winner else "normal",
+                )
             top = max((s.p80_ms or 0.0) for s in stats)
             ax.set_xlim(0, top * 1.3 if top > 0 else 1)
         else:
@@ -250,8 +272,15 @@ def render_png(summary: Mapping[str, list[VariantStats]], path: str | os.PathLik
 # --------------------------------------------------------------------------------------------
 
 
-def write_report(directory: str | os.PathLike, timings: Mapping[str, Sequence[Any]], meta: Mapping[str, Any] | None = None,
-                 *, png: bool = True, with_samples: bool = True, dropped: Mapping[str, Any] | None = None) -> list[pathlib.Path]:
+def write_report(
+    directory: str | os.PathLike,
+    timings: Mapping[str, Sequence[Any]],
+    meta: Mapping[str, Any] | None = None,
+    *,
+    png: bool = True,
+    with_samples: bool = True,
+    dropped: Mapping[str, Any] | None = None,
+) -> list[pathlib.Path]:
     """Write report.md, report.json and report.png into ``directory`` (created if missing)
     and return their paths (report.png left out, with a RuntimeWarning, when matplotlib is
     missing; ``png=False`` skips it). ``timings``: per group key, objects with ``variant``
@@ -273,8 +302,9 @@ def write_report(directory: str | os.PathLike, timings: Mapping[str, Sequence[An
             render_png(summary, png_path, title=str(meta.get("module") or meta.get("title") or "") or None)
             drew = True
         except ImportError as err:
-            warnings.warn(f"autotune-export: report.png not written: {err} (pip install matplotlib)", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"autotune-export: report.png not written: {err} (pip install matplotlib)", RuntimeWarning, stacklevel=2
+            )
 
     md_path = out / "report.md"
     md_path.write_text(render_markdown(summary, meta, png_path.name if drew else None), encoding="utf-8")
@@ -297,4 +327,3 @@ def write_report(directory: str | os.PathLike, timings: Mapping[str, Sequence[An
     if drew:
         written.append(png_path)
     return written
-

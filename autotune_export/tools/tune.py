@@ -48,28 +48,71 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cuda", help="IREE driver: cuda, local-task, local-sync (default: cuda)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--report", metavar="DIR", default=None, help="also write report.md, report.json and report.png into DIR")
-    p.add_argument("--results", metavar="FILE", default=None, help="tuning-results file to read and update (default: the cache's tuning.json)")
+    p.add_argument(
+        "--results",
+        metavar="FILE",
+        default=None,
+        help="tuning-results file to read and update (default: the cache's tuning.json)",
+    )
     p.add_argument("--no-cache", action="store_true", help="measure every group and store nothing")
-    p.add_argument("--search", choices=("race", "exhaustive"), default="race",
-                   help="race (the default: successive halving, docs/runtime.md) or exhaustive (Triton's do_bench budgets)")
-    p.add_argument("--budget", type=float, default=None, metavar="MS",
-                   help="time budget of the race per group and workload in ms (default: 25 per variant)")
-    p.add_argument("--warmup", type=float, default=25.0, metavar="MS",
-                   help="warmup budget per variant in ms, for --search exhaustive (default: 25)")
-    p.add_argument("--rep", type=float, default=100.0, metavar="MS",
-                   help="measurement budget per variant in ms, for --search exhaustive (default: 100)")
+    p.add_argument(
+        "--search",
+        choices=("race", "exhaustive"),
+        default="race",
+        help="race (the default: successive halving, docs/runtime.md) or exhaustive (Triton's do_bench budgets)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="time budget of the race per group and workload in ms (default: 25 per variant)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=25.0,
+        metavar="MS",
+        help="warmup budget per variant in ms, for --search exhaustive (default: 25)",
+    )
+    p.add_argument(
+        "--rep",
+        type=float,
+        default=100.0,
+        metavar="MS",
+        help="measurement budget per variant in ms, for --search exhaustive (default: 100)",
+    )
     p.add_argument("--flush-l2", action="store_true", help="flush the GPU's L2 cache before each timed run")
-    p.add_argument("--isolation", choices=("auto", "process", "none"), default=None,
-                   help="run the variants in a worker process, so one that faults or hangs is dropped with a reason "
-                        "(process), in this process (none), or in a worker unless every variant to run already ran "
-                        "on this device (auto, the default; $AUTOTUNE_EXPORT_ISOLATION sets another)")
-    p.add_argument("--iree-flag", action="append", default=[], metavar="FLAG",
-                   help="an iree.runtime flag for the device, here and in the worker (e.g. "
-                        "--iree-flag=--task_worker_local_memory=65536); repeatable")
-    p.add_argument("--variant-timeout", type=float, default=60.0, metavar="S",
-                   help="seconds a variant's run, measurement or check may take in the worker (default: 60)")
-    p.add_argument("--group-timeout", type=float, default=600.0, metavar="S",
-                   help="seconds a group's tuning may take in the worker (default: 600)")
+    p.add_argument(
+        "--isolation",
+        choices=("auto", "process", "none"),
+        default=None,
+        help="run the variants in a worker process, so one that faults or hangs is dropped with a reason "
+        "(process), in this process (none), or in a worker unless every variant to run already ran "
+        "on this device (auto, the default; $AUTOTUNE_EXPORT_ISOLATION sets another)",
+    )
+    p.add_argument(
+        "--iree-flag",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="an iree.runtime flag for the device, here and in the worker (e.g. "
+        "--iree-flag=--task_worker_local_memory=65536); repeatable",
+    )
+    p.add_argument(
+        "--variant-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds a variant's run, measurement or check may take in the worker (default: 60)",
+    )
+    p.add_argument(
+        "--group-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds a group's tuning may take in the worker (default: 600)",
+    )
     progress.add_arguments(p)
     return p
 
@@ -105,13 +148,15 @@ def _workloads(module: AutotunedModule, key: str) -> list[dict]:
         entry = decided.get(workload)
         timings = module.timings.get(key, {}).get(w)
         measured = bool(timings) and any(len(t.times_ms) > 1 or t.recorded is None for t in timings)
-        out.append({
-            "workload": workload,
-            "timings": list(timings) if timings else _recorded(entry, info.variants),
-            "winner": entry["variant"] if entry else module.chosen[key],
-            "source": "tuned" if measured else "cache" if entry else module.sources[key],
-            "values": entry.get("workload_values") if entry else None,
-        })
+        out.append(
+            {
+                "workload": workload,
+                "timings": list(timings) if timings else _recorded(entry, info.variants),
+                "winner": entry["variant"] if entry else module.chosen[key],
+                "source": "tuned" if measured else "cache" if entry else module.sources[key],
+                "values": entry.get("workload_values") if entry else None,
+            }
+        )
     return out or [{"workload": "", "timings": [], "winner": module.chosen[key], "source": module.sources[key], "values": None}]
 
 
@@ -130,36 +175,70 @@ def _rows(module: AutotunedModule) -> list[dict]:
             # tuning cache says so) has a row without times.
             ts = list(ts) + [None for v in info.variants if v in reasons and v not in named]
             missing = [v for v in info.variants if v in reasons and v not in named]
-            best = min((t.median_ms for t in ts if t is not None and t.variant not in dropped
-                        and (isinstance(t, RecordedTiming) or t.times_ms)), default=None)
+            best = min(
+                (
+                    t.median_ms
+                    for t in ts
+                    if t is not None and t.variant not in dropped and (isinstance(t, RecordedTiming) or t.times_ms)
+                ),
+                default=None,
+            )
             for t in ts:
                 if t is None or (not isinstance(t, RecordedTiming) and not t.times_ms):
                     variant = missing.pop(0) if t is None else t.variant
-                    rows.append({"group": key, "workload": work["workload"], "workload_values": work["values"],
-                                 "variant": variant, "median_ms": None, "p20_ms": None, "p80_ms": None, "samples": 0,
-                                 "relative": None, "winner": False, "dropped": True,
-                                 "dropped_reason": reasons.get(variant, "not measured"), "source": work["source"]})
+                    rows.append(
+                        {
+                            "group": key,
+                            "workload": work["workload"],
+                            "workload_values": work["values"],
+                            "variant": variant,
+                            "median_ms": None,
+                            "p20_ms": None,
+                            "p80_ms": None,
+                            "samples": 0,
+                            "relative": None,
+                            "winner": False,
+                            "dropped": True,
+                            "dropped_reason": reasons.get(variant, "not measured"),
+                            "source": work["source"],
+                        }
+                    )
                     continue
                 lo, hi = t.spread_ms if t.spread_ms is not None else (t.median_ms, t.median_ms)
-                rows.append({
-                    "group": key,
-                    "workload": work["workload"],
-                    "workload_values": work["values"],
-                    "variant": t.variant,
-                    "median_ms": t.median_ms,
-                    "p20_ms": lo,
-                    "p80_ms": hi,
-                    "samples": len(t.times_ms) if not isinstance(t, RecordedTiming) and t.recorded is None else 0,
-                    "relative": t.median_ms / best if best else None,
-                    "winner": t.variant == work["winner"],
-                    "dropped": t.variant in dropped,
-                    "dropped_reason": reasons.get(t.variant) if t.variant in dropped else None,
-                    "source": work["source"],
-                })
+                rows.append(
+                    {
+                        "group": key,
+                        "workload": work["workload"],
+                        "workload_values": work["values"],
+                        "variant": t.variant,
+                        "median_ms": t.median_ms,
+                        "p20_ms": lo,
+                        "p80_ms": hi,
+                        "samples": len(t.times_ms) if not isinstance(t, RecordedTiming) and t.recorded is None else 0,
+                        "relative": t.median_ms / best if best else None,
+                        "winner": t.variant == work["winner"],
+                        "dropped": t.variant in dropped,
+                        "dropped_reason": reasons.get(t.variant) if t.variant in dropped else None,
+                        "source": work["source"],
+                    }
+                )
             if not ts:
-                rows.append({"group": key, "workload": work["workload"], "workload_values": work["values"],
-                             "variant": work["winner"], "median_ms": None, "p20_ms": None, "p80_ms": None, "samples": 0,
-                             "relative": None, "winner": True, "dropped": False, "source": work["source"]})
+                rows.append(
+                    {
+                        "group": key,
+                        "workload": work["workload"],
+                        "workload_values": work["values"],
+                        "variant": work["winner"],
+                        "median_ms": None,
+                        "p20_ms": None,
+                        "p80_ms": None,
+                        "samples": 0,
+                        "relative": None,
+                        "winner": True,
+                        "dropped": False,
+                        "source": work["source"],
+                    }
+                )
     return rows
 
 
@@ -172,21 +251,24 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         lead = (r["group"],) + ((r.get("workload") or "-",) if several else ()) + (r["variant"],)
         if r["median_ms"] is None:
-            mark = (f"dropped: {r.get('dropped_reason')}" if r.get("dropped")
-                    else f"<- chosen ({r.get('source', 'cache')})")
+            mark = f"dropped: {r.get('dropped_reason')}" if r.get("dropped") else f"<- chosen ({r.get('source', 'cache')})"
             lines.append(lead + ("-", "-", "-", mark))
             continue
         mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
         if r.get("dropped"):
             reason = r.get("dropped_reason") or ""
-            mark = "dropped: " + ("results differ from the default variant's" if not reason or reason.startswith("differs: ")
-                                  else reason)
-        lines.append(lead + (
-            f"{r['median_ms']:.4f}",
-            f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
-            f"{r['relative']:.3f}" if r["relative"] is not None else "-",
-            mark,
-        ))
+            mark = "dropped: " + (
+                "results differ from the default variant's" if not reason or reason.startswith("differs: ") else reason
+            )
+        lines.append(
+            lead
+            + (
+                f"{r['median_ms']:.4f}",
+                f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
+                f"{r['relative']:.3f}" if r["relative"] is not None else "-",
+                mark,
+            )
+        )
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines)
 
@@ -200,22 +282,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     with open(args.module, "rb") as f:
         head = f.read(8)
     if not (head.startswith(b"PK\x03\x04") or head[4:8] == b"IREE"):  # a .vmfb: zip, or a bare flatbuffer
-        print(f"{args.module}: error: not a .vmfb (an IREE module); tune takes what `autotune-export IN.mlir "
-              "--emit vmfb -o OUT.vmfb` builds", file=sys.stderr)
+        print(
+            f"{args.module}: error: not a .vmfb (an IREE module); tune takes what `autotune-export IN.mlir "
+            "--emit vmfb -o OUT.vmfb` builds",
+            file=sys.stderr,
+        )
         return 1
     cache = None if args.no_cache else TuningCache(args.results) if args.results else True
     try:
-        module = AutotunedModule(args.module, driver=args.device, cache=cache, warmup_ms=args.warmup,
-                                 rep_ms=args.rep, flush_l2=args.flush_l2, isolation=args.isolation,
-                                 variant_timeout_s=args.variant_timeout, group_timeout_s=args.group_timeout,
-                                 iree_flags=args.iree_flag, search=args.search, budget_ms=args.budget)
+        module = AutotunedModule(
+            args.module,
+            driver=args.device,
+            cache=cache,
+            warmup_ms=args.warmup,
+            rep_ms=args.rep,
+            flush_l2=args.flush_l2,
+            isolation=args.isolation,
+            variant_timeout_s=args.variant_timeout,
+            group_timeout_s=args.group_timeout,
+            iree_flags=args.iree_flag,
+            search=args.search,
+            budget_ms=args.budget,
+        )
     except ValueError as err:
         print(f"{args.module}: error: {err}", file=sys.stderr)
         return 1
     except RuntimeError as err:
         first = str(err).splitlines()[0].removesuffix(" Exception for last tried follows.")
-        hint = ("no CUDA device here?" if args.device.startswith("cuda")
-                else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU")
+        hint = (
+            "no CUDA device here?"
+            if args.device.startswith("cuda")
+            else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU"
+        )
         print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}' ({hint}): {first}", file=sys.stderr)
         return 1
     level = progress.level_of(args)
@@ -248,12 +346,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cached[name] = entry
         if cached:
             where = str(module.cache.path) if module.cache is not None else "?"
-            meta["from tuning cache"] = {name: f"measured {e.get('time', '?')} ({e.get('strategy', '?')}), {where}"
-                                         for name, e in cached.items()}
+            meta["from tuning cache"] = {
+                name: f"measured {e.get('time', '?')} ({e.get('strategy', '?')}), {where}" for name, e in cached.items()
+            }
         write_report(args.report, timings, meta, dropped=dropped)
     if args.json:
-        print(json.dumps({"module": args.module, "device": module.identity, "module_sha256": module.module_sha256,
-                          "variants": rows}, indent=1))
+        print(
+            json.dumps(
+                {"module": args.module, "device": module.identity, "module_sha256": module.module_sha256, "variants": rows},
+                indent=1,
+            )
+        )
     else:
         print(format_table(rows))
     return 0

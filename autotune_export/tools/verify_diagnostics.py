@@ -111,5 +111,5 @@ def check_expected(source: SourceFile, diagnostics: list[Diagnostic]) -> list[Di
             match.matched = True
     for e in expectations:
         if not e.matched:
-            problems.append(Diagnostic("error", f"expected {e.severity} \"{e.message}\" was not produced", e.at))
+            problems.append(Diagnostic("error", f'expected {e.severity} "{e.message}" was not produced', e.at))
     return problems

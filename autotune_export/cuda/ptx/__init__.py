@@ -69,5 +69,3 @@ __all__ = [
     "insert_param",
     "entry_text",
 ]
-
-

@@ -8,8 +8,17 @@ import bisect
 import re
 
 from autotune_export.cuda.ptx import ptxas
-from autotune_export.cuda.ptx.syntax import (_BRACE_RE, _IDENT_RE, _WORD_CHARS, _WORD_RE, PtxError, _parse_module, _single_entry,
-                                              _skip_string, _token_spans)
+from autotune_export.cuda.ptx.syntax import (
+    _BRACE_RE,
+    _IDENT_RE,
+    _WORD_CHARS,
+    _WORD_RE,
+    PtxError,
+    _parse_module,
+    _single_entry,
+    _skip_string,
+    _token_spans,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -32,7 +41,7 @@ def _strip_labels(text: str) -> tuple[list[str], str]:
         if m is None:
             return labels, text
         labels.append(m.group(1))
-        text = text[m.end():]
+        text = text[m.end() :]
 
 
 def _body_statements(body: str) -> list[tuple[int, int]]:
@@ -77,8 +86,11 @@ def _body_statements(body: str) -> list[tuple[int, int]]:
 
 
 # A declaration that starts its statement (after a boundary and labels): .reg, .local, ...
-_DECL_RE = re.compile(r"(?:^|[;}])[ \t\n]*(?:[A-Za-z_$%][A-Za-z0-9_$]*[ \t]*:(?!:)[ \t\n]*)*"
-                      r"(\.(?:reg|local|shared|param|const))[ \t]", re.M)
+_DECL_RE = re.compile(
+    r"(?:^|[;}])[ \t\n]*(?:[A-Za-z_$%][A-Za-z0-9_$]*[ \t]*:(?!:)[ \t\n]*)*"
+    r"(\.(?:reg|local|shared|param|const))[ \t]",
+    re.M,
+)
 
 
 class _Statements:
@@ -180,9 +192,13 @@ def _skeleton_body(body: str, watched, entries) -> str:
     # Labels a kept statement branches to (a name defined as "name:" in the body), defined
     # before the final ret.
     names = {w for w in _WORD_RE.findall(kept_text) if _IDENT_RE.match(w) and w[0] != "%"} - set(watched)
-    labels = [w for w in sorted(names)
-              if any(m.start() == 0 or body[m.start() - 1] not in _WORD_CHARS
-                     for m in re.finditer(re.escape(w) + r"[ \t]*:(?!:)", body))]
+    labels = [
+        w
+        for w in sorted(names)
+        if any(
+            m.start() == 0 or body[m.start() - 1] not in _WORD_CHARS for m in re.finditer(re.escape(w) + r"[ \t]*:(?!:)", body)
+        )
+    ]
     return "{\n" + "\n".join(lines + [f"{lab}:" for lab in labels] + ["\tret;"]) + "\n}"
 
 

@@ -7,8 +7,15 @@ from __future__ import annotations
 import re
 
 from autotune_export.cuda.targets import CudaTarget, TargetError, parse_target
-from autotune_export.cuda.ptx.syntax import (_TARGET_RE, PtxEntry, PtxError, _parse_module, _single_entry, _strip_comments,
-                                              _token_spans)
+from autotune_export.cuda.ptx.syntax import (
+    _TARGET_RE,
+    PtxEntry,
+    PtxError,
+    _parse_module,
+    _single_entry,
+    _strip_comments,
+    _token_spans,
+)
 
 
 # --------------------------------------------------------------------------------------------

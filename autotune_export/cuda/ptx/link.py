@@ -156,9 +156,7 @@ def link(parts: Sequence[LinkPart], *, ptx_version: str | int | None = None) -> 
             raise PtxError(f"part {part.entry}: parameter {dup} appears more than once in param_order/drop")
         if len(every) != n:
             missing = sorted(set(range(n)) - set(every))
-            raise PtxError(
-                f"part {part.entry}: parameters {missing} of {e.name} are neither in param_order nor in drop"
-            )
+            raise PtxError(f"part {part.entry}: parameters {missing} of {e.name} are neither in param_order nor in drop")
         for i in drop:
             if param_is_used(part.ptx, i):
                 raise PtxError(
@@ -252,8 +250,24 @@ def _keeps_name(s: _Stmt) -> bool:
     return s.kind == "func" or ".shared" not in s.text.split()[:4]
 
 
-_ADAPT_WIDEN_TYPES = {".u8", ".s8", ".b8", ".u16", ".s16", ".b16", ".f16", ".bf16", ".u32", ".s32", ".b32", ".f32",
-                      ".b8[1]", ".b8[2]", ".b8[4]", ".pred"}
+_ADAPT_WIDEN_TYPES = {
+    ".u8",
+    ".s8",
+    ".b8",
+    ".u16",
+    ".s16",
+    ".b16",
+    ".f16",
+    ".bf16",
+    ".u32",
+    ".s32",
+    ".b32",
+    ".f32",
+    ".b8[1]",
+    ".b8[2]",
+    ".b8[4]",
+    ".pred",
+}
 _ADAPT_SPLIT_TYPES = {".u64", ".s64", ".b64", ".f64"}
 
 
@@ -302,8 +316,10 @@ def _rewrite_loads(body: str, index: int, kind: str, names: list[str], e: _Entry
 
         def repl(m: re.Match) -> str:
             d = m.group(1)
-            return (f"{{ .reg .b32 %abi_lo, %abi_hi; ld.param.b32 %abi_lo, [{lo}]; ld.param.b32 %abi_hi, [{hi}]; "
-                    f"mov.b64 {d}, {{%abi_lo, %abi_hi}}; }}")
+            return (
+                f"{{ .reg .b32 %abi_lo, %abi_hi; ld.param.b32 %abi_lo, [{lo}]; ld.param.b32 %abi_hi, [{hi}]; "
+                f"mov.b64 {d}, {{%abi_lo, %abi_hi}}; }}"
+            )
     else:
         n = int(kind.split(":", 1)[1])
 
@@ -314,14 +330,17 @@ def _rewrite_loads(body: str, index: int, kind: str, names: list[str], e: _Entry
     out = pattern.sub(repl, body)
     if token in _words(out):
         what = "split it into two 32-bit halves" if kind == "split" else "align it"
-        raise PtxError(
-            f"entry {entry}: parameter {e.params[index].name} is used other than by a 64-bit ld.param; cannot {what}"
-        )
+        raise PtxError(f"entry {entry}: parameter {e.params[index].name} is used other than by a 64-bit ld.param; cannot {what}")
     return out
 
 
-def _relink_entry(e: _EntryInfo, order: list[int], mapping: dict[str, str], adapt: dict[int, str] | None = None,
-                  new_names: dict[int, list[str]] | None = None) -> str:
+def _relink_entry(
+    e: _EntryInfo,
+    order: list[int],
+    mapping: dict[str, str],
+    adapt: dict[int, str] | None = None,
+    new_names: dict[int, list[str]] | None = None,
+) -> str:
     adapt = adapt or {}
     decls = []
     for old in order:

@@ -10,7 +10,6 @@ import re
 from dataclasses import dataclass
 
 
-
 class PtxError(Exception):
     """A user-facing problem with PTX text or with assembling it (the message is one line)."""
 

@@ -6,7 +6,6 @@ import argparse
 import re
 
 
-
 _VERSION_FMT = re.compile(r"^\d+\.\d+$")
 
 

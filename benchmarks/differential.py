@@ -758,6 +758,16 @@ def compare(case: Case, module: dict, triton_side: dict, variants: list[str]) ->
     return problems
 
 
+def _torch_of(a):
+    """A numpy result as a torch tensor; bf16 results (ml_dtypes arrays, which torch.from_numpy
+    refuses) through their 16-bit pattern."""
+    import torch
+
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view("int16").copy()).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
 def _np(t):
     import torch
 
@@ -897,9 +907,7 @@ def run_gpu(folder: str) -> dict:
                     res = mod("main", *[_np(t) for t in host_data(case, w, seed)])
                     res = list(res) if isinstance(res, (list, tuple)) else [res]
                     for i, r in enumerate(res):
-                        import torch
-
-                        module_side[(variant, w, i)] = torch.from_numpy(np.asarray(r))
+                        module_side[(variant, w, i)] = _torch_of(np.asarray(r))
                 for key, t in run_triton(case, kernel, configs[variant], seed, device="cuda").items():
                     triton_side[(variant, *key)] = t
             item["variants"] = len(group.variants)

@@ -56,21 +56,18 @@ def ml_dtypes_array_to_device(rt, device, array):
     return rt.DeviceArray(device, view, implicit_host_transfer=True)
 
 
+def _is_ml_dtypes_host_array(a) -> bool:
+    """Whether ``a`` is a host array of an ml_dtypes type (not yet on a device)."""
+    return getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES and not hasattr(a, "_buffer_view")
+
+
 def device_arguments(rt, device, args):
     """``args`` with every ml_dtypes numpy array (bf16, fp8) copied to ``device``
     (:func:`ml_dtypes_array_to_device`); the same tuple object when there is none (the common
     case costs one dtype look-up per argument)."""
-    if not any(
-        getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES and not hasattr(a, "_buffer_view")
-        for a in args
-    ):
+    if not any(_is_ml_dtypes_host_array(a) for a in args):
         return args
-    return tuple(
-        ml_dtypes_array_to_device(rt, device, a)
-        if getattr(getattr(a, "dtype", None), "name", None) in ML_DTYPES_ELEMENT_TYPES and not hasattr(a, "_buffer_view")
-        else a
-        for a in args
-    )
+    return tuple(ml_dtypes_array_to_device(rt, device, a) if _is_ml_dtypes_host_array(a) else a for a in args)
 
 
 def to_host(result):

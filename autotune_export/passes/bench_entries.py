@@ -260,7 +260,9 @@ def _dims_of(arguments, argument_dims) -> list[list]:
     return out
 
 
-def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point, *, check: bool = False) -> list:
+def bench_entry(
+    name: str, dispatch, host, host_fakes: list, variant: int, point, *, check: bool = False, mark_choice: bool = True
+) -> list:
     """Build ``util.func public @name(%iters: index) -> (one-element results...)`` at
     ``point`` (see the module doc) for the group dispatch ``dispatch`` inside function
     ``host``, fixed to ``variant`` (``autotune.choice``, read by lower-autotuning-dispatch).
@@ -274,6 +276,10 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
     on the same fresh fake buffers, returning its whole results, so the runtime can compare
     the variants' outputs before one wins (tuning must not pick a variant that computes
     something else).
+
+    ``mark_choice=False`` leaves the ``autotune.choice`` marker off: for a dispatch that already
+    is the variant (``autotune_export.program``'s variants are whole dispatches of their own,
+    with no group op for lower-autotuning-dispatch to resolve).
     """
     index = ir.IndexType.get()
     parts = DispatchOperands.of(dispatch)
@@ -333,7 +339,8 @@ def bench_entry(name: str, dispatch, host, host_fakes: list, variant: int, point
             )
             for i, v in enumerate(new_operands):
                 clone.operands[i] = v
-            clone.attributes[FIXED_CHOICE_ATTR] = fixed
+            if mark_choice:
+                clone.attributes[FIXED_CHOICE_ATTR] = fixed
             return list(clone.results) if whole else [one_element(clone.results[i]) for i in kept]
 
         if check:

@@ -15,31 +15,47 @@ IREE stays in charge of the pipeline; this only annotates and regroups between i
    ``util.global private mutable`` i32 choice, one dispatch per branch: IREE outlines each
    into an executable of its own (way C of notes/iree-dispatch-tuning-facts.md: no summed
    resources, one memoized command buffer per branch).
-4. Per group a select entry ``(i32) -> ()`` and one ``@__autotune`` carrying the reflection
-   (:class:`autotune_export.contract.GroupReflection`), then
-   ``--compile-from=dispatch-creation`` to the .vmfb. When IREE rejects the result, the groups
-   lose their candidates one at a time (first group first, a remark each) until it compiles.
+4. Per group a select entry ``(i32) -> ()``, and per variant a benchmark entry
+   ``P.bench.K(n)`` and a check entry ``P.check.K()`` plus one ``P.compare`` (the Triton
+   groups' entries, built by :func:`autotune_export.passes.bench_entries.bench_entry` on the
+   variant's own dispatch: seeded fake data the module makes, never the user's), in a module
+   of their own that IREE takes through its input and ABI phases; then one ``@__autotune``
+   carrying the reflection (:class:`autotune_export.contract.GroupReflection`), and
+   ``--compile-from=global-optimization`` to the .vmfb (IREE's dispatch creation runs again:
+   it makes dispatches of the entries' fills and comparisons and leaves the program's, already
+   formed, alone). When IREE rejects the result, the groups lose their candidates one at a
+   time (first group first, a warning each) until it compiles.
 
-Not built yet: benchmark entries (``bench`` is [], so the runtime cannot tune these groups on
-fake data: ``select`` and tuning results work, ``autotune()`` leaves them on IREE's default).
+``choices`` freezes groups: such a dispatch is the chosen variant's dispatch alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY, GroupReflection, encode_reflection, names_for
+from autotune_export.contract import (
+    AUTOTUNE_FUNCTION,
+    BENCH_UNROLL,
+    REFLECTION_KEY,
+    GroupReflection,
+    TuningWorkload,
+    bench_name,
+    encode_reflection,
+    names_for,
+)
 from autotune_export.ir import functions as fn
 from autotune_export.ir.walk import isa, walk
+from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, compare_entry
 from autotune_export.program.candidates import LEVELS, CpuTiles, neighbours
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, hal, iree_codegen, linalg, scf, util
 from iree.compiler.dialects import func as func_d
 
-__all__ = ["ProgramBuild", "TunableDispatch", "build_program", "root_op", "BACKENDS"]
+__all__ = ["ProgramBuild", "TunableDispatch", "Variant", "build_program", "root_op", "BACKENDS"]
 
 #: Backends build_program generates candidates for (CUDA: not built yet, docs/program.md).
 BACKENDS = ("llvm-cpu",)
@@ -49,6 +65,22 @@ _CPU_ARGS = [
     "--iree-hal-local-target-device-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
 ]
+
+
+@dataclass
+class Variant:
+    """One variant of a group, the seam every candidate generator plugs into: ``name`` (its
+    export name in the reflection), ``config`` (its reflection config, ``[[key, value], ...]``)
+    and ``make(dispatch)``, which builds the variant's dispatch at the current insertion point
+    from the group's original ``flow.dispatch.workgroups`` (same operands, same result types)
+    and returns the new op. ``compilation_info``: ``(lowering_config, translation_info)`` text
+    of an IREE-codegen variant (what write-back puts on the input's root op); None for
+    IREE's default and for candidates that are not IREE's code generation."""
+
+    name: str
+    config: list
+    make: Callable
+    compilation_info: tuple[str, str] | None = None
 
 
 @dataclass
@@ -69,6 +101,24 @@ class TunableDispatch:
     default_text: str
     translation_info: str
     candidates: list[CpuTiles] = field(default_factory=list)
+    #: Further variants from other generators (appended after IREE's candidates, in order).
+    extra: list[Variant] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """``executable::group``, how the runtime names the group."""
+        return f"{self.executable}::{self.export}"
+
+    def variants(self) -> list[Variant]:
+        """Variant 0: the dispatch unchanged (IREE's default, whatever IREE decides); then one
+        per candidate tile config (IREE's translation_info kept); then :attr:`extra`."""
+        out = [Variant(self.export, [["lowering_config", self.default_text]], lambda dispatch: dispatch.clone())]
+        for k, tiles in enumerate(self.candidates, start=1):
+            pair = (tiles.text(), self.translation_info)
+            out.append(
+                Variant(f"{self.export}.candidate{k}", [["lowering_config", pair[0]]], _with_compilation_info(*pair), pair)
+            )
+        return out + list(self.extra)
 
 
 @dataclass
@@ -94,14 +144,19 @@ def build_program(
     source_name: str = "-",
     iree_args: Sequence[str] = (),
     remark: Callable[[Diagnostic], None] | None = None,
+    choices: dict[str, int | str] | None = None,
 ) -> ProgramBuild:
     """Build ``source`` (MLIR text: linalg on tensors, or what iree-compile accepts as input)
     into a .vmfb whose tunable dispatches are run-time variant groups.
 
     ``max_candidates``: at most this many variants per dispatch, IREE's default included (>= 1).
     ``iree_args``: extra iree-compile flags, given to every phase. ``remark(diag)`` is called
-    for each remark as it is made. Raises DiagnosticError for an unknown backend, a bad
-    ``max_candidates``, or when iree-compile rejects the input itself.
+    for each remark as it is made. ``choices``: frozen choices, group key
+    (``executable::group``) -> variant (index or name, as ``@__autotune`` lists them; what
+    :func:`frozen_choices` reads from a tuning-results file): such a dispatch becomes that
+    variant's dispatch alone, with no choice global, no entries and no group. Raises
+    DiagnosticError for an unknown backend, a bad ``max_candidates``, a choice naming no
+    group or variant, or when iree-compile rejects the input itself.
     """
     if backend not in BACKENDS:
         raise DiagnosticError.at(
@@ -129,13 +184,15 @@ def build_program(
         dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
     for d in dispatches:
         d.candidates = neighbours(d.default, d.loops, d.reductions, max_candidates - 1)
+    fixed = _resolve_choices(choices or {}, dispatches)
     while True:
-        text, groups = _regroup(dc_text, dispatches)
+        text, entries, groups = _regroup(dc_text, dispatches, args, fixed, note)
         try:
-            vmfb = _compile_bytes(text, args + ["--compile-from=dispatch-creation"])
+            text = _with_entries(text, entries, args)
+            vmfb = _compile_bytes(text, args + ["--compile-from=global-optimization"])
             return ProgramBuild(vmfb, groups, dispatches, remarks, text)
         except _IreeFailure as err:
-            shrink = next((d for d in dispatches if d.candidates), None)
+            shrink = next((d for d in dispatches if (d.candidates or d.extra) and d.key not in fixed), None)
             if shrink is None:
                 raise DiagnosticError.at(
                     None, f"iree-compile failed on the program with IREE's default configurations: {err}"
@@ -146,6 +203,45 @@ def build_program(
                 "warning",
             )
             shrink.candidates = []
+            shrink.extra = []
+
+
+def _resolve_choices(choices: dict, dispatches: list[TunableDispatch]) -> dict[str, int]:
+    """``choices`` (group key -> variant index or name) as indices. Raises DiagnosticError for
+    a key that names no tunable dispatch or a variant the group does not have."""
+    by_key = {d.key: d for d in dispatches}
+    out = {}
+    for key, choice in choices.items():
+        if key not in by_key:
+            raise DiagnosticError.at(
+                None,
+                f"program: a frozen choice names group '{key}', which this program does not have (groups: "
+                f"{', '.join(sorted(by_key)) or 'none'})",
+            )
+        names = [v.name for v in by_key[key].variants()]
+        index = names.index(choice) if isinstance(choice, str) and choice in names else choice
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(names):
+            raise DiagnosticError.at(None, f"program: group '{key}' has no variant {choice!r} (it has {', '.join(names)})")
+        out[key] = index
+    return out
+
+
+def _with_entries(program: str, entries: str, args: Sequence[str]) -> str:
+    """The program with the entries module's functions added, after IREE's input and ABI
+    phases made their public signatures (``!hal.buffer_view`` in and out, the reflection the
+    runtime reads), as the entries of Triton groups get them. The result is compiled
+    ``--compile-from=global-optimization``: IREE's dispatch creation runs once more, making
+    dispatches of the entries' fake fills and comparisons, and leaves the program's dispatches
+    (already formed) as they are."""
+    abi = _compile_bytes(entries, [*args, "--compile-to=abi"]).decode()
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(program)
+        added = ir.Module.parse(abi)  # kept alive while its ops move
+        for op in list(added.body.operations):
+            module.body.append(op.detach_from_parent())
+        module.operation.verify()
+        return str(module)
 
 
 # ----- IREE's phases --------------------------------------------------------------------------
@@ -323,75 +419,161 @@ def _tunable(dc_module, cfg_module, note) -> list[TunableDispatch]:
 
 
 # ----- regrouping -----------------------------------------------------------------------------
-def _regroup(dc_text: str, dispatches: list[TunableDispatch]) -> tuple[str, list[GroupReflection]]:
-    """The dispatch-creation text with each dispatch of ``dispatches`` replaced by its variants
-    (nested scf.if on the group's choice), the select entries and ``@__autotune``; the groups."""
+def _with_compilation_info(lowering_config: str, translation_info: str):
+    """A :attr:`Variant.make` for an IREE-codegen variant: a clone of the dispatch whose root op
+    carries ``compilation_info = <lowering_config, translation_info>``."""
+
+    def make(dispatch):
+        clone = dispatch.clone()
+        # IREE 3.13 has no Python constructor for #iree_cpu.lowering_config: the one attribute
+        # spelled as text (CpuTiles.text), the rest is built with the bindings.
+        config = ir.Attribute.parse(lowering_config)
+        info = iree_codegen.CompilationInfoAttr.get(config, ir.Attribute.parse(translation_info))
+        root_op(clone.operation).attributes["compilation_info"] = info
+        return clone
+
+    return make
+
+
+def _fingerprint(args: Sequence[str], dispatch) -> str:
+    """What decides a variant's timing, hashed (the tuning cache's per-variant key): the IREE
+    compiler's version, the target flags and the variant's dispatch as printed (its body, the
+    root op's compilation_info, its operand and result types). First 32 hex digits of SHA-256."""
+    from importlib.metadata import version
+
+    text = dispatch.get_asm(use_local_scope=True)
+    data = "\n".join([version("iree-base-compiler"), *args, text])
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def _regroup(
+    dc_text: str, dispatches: list[TunableDispatch], args: Sequence[str], choices: dict[str, int], note
+) -> tuple[str, str, list[GroupReflection]]:
+    """Regroup the dispatch-creation text ``dc_text``: each dispatch of ``dispatches`` is
+    replaced by its variants (nested scf.if on the group's choice), or, when ``choices`` fixes
+    its group (key ``executable::group`` -> variant index), by that variant's dispatch alone
+    (no group). Returns ``(program, entries, groups)``: the program with the choice globals,
+    select entries and ``@__autotune``; the benchmark/check/compare entries as a module of
+    their own (IREE's input level: fake fills are linalg ops, for IREE to make dispatches of);
+    the groups' reflection."""
     with ir.Context() as ctx, ir.Location.unknown():
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(dc_text)
+        entries = ir.Module.create()
         ops = {(h, i): op for h, i, op in _dispatch_ops(module)}
+        hosts = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in module.body.operations if "sym_name" in f.attributes}
         i32 = ir.IntegerType.get_signless(32)
         groups = []
         end = ir.InsertionPoint(module.body)
+        at_entries = ir.InsertionPoint(entries.body)
         for d in dispatches:
+            dispatch = ops[(d.host, d.index)]
+            variants = d.variants()
+            key = f"{d.executable}::{d.export}"
+            if key in choices:
+                _replace(dispatch, variants[choices[key]].make)
+                continue
             names = names_for(d.executable, d.export)
-            variants = [d.export] + [f"{d.export}.candidate{k}" for k in range(1, len(d.candidates) + 1)]
-            configs = [[["lowering_config", d.default_text]]] + [[["lowering_config", c.text()]] for c in d.candidates]
             fn.global_(names["choice"], i32, mutable=True, initial_value=ir.IntegerAttr.get(i32, 0), ip=end)
 
-            def select(args, names=names):
-                fn.store_global(args[0], names["choice"])
+            def select(a, names=names):
+                fn.store_global(a[0], names["choice"])
                 return []
 
             fn.util_func(names["select"], [i32], [], select, ip=end)
-            if d.candidates:
-                _branch(ops[(d.host, d.index)], d, names["choice"])
+            branches = _branch(dispatch, variants, names["choice"]) if len(variants) > 1 else [dispatch]
+            bench, check, compare = _entries(d, branches, hosts[d.host], at_entries, note)
+            tune_args = [str(a.type) for a in DispatchOperands.of(dispatch).arguments]
             groups.append(
                 GroupReflection(
                     executable=d.executable,
                     group=d.export,
-                    variants=variants,
+                    variants=[v.name for v in variants],
                     default=0,
                     select=names["select"],
-                    bench=[],
+                    bench=bench,
                     host=d.host,
                     choice=names["choice"],
-                    configs=configs,
+                    unroll=BENCH_UNROLL,
+                    tune_args=tune_args if bench else [],
+                    configs=[v.config for v in variants],
+                    workloads=[TuningWorkload(tune_args, bench)] if bench else [],
+                    fingerprints=[_fingerprint(args, b) for b in branches],
+                    check=check,
+                    compare=compare,
                 )
             )
-        fn.util_func(
-            AUTOTUNE_FUNCTION,
-            [],
-            [],
-            lambda _args: [],
-            attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})},
-            ip=end,
-        )
+            if len(variants) > 1:
+                dispatch.erase()
+        if groups:
+            fn.util_func(
+                AUTOTUNE_FUNCTION,
+                [],
+                [],
+                lambda _args: [],
+                attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})},
+                ip=end,
+            )
         module.operation.verify()
-        return str(module), groups
+        entries.operation.verify()
+        return str(module), str(entries), groups
 
 
-def _branch(dispatch, d: TunableDispatch, choice: str) -> None:
-    """Replace ``dispatch`` by ``if choice == 1 {candidate 1} else if ... else {dispatch}``:
-    variant 0 (the last else) is the dispatch unchanged."""
+def _entries(d: TunableDispatch, branches: list, host, point, note) -> tuple[list[str], list[str], str]:
+    """The benchmark, check and compare entries of one group (built at ``point``, by
+    :func:`autotune_export.passes.bench_entries.bench_entry`, the one home of the fake data:
+    seeded position-dependent fills per argument, fresh buffers for operands written in place,
+    a loop of BENCH_UNROLL runs per iteration): per variant ``k`` (its dispatch
+    ``branches[k]``) ``P.bench.K(n)`` and ``P.check.K()``, and ``P.compare`` counting on the
+    device the elements that differ from variant 0's. The host's arguments are
+    ``!hal.buffer_view``s at this phase, so nothing of them is mapped: a dispatch whose sizes
+    depend on them (dynamic shapes, never tunable here) raises SliceError, caught: the group
+    then has no entries (a remark) and stays on IREE's default under ``autotune()``."""
+    names = names_for(d.executable, d.export)
+    bench = [bench_name(d.executable, d.export, 0, k) for k in range(len(branches))]
+    check = [f"{names['check']}.{k}" for k in range(len(branches))]
+    before = len(list(point.block.operations))
+    try:
+        for k, op in enumerate(branches):
+            bench_entry(bench[k], op, host, [], k, point, mark_choice=False)
+            bench_entry(check[k], op, host, [], k, point, check=True, mark_choice=False)
+    except SliceError as err:
+        note(f"@{d.executable}: no benchmark entries ({err}); autotune() leaves it on IREE's default")
+        for op in list(point.block.operations)[before:]:
+            op.erase()  # this group's entries made so far
+        return [], [], ""
+    compare = names["compare"] if compare_entry(names["compare"], branches[0], point) else ""
+    return bench, check, compare
+
+
+def _replace(dispatch, make) -> None:
+    """Replace ``dispatch`` by ``make(dispatch)`` (built just before it): a frozen choice."""
+    with ir.InsertionPoint(dispatch):
+        new = make(dispatch)
+    for old, value in zip(dispatch.results, new.results):
+        old.replace_all_uses_with(value)
+    dispatch.erase()
+
+
+def _branch(dispatch, variants: list[Variant], choice: str) -> list:
+    """Build ``if choice == 1 {variant 1} else if ... else {variant 0}`` before ``dispatch`` and
+    route its uses to the chain's results; returns each variant's dispatch op, in variant order
+    (the caller erases ``dispatch`` once the entries are built from them)."""
     i32 = ir.IntegerType.get_signless(32)
-    translation = ir.Attribute.parse(d.translation_info)
     types = [r.type for r in dispatch.results]
     with ir.InsertionPoint(dispatch):
         chosen = fn.load_global(choice, i32)
+    made = []
     outer_results = None
     point = ir.InsertionPoint(dispatch)
-    for k, tiles in enumerate(d.candidates, start=1):
+    for k, variant in enumerate(variants[1:], start=1):
         with point:
             cond = arith.CmpIOp(arith.CmpIPredicate.eq, chosen, fn.constant(ir.IntegerAttr.get(i32, k))).result
             branch = scf.IfOp(cond, types, has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            clone = dispatch.clone()
-            # IREE 3.13 has no Python constructor for #iree_cpu.lowering_config: the one
-            # attribute spelled as text (CpuTiles.text), the rest is built with the bindings.
-            config = ir.Attribute.parse(tiles.text())
-            root_op(clone.operation).attributes["compilation_info"] = iree_codegen.CompilationInfoAttr.get(config, translation)
-            scf.YieldOp(list(clone.results))
+            op = variant.make(dispatch)
+            scf.YieldOp(list(op.results))
+        made.append(op)
         if outer_results is None:
             outer_results = list(branch.results)
         else:
@@ -399,8 +581,8 @@ def _branch(dispatch, d: TunableDispatch, choice: str) -> None:
                 scf.YieldOp(list(branch.results))
         point = ir.InsertionPoint(branch.else_block)
     with point:
-        default = dispatch.clone()
+        default = variants[0].make(dispatch)
         scf.YieldOp(list(default.results))
     for old, new in zip(dispatch.results, outer_results):
         old.replace_all_uses_with(new)
-    dispatch.erase()
+    return [default, *made]

@@ -129,11 +129,13 @@ def test_iree_configures_each_variant_with_its_candidate(built):
 
     cfg = compile_str(built.mlir, extra_args=[
         "--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-        "--compile-from=dispatch-creation", "--compile-to=executable-configurations"]).decode()
-    configured = re.findall(r"lowering_config = (#iree_cpu\.lowering_config<distribution[^>]*>)", cfg)
+        "--compile-from=global-optimization", "--compile-to=executable-configurations"]).decode()
+    # The program's executables (@main_dispatch_N); the entries' fills and comparisons are others.
+    program = [t for t in re.split(r"^  hal\.executable private ", cfg, flags=re.M) if re.match(r"@main_dispatch_\d+ ", t)]
+    configured = [c for t in program for c in re.findall(r"lowering_config = (#iree_cpu\.lowering_config<distribution[^>]*>)", t)]
     expected = [c[0][1] for g in built.groups for c in g.configs]
     assert sorted(configured) == sorted(expected)
-    assert len(re.findall(r"^  hal\.executable private @", cfg, re.M)) == len(expected)
+    assert len(program) == len(expected)
 
 
 @pytest.mark.integration
@@ -192,3 +194,90 @@ def test_a_candidate_iree_rejects_drops_its_group_candidates_with_a_warning(monk
     assert [d.severity for d in got.remarks] == ["warning", "warning"]
     assert "@main_dispatch_0" in got.remarks[0].message and "expected only reduction dims" in got.remarks[0].message
     assert "@main_dispatch_1" in got.remarks[1].message
+
+
+@pytest.mark.integration
+def test_groups_have_benchmark_check_and_compare_entries(built, tmp_path):
+    """Per group, one benchmark and one check entry per variant and a device-side compare; every
+    variant's check entry (the variant on the module's own seeded fake data) agrees with
+    variant 0's (IREE's default) exactly: the fake values make f32 accumulation exact in any
+    order, so tile variants agree bit for bit."""
+    from autotune_export.runtime import AutotunedModule
+
+    path = tmp_path / "p.vmfb"
+    path.write_bytes(built.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=False)
+    for group in built.groups:
+        n = len(group.variants)
+        assert len(group.bench) == n and len(group.check) == n and group.compare
+        assert group.unroll == 8 and len(set(group.fingerprints)) == n
+        ref = module.functions[group.check[0]]().to_host()
+        assert np.abs(ref).max() > 0 and len(np.unique(ref)) > 10  # seeded, position-dependent data: not constant
+        for k in range(1, n):
+            out = module.functions[group.check[k]]().to_host()
+            np.testing.assert_array_equal(out, ref, err_msg=f"{group.key} variant {k}")
+        for k in range(n):
+            outs = module.functions[group.bench[k]](2)
+            assert len(outs) == 8  # one one-element slice per unrolled run
+
+
+@pytest.mark.integration
+def test_autotune_tunes_every_program_group(built, tmp_path):
+    """AutotunedModule.autotune() (the Triton groups' runtime: race search, cross-check against
+    the default, tuning cache) tunes every group of the program and keeps the program's results."""
+    from autotune_export.runtime import AutotunedModule
+
+    path = tmp_path / "p.vmfb"
+    path.write_bytes(built.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=str(tmp_path / "cache"))
+    timings = module.autotune()
+    assert sorted(timings) == sorted(g.key for g in built.groups)
+    for group in built.groups:
+        assert module.sources[group.key] == "tuned"
+        assert module.chosen[group.key] in group.variants
+        assert len(timings[group.key]) == len(group.variants)
+    assert not module.notes
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s, dtype=np.float32) for s in [(64, 128), (128, 96), (96, 32), (2, 18, 18, 8), (3, 3, 8, 16)]]
+    mm, conv = module.functions["main"](*args)
+    ref_mm, ref_conv = _reference(args)
+    np.testing.assert_allclose(mm.to_host(), ref_mm, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(conv.to_host(), ref_conv, rtol=1e-4, atol=1e-4)
+    again = AutotunedModule(str(path), driver="local-task", cache=str(tmp_path / "cache"))
+    again.autotune()
+    assert {k: again.sources[k] for k in again.groups} == {g.key: "cache" for g in built.groups}
+    assert again.chosen == module.chosen
+
+
+@pytest.mark.integration
+def test_a_wrong_variant_fails_the_cross_check(monkeypatch, tmp_path):
+    """A variant that computes something else (its accumulator starts at 1, not 0) is caught by
+    the group's check and compare entries, and the runtime drops it."""
+    import autotune_export.program.build as build
+    from autotune_export.runtime import AutotunedModule
+    from iree.compiler import ir
+    from iree.compiler.dialects import arith
+
+    def off_by_one(dispatch):
+        clone = dispatch.clone()
+        fill = next(op for op in build.walk(clone.operation) if op.name == "linalg.fill")
+        with ir.InsertionPoint(fill):
+            one = arith.ConstantOp(ir.F32Type.get(), ir.FloatAttr.get(ir.F32Type.get(), 1.0)).result
+        fill.operands[0] = one
+        return clone
+
+    variants = build.TunableDispatch.variants
+    monkeypatch.setattr(build.TunableDispatch, "variants",
+                        lambda self: variants(self) + ([build.Variant(f"{self.export}.wrong", [], off_by_one)]
+                                                       if self.index == 0 else []))
+    got = build.build_program(PROGRAM, max_candidates=1)
+    group = got.groups[0]
+    assert group.variants[-1].endswith(".wrong") and len(group.variants) == 2
+    path = tmp_path / "p.vmfb"
+    path.write_bytes(got.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=False)
+    ref, out = module.functions[group.check[0]](), module.functions[group.check[1]]()
+    np.testing.assert_allclose(out.to_host(), ref.to_host() + 1.0)
+    assert int(module.functions[group.compare](ref, out, 1e-5, 1e-5)) == 64 * 96  # every element differs, on the device
+    assert not module._checks_out(module.group(group.key), 1)
+    assert 1 in module.dropped[group.key] and "wrong" in module.notes[group.key]

@@ -11,6 +11,7 @@ calls) is made on what a benchmarker returns, so a test or a replay can decide o
 
 from __future__ import annotations
 
+import gc
 import math
 import statistics
 import time
@@ -26,13 +27,18 @@ __all__ = [
     "LoopTimer",
     "race",
     "contenders",
+    "relative_spread",
     "FIRST_ROUND_NOISE",
+    "CALL_JITTER_MS",
     "AUTO_BUDGET_MS_PER_VARIANT",
+    "ROUND0_BUDGET_FACTOR",
     "CallSampler",
+    "race_calls",
     "pick",
     "TIE_TOLERANCE",
     "Benchmarker",
     "WallClock",
+    "SimulatedBench",
     "GivenTimings",
 ]
 
@@ -48,7 +54,10 @@ class VariantTiming:
 
     @property
     def median_ms(self) -> float:
-        return statistics.median(self.times_ms) if self.times_ms else float("inf")
+        """The lower median of the samples (``statistics.median_low``: for an even count the
+        smaller of the two middle samples, so that of two samples a late call, which only ever
+        adds time, is not half the estimate); infinite without samples."""
+        return statistics.median_low(self.times_ms) if self.times_ms else float("inf")
 
     def quantile(self, q: float) -> float:
         """The ``q`` quantile (0..1) of the samples in ms, by linear interpolation
@@ -125,13 +134,27 @@ def pick(timings: Sequence["VariantTiming"]) -> "VariantTiming":
 
 #: The relative noise :func:`contenders` assumes while no variant has two samples (round 0):
 #: calls of about 3 ms or more, a few tens of microseconds of host jitter, and a GPU's clock
-#: and temperature drift of about a percent. A variant whose single sample is more than about
-#: 10% slower than the leader's is dropped after round 0.
+#: and temperature drift of about a percent.
 FIRST_ROUND_NOISE = 0.02
 
+#: The delay (ms) one call of a benchmark entry may suffer beyond its kernels' time, once in a
+#: while: on the H200 (issue 24's runs, tests/unit/data/h200_tuning_mm9.json) single calls of
+#: 4 to 15 ms came back 2.5 and 3.4 ms late (+19% and +71% of a sample), a delay of its own, not
+#: a share of the call. A variant with ONE sample is dropped only when that sample, less this
+#: much of its call, is still slower than the leader (:func:`contenders`' ``slack``): so the
+#: fastest variant is never dropped on one late call. Two or more samples need no such
+#: allowance: a variant's fastest sample bounds it, and one late call does not move it.
+CALL_JITTER_MS = 4.0
+
 #: The whole-group budget of :class:`WallClock`'s race when none is given: this many ms per
-#: variant (Triton's ``do_bench`` spends 125 ms per config), warm-up included.
+#: variant (Triton's ``do_bench`` spends 125 ms per config), warm-up included ...
 AUTO_BUDGET_MS_PER_VARIANT = 25.0
+
+#: ... and at least this many times what the warm-up and round 0 took, so that the budget
+#: grows with the kernels' own time: where one call of each variant lasts tens of ms (the 8192^3
+#: matmul: 8 dispatches of 1.5-3.5 ms per call), round 0 alone takes most of 25 ms per variant,
+#: and the variants it could not separate still get the samples that separate them.
+ROUND0_BUDGET_FACTOR = 1.5
 
 
 def race(
@@ -140,78 +163,102 @@ def race(
     *,
     budget_ms: float | None = None,
     spent_ms: Callable[[], float] | None = None,
-    first_samples: int = 1,
-    max_rounds: int = 4,
+    round0_budget_factor: float | None = None,
+    slack: Callable[[int], float] | None = None,
+    max_rounds: int = 40,
     confidence: float = 0.99,
     min_noise: float = 0.002,
 ) -> list[list[float]]:
-    """The default search: successive halving by racing (Jamieson & Talwalkar, 2016; the
-    "racing" of configuration selection, Maron & Moore, 1994). Returns per-run samples (ms) per
-    variant ``0 .. count - 1``, in order.
+    """The default search: racing (the "racing" of configuration selection, Maron & Moore,
+    1994; successive elimination). Returns per-run samples (ms) per variant ``0 .. count - 1``,
+    in order.
 
-    ``sample(k)`` takes one more sample of variant ``k`` (ms per run; :class:`CallSampler` on the
-    wall clock, given values in :class:`GivenTimings`). Round 0 takes ``first_samples`` of every
-    variant; round ``r`` twice as many as round ``r - 1`` of each variant still in contention.
-    Samples of a round are INTERLEAVED (one sample of each contender in turn), so a drift of the
-    device (clocks, temperature, other work) affects every contender alike.
+    ``sample(k)`` takes one more sample of variant ``k`` (ms per run; :class:`CallSampler` on
+    the wall clock or a simulated one, given values in :class:`GivenTimings`). Every round takes
+    ONE sample of each variant still in contention (round 0: of every variant), interleaved (a
+    drift of the device's clocks, temperature or other work affects every contender alike) and
+    in an order rotated by one each round (so no variant is always timed first, right after
+    another one's calls). After each round :func:`contenders` drops the variants that are
+    slower than the leader beyond noise (``slack``: the share of a variant's one sample that
+    one late call may be, see :data:`CALL_JITTER_MS`).
 
-    After each round, with ``n_k`` samples of variant ``k``, median ``m_k`` and fastest sample
-    ``b_k``: the noise is the pooled relative spread ``rn`` (the median over variants of
-    ``statistics.stdev / statistics.mean`` of their samples; at least ``min_noise``;
-    :data:`FIRST_ROUND_NOISE` while no variant has two samples, so that round 0's single
-    samples drop only clear losers), the
-    half-width of ``k``'s interval ``h_k = z * rn / sqrt(n_k)`` (``z`` the ``confidence``
-    quantile of the standard normal, ``statistics.NormalDist``). With ``L`` the variant of the
-    lowest median, variant ``k`` stays in contention while ``b_k * (1 - h_k) <= m_L * (1 + h_L)
-    * (1 + TIE_TOLERANCE)``: it could still be the fastest or tie with it (the tie rule of
-    :func:`pick` may then prefer it). The fastest sample, not the median, bounds ``k`` from
-    below, so one slow sample (host jitter, a first call) never drops a fast variant. The race
-    ends when one variant is left (the leader is separated beyond noise: the early stop), when
-    the contenders' medians are within ``TIE_TOLERANCE`` of ``m_L`` and measured finer than it
-    (``h_k < TIE_TOLERANCE / 2``: :func:`pick`'s tie rule decides), after ``max_rounds``, or
-    once ``spent_ms()`` passes ``budget_ms`` (a whole-group budget; every variant still gets one
-    sample). The winner is then :func:`pick` of the samples, as for every search.
+    The race ends when it is settled (one variant left: the leader is separated beyond noise,
+    the early stop; or the ones left tie within ``TIE_TOLERANCE`` and are measured finer than
+    it), after ``max_rounds`` rounds after round 0, or when ``spent_ms()`` has reached
+    ``budget_ms`` at the end of a round (a whole-group budget, checked between rounds: a round
+    once begun is finished, so every contender has as many samples as the others and every
+    variant at least one; the race overruns the budget by one round at most).
+    ``round0_budget_factor``: raise the budget, after round 0, to this many times
+    ``spent_ms()`` (the default budget's growth with the kernels' time,
+    :data:`ROUND0_BUDGET_FACTOR`). The winner is then :func:`pick` of the samples, as for every
+    search.
     """
     samples: list[list[float]] = [[] for _ in range(count)]
     if count == 0:
         return samples
-    over = lambda: budget_ms is not None and spent_ms is not None and spent_ms() >= budget_ms
     alive = list(range(count))
-    per_round = max(1, first_samples)
     for round_ in range(max_rounds + 1):
-        for i in range(per_round):
-            if (round_ or i) and over():
-                return samples
-            for k in alive:
-                if (round_ or i) and over():
-                    return samples
-                samples[k].append(sample(k))
-        alive, settled = contenders(samples, alive, confidence=confidence, min_noise=min_noise)
-        if settled or over():
+        turn = round_ % len(alive)
+        for k in alive[turn:] + alive[:turn]:
+            samples[k].append(sample(k))
+        if round_ == 0 and round0_budget_factor is not None and spent_ms is not None:
+            budget_ms = max(budget_ms or 0.0, round0_budget_factor * spent_ms())
+        alive, settled = contenders(samples, alive, confidence=confidence, min_noise=min_noise, slack=slack)
+        if settled or (budget_ms is not None and spent_ms is not None and spent_ms() >= budget_ms):
             break
-        per_round *= 2
     return samples
 
 
+def relative_spread(samples: Sequence[float]) -> float:
+    """The relative spread of ``samples`` (at least two, positive median): ``1.4826 * MAD /
+    median``, the median absolute deviation scaled to estimate a normal's standard deviation
+    (``statistics``), divided by the median. Unlike ``stdev / mean`` one late call among three
+    or more samples does not inflate it; for two samples it is ``0.74 |a - b| / mean``."""
+    m = statistics.median(samples)
+    return 1.4826 * statistics.median(abs(x - m) for x in samples) / m
+
+
 def contenders(
-    samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = 0.99, min_noise: float = 0.002
+    samples: Sequence[Sequence[float]],
+    alive: Sequence[int],
+    *,
+    confidence: float = 0.99,
+    min_noise: float = 0.002,
+    slack: Callable[[int], float] | None = None,
 ) -> tuple[list[int], bool]:
     """The variants of ``alive`` still in contention after a round of :func:`race` (its rule),
-    and whether the race is settled (one left, or the rest tie within TIE_TOLERANCE and are
-    measured finer than it)."""
-    med = {k: statistics.median(samples[k]) for k in alive}
-    spreads = [
-        statistics.stdev(samples[k]) / statistics.fmean(samples[k])
-        for k in alive
-        if len(samples[k]) >= 2 and statistics.fmean(samples[k]) > 0
-    ]
+    and whether the race is settled.
+
+    With ``n_k`` samples of variant ``k``, median ``m_k`` and fastest sample ``b_k``: the noise
+    ``rn`` is the pooled relative spread, the median of :func:`relative_spread` over every
+    variant with two samples or more (those already dropped too, so that a late call of one of
+    the last two contenders does not make the noise; at least ``min_noise``;
+    :data:`FIRST_ROUND_NOISE` while no variant has two samples); the half-width of ``k``'s
+    interval is ``h_k = z * rn / sqrt(n_k)`` (``z`` the ``confidence`` quantile of the standard
+    normal, ``statistics.NormalDist``). With ``L`` the variant of the lowest median (ties to
+    the lower index), ``k`` stays while ``b_k * (1 - a_k) <= m_L * (1 + h_L) * (1 +
+    TIE_TOLERANCE)``, where ``a_k = h_k``, or for a variant with one sample ``max(h_k,
+    slack(k))`` (``slack``: the share of that sample one late call may be; None: 0). It could
+    still be the fastest, or tie with it and win by :func:`pick`'s tie rule. The fastest sample,
+    not the median, bounds ``k`` from below: one slow sample (a late call, a first call) never
+    drops a fast variant with two samples or more. Settled: one variant left, or every one left
+    within ``TIE_TOLERANCE`` of ``m_L`` with ``h_k < TIE_TOLERANCE / 2`` and two samples or
+    more (:func:`pick`'s tie rule decides)."""
+    med = {k: statistics.median_low(samples[k]) for k in alive}
+    spreads = [relative_spread(s) for s in samples if len(s) >= 2 and statistics.median(s) > 0]
     noise = max(min_noise, statistics.median(spreads)) if spreads else max(min_noise, FIRST_ROUND_NOISE)
     z = statistics.NormalDist().inv_cdf(confidence)
     half = {k: z * noise / math.sqrt(len(samples[k])) for k in alive}
     lead = min(alive, key=lambda k: (med[k], k))
     bound = med[lead] * (1 + half[lead]) * (1 + TIE_TOLERANCE)
-    kept = [k for k in alive if min(samples[k]) * (1 - half[k]) <= bound]
-    tied = all(med[k] <= med[lead] * (1 + TIE_TOLERANCE) and half[k] < TIE_TOLERANCE / 2 for k in kept)
+
+    def allowance(k: int) -> float:
+        if len(samples[k]) == 1 and slack is not None:
+            return min(0.95, max(half[k], slack(k)))
+        return half[k]
+
+    kept = [k for k in alive if min(samples[k]) * (1 - allowance(k)) <= bound]
+    tied = all(med[k] <= med[lead] * (1 + TIE_TOLERANCE) and half[k] < TIE_TOLERANCE / 2 and len(samples[k]) >= 2 for k in kept)
     return kept, len(kept) <= 1 or tied
 
 
@@ -220,7 +267,7 @@ _MAX_ITERS = 100_000
 
 
 class CallSampler:
-    """Samples of benchmark entries on the wall clock, for :func:`race`: calls sized from the
+    """Samples of benchmark entries on a clock, for :func:`race`: calls sized from the
     kernel's own time.
 
     ``runs[k](n)`` runs variant ``k``'s dispatch ``n * unroll`` times in one synchronous call.
@@ -232,25 +279,44 @@ class CallSampler:
     about ``call_ms`` (host jitter of tens of microseconds stays well below the 1% the tie rule
     resolves); when one iteration already lasts that long, the probe is the first sample. A
     sample is ``(t(run(iters)) - fixed) / (iters * unroll)`` ms per run. ``profile``: a
-    :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to.
+    :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to. ``clock``:
+    seconds, ``time.perf_counter`` (read at each call) by default; :class:`GivenTimings`
+    passes a simulated one.
     """
 
     def __init__(
-        self, runs: Sequence[Callable[[int], object]], unroll: int, *, warmup_ms: float = 25.0, call_ms: float = 3.0, profile=None
+        self,
+        runs: Sequence[Callable[[int], object]],
+        unroll: int,
+        *,
+        warmup_ms: float = 25.0,
+        call_ms: float = 3.0,
+        profile=None,
+        clock: Callable[[], float] | None = None,
     ):
         self.runs, self.unroll = list(runs), max(1, int(unroll))
         self.warmup_ms, self.call_ms = warmup_ms, call_ms
         self.profile = profile
+        self.clock = clock or (lambda: time.perf_counter())
         self.fixed = 0.0
         self.iters: dict[int, int] = {}
         #: Per variant, the dispatches its calls ran (warm-up and probes included).
         self.dispatched: dict[int, int] = {}
+        #: Per variant, how long (ms) the call of its last sample took.
+        self.last_call_ms: dict[int, float] = {}
         self._pending: dict[int, float] = {}
-        self.started_at = time.perf_counter()
+        self._last_warmup = 0.0
+        self.started_at = self.clock()
 
     def spent_ms(self) -> float:
-        """Wall time since :meth:`start` (ms): what a whole-group budget counts."""
-        return (time.perf_counter() - self.started_at) * 1e3
+        """Time since :meth:`start` (ms): what a whole-group budget counts."""
+        return (self.clock() - self.started_at) * 1e3
+
+    def slack(self, k: int) -> float:
+        """The share of variant ``k``'s last sample that one late call may be:
+        :data:`CALL_JITTER_MS` over the length of that call (for :func:`contenders`)."""
+        call = self.last_call_ms.get(k, 0.0)
+        return CALL_JITTER_MS / call if call > 0 else 1.0
 
     def _call(self, k: int, n: int, what: str) -> float:
         """Time ``runs[k](n)`` (ms). No result is read back: the call returns once its work is
@@ -258,48 +324,100 @@ class CallSampler:
         call of the 8192^3 matmul returned after its 16 dispatches' 32 ms), and reading back
         even one element cost 1.7 ms per call there (``DeviceArray.to_host``)."""
         with _phase(self.profile, what):
-            t0 = time.perf_counter()
+            t0 = self.clock()
             self.runs[k](n)
-            ms = (time.perf_counter() - t0) * 1e3
+            ms = (self.clock() - t0) * 1e3
         self.dispatched[k] = self.dispatched.get(k, 0) + n * self.unroll
         if self.profile is not None:
             self.profile.count_dispatches(n * self.unroll)
         return ms
 
     def start(self) -> None:
-        self.started_at = time.perf_counter()
+        self.started_at = self.clock()
         if not self.runs:
             return
-        ones = []
-        while len(ones) < 2 or (time.perf_counter() - self.started_at) * 1e3 < self.warmup_ms:
-            ones.append(self._call(0, 1, "warm-up (device, first variant)"))
-            if len(ones) > 1000:
-                break
-        t1 = min(ones[-2:])
+        # Calls of one iteration for warmup_ms, at least two. Their number is set from the
+        # second call (the first may load or allocate), not by watching the clock: a loop that
+        # stops on the call that crosses warmup_ms ends on a late call more often than not.
+        ones = [self._call(0, 1, "warm-up (device, first variant)") for _ in range(2)]
+        count = min(1000, max(2, math.ceil(self.warmup_ms / max(ones[1], 1e-3))))
+        ones += [self._call(0, 1, "warm-up (device, first variant)") for _ in range(count - 2)]
+        # Medians: a late call (CALL_JITTER_MS) moves neither.
+        t1 = statistics.median(ones[1:])
         if t1 < 4 * self.call_ms:
-            t2 = self._call(0, 2, "warm-up (device, first variant)")
+            twos = [self._call(0, 2, "warm-up (device, first variant)") for _ in range(3 if t1 < self.call_ms else 2)]
+            t2 = statistics.median(twos) if len(twos) == 3 else min(twos)
             self.fixed = min(max(0.0, 2 * t1 - t2), t1)
         # else: one iteration lasts 4 calls' worth; its fixed part (fills, host round trip: a
         # fraction of a ms) is left in the samples, the same for every variant.
         self._pending[0] = t1
+        self._last_warmup = ones[-1]
 
     def sample(self, k: int) -> float:
         if k not in self.iters:
             t1 = self._pending.pop(k, None)
             if t1 is None:
                 t1 = self._call(k, 1, "probe calls (one per variant)")
+                if t1 < 4 * self.call_ms:
+                    # A short kernel: a second probe is cheap, and one late probe would make
+                    # its calls too short (the per-call cost then weighs on its samples).
+                    t1 = min(t1, self._call(k, 1, "probe calls (one per variant)"))
             # The kernels' part of a one-iteration call; at least a tenth of the call, so that
             # an overestimated fixed cost never makes calls of millions of iterations.
             per_call = max(t1 - self.fixed, 0.1 * t1, 1e-4)
             self.iters[k] = min(_MAX_ITERS, max(1, math.ceil(self.call_ms / per_call)))
-            if self.iters[k] == 1 and k != 0:
-                return max(0.0, t1 - self.fixed) / self.unroll
-            # Variant 0's t1 is the least of its warm-up calls, run back to back on a warm
-            # device: as a sample it would favour variant 0 over the others' single probes
-            # (on the H200 at 8192^3 it won one race of three while 1.108x the ncu-fastest).
-            # Its first sample is one fresh call, as the others' are.
+            if self.iters[k] == 1:
+                # One iteration fills a call: the probe is the first sample. Variant 0's is its
+                # LAST warm-up call, one call as every other variant's probe is, not t1, the
+                # least of its warm-up calls (a least of several favoured variant 0: on the
+                # H200 at 8192^3 it won one race of three while 1.108x the ncu-fastest).
+                t = self._last_warmup if k == 0 else t1
+                self.last_call_ms[k] = t
+                return max(0.0, t - self.fixed) / self.unroll
         n = self.iters[k]
-        return max(0.0, self._call(k, n, "timed calls") - self.fixed) / (n * self.unroll)
+        ms = self._call(k, n, "timed calls")
+        self.last_call_ms[k] = ms
+        return max(0.0, ms - self.fixed) / (n * self.unroll)
+
+
+def race_calls(
+    runs: Sequence[Callable[[int], object]],
+    unroll: int,
+    *,
+    budget_ms: float | None = None,
+    warmup_ms: float = 25.0,
+    call_ms: float = 3.0,
+    profile=None,
+    clock: Callable[[], float] | None = None,
+) -> list[list[float]]:
+    """The default search on benchmark entries (``runs`` and ``unroll`` as for
+    :class:`CallSampler`): :class:`CallSampler` (warm-up, calls sized from each kernel's time)
+    and :func:`race` on it. Returns per-run samples (ms) per variant, in order. ``budget_ms``:
+    the whole-group budget, warm-up included (None: :data:`AUTO_BUDGET_MS_PER_VARIANT` per
+    variant, raised after round 0 to :data:`ROUND0_BUDGET_FACTOR` times what warm-up and round
+    0 took; ``math.inf``: none). Python's garbage collector is off while it runs (as
+    ``timeit`` does), so that no collection lands in a timed call. :class:`WallClock` runs it
+    on the wall clock, :class:`GivenTimings` (``call_overhead_ms``) on a simulated one."""
+    sampler = CallSampler(runs, unroll, warmup_ms=warmup_ms, call_ms=call_ms, profile=profile, clock=clock)
+    auto = budget_ms is None
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        sampler.start()
+        samples = race(
+            sampler.sample,
+            len(runs),
+            budget_ms=AUTO_BUDGET_MS_PER_VARIANT * len(runs) if auto else budget_ms,
+            spent_ms=sampler.spent_ms,
+            round0_budget_factor=ROUND0_BUDGET_FACTOR if auto else None,
+            slack=sampler.slack,
+        )
+    finally:
+        if collecting:
+            gc.enable()
+    if profile is not None:
+        profile.kernel_ms += sum(n * statistics.median(samples[k]) for k, n in sampler.dispatched.items() if samples[k])
+    return samples
 
 
 def _timed(fn, *args) -> float:
@@ -408,15 +526,14 @@ class WallClock:
             and warmup_ms is None
             and rep_ms is None
         ):
-            sampler = CallSampler(runs, info.unroll, warmup_ms=self.race_warmup_ms, call_ms=self.call_ms, profile=self.profile)
-            sampler.start()
-            budget = self.race_budget_ms if self.race_budget_ms is not None else AUTO_BUDGET_MS_PER_VARIANT * len(runs)
-            samples = race(sampler.sample, len(runs), budget_ms=budget, spent_ms=sampler.spent_ms)
-            if self.profile is not None:
-                self.profile.kernel_ms += sum(
-                    n * statistics.median(samples[k]) for k, n in sampler.dispatched.items() if samples[k]
-                )
-            return samples
+            return race_calls(
+                runs,
+                info.unroll,
+                budget_ms=self.race_budget_ms,
+                warmup_ms=self.race_warmup_ms,
+                call_ms=self.call_ms,
+                profile=self.profile,
+            )
         if self.flush is not None:
             return [self._flushed_samples(run, warmup, rep) for run in runs]
         with _phase(self.profile, "exhaustive do_bench"):
@@ -441,6 +558,43 @@ class WallClock:
         return result, (time.perf_counter() - t0) * 1e3
 
 
+class SimulatedBench:
+    """Benchmark entries on a simulated clock, for replays of the wall-clock search
+    (:func:`race_calls` with ``clock=bench.clock`` and ``runs=bench.runs``): a call of variant
+    ``k`` with ``n`` iterations lasts ``overhead_ms + n * unroll * per_run(k, i) + late_ms(k,
+    i)`` ms, ``i`` being the index of that call among ``k``'s calls (warm-up and probes
+    included), and advances the clock by as much. ``per_run``: ms per dispatch; ``late_ms``: a
+    delay of that call beyond its dispatches (None: none). :attr:`calls` lists, per variant,
+    the ``n`` of each call. Nothing here reads a real clock."""
+
+    def __init__(
+        self,
+        count: int,
+        per_run: Callable[[int, int], float],
+        unroll: int,
+        *,
+        overhead_ms: float = 0.0,
+        late_ms: Callable[[int, int], float] | None = None,
+    ):
+        self.per_run, self.unroll, self.overhead_ms, self.late_ms = per_run, max(1, int(unroll)), overhead_ms, late_ms
+        self.now = 0.0
+        self.calls: list[list[int]] = [[] for _ in range(count)]
+        self.runs = [self._run(k) for k in range(count)]
+
+    def clock(self) -> float:
+        """The simulated time in seconds (as ``time.perf_counter``)."""
+        return self.now
+
+    def _run(self, k: int) -> Callable[[int], None]:
+        def run(n: int) -> None:
+            i = len(self.calls[k])
+            self.calls[k].append(n)
+            ms = self.overhead_ms + n * self.unroll * self.per_run(k, i) + (self.late_ms(k, i) if self.late_ms else 0.0)
+            self.now += ms / 1e3
+
+        return run
+
+
 class GivenTimings:
     """A benchmarker that decides on given timings instead of a clock (tests, replays of
     recorded timings): deterministic, whatever the machine's load.
@@ -453,7 +607,12 @@ class GivenTimings:
     ``search``: ``"race"`` (the default, as :class:`WallClock`'s: :func:`race` on the given
     samples; ``budget_ms`` is then a whole-group budget on a simulated clock that advances by
     each sample's ms times ``info.unroll``, one call of one iteration) or ``"exhaustive"``
-    (``samples`` samples of every variant). ``execute``: still run each benchmark entry once
+    (``samples`` samples of every variant). ``call_overhead_ms`` (race only): replay
+    :class:`WallClock`'s search itself instead, :func:`race_calls` (warm-up, calls sized from
+    each kernel's time, the default budget when ``budget_ms`` is None) on
+    :class:`SimulatedBench` calls: a call of ``n`` iterations of a variant lasts
+    ``call_overhead_ms + n * info.unroll * v``, ``v`` the variant's next given value (so a
+    sequence is per call, warm-up and probes included). ``execute``: still run each benchmark entry once
     (``run(1)``), so the module's benchmark code is exercised; live calls always run (their
     results are the program's). :attr:`log` records ``(kind, group key, variant name,
     workload)`` per variant measured and per live call, ``kind`` being ``"bench"`` or
@@ -469,9 +628,11 @@ class GivenTimings:
         execute: bool = True,
         search: str = "race",
         budget_ms: float | None = None,
+        call_overhead_ms: float | None = None,
     ):
         self.ms = ms
         self.samples = samples
+        self.call_overhead_ms = call_overhead_ms
         self.execute = execute
         self.search, self.budget_ms = search, budget_ms
         self.log: list[tuple[str, str, str, str]] = []
@@ -512,7 +673,17 @@ class GivenTimings:
             clock[0] += ms * max(1, info.unroll)
             return ms
 
-        if self.search == "race" and len(variants) > 1 and warmup_ms is None and rep_ms is None:
+        race_search = self.search == "race" and len(variants) > 1 and warmup_ms is None and rep_ms is None
+        if race_search and self.call_overhead_ms is not None:
+
+            def per_run(i: int, call: int) -> float:
+                key = (info.key, info.variants[variants[i]])
+                self.sampled[key] = self.sampled.get(key, 0) + 1
+                return self._sample(info, variants[i], workload, call)
+
+            bench = SimulatedBench(len(variants), per_run, info.unroll, overhead_ms=self.call_overhead_ms)
+            return race_calls(bench.runs, info.unroll, budget_ms=self.budget_ms, clock=bench.clock)
+        if race_search:
             return race(sample, len(variants), budget_ms=self.budget_ms, spent_ms=lambda: clock[0])
         return [[sample(i) for _ in range(self.samples)] for i in range(len(variants))]
 

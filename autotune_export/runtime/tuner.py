@@ -132,15 +132,17 @@ class AutotunedModule:
     ``do_bench``: ``f(run, *, unroll, warmup_ms, rep_ms) -> samples in ms`` (default
     :func:`loop_bench`). ``flush_l2``: run the module's L2-flush entry before each timed run
     (then one run per sample). ``search``: how :meth:`tune_group` times the variants:
-    ``"race"`` (the default: :func:`race`, successive halving on calls sized from each
+    ``"race"`` (the default: :func:`race`, successive elimination on calls sized from each
     kernel's own time, with an early stop once the leader is separated beyond noise; see
     docs/runtime.md, "Search and timing") or ``"exhaustive"`` (every variant with the full
     ``warmup_ms``/``rep_ms`` budgets, as Triton's autotuner does; also used with a custom
     ``do_bench`` or ``flush_l2``). ``budget_ms``: the time budget of the race of one group on
     one workload (ms of wall clock, warm-up included; None: 25 ms per variant,
     :data:`autotune_export.runtime.timing.AUTO_BUDGET_MS_PER_VARIANT`, a fifth of what
-    Triton's ``do_bench`` spends; ``math.inf``: none, the race ends by its own rule only);
-    every variant gets at least one sample. ``profile``: keep a
+    Triton's ``do_bench`` spends, raised after round 0 to
+    :data:`~autotune_export.runtime.timing.ROUND0_BUDGET_FACTOR` times what warm-up and round 0
+    took; ``math.inf``: none, the race ends by its own rule only); checked between rounds, so
+    every variant gets at least one sample and the race overruns it by one round at most. ``profile``: keep a
     :class:`autotune_export.runtime.profile.TuningProfile` (:attr:`profile`) of every tuning
     and print its phases to stderr after each tuned group (default: the environment variable
     ``AUTOTUNE_EXPORT_PROFILE``). These options configure the default benchmarker,

@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         "--search",
         choices=("race", "exhaustive"),
         default="race",
-        help="race (the default: successive halving, docs/runtime.md) or exhaustive (Triton's do_bench budgets)",
+        help="race (the default: successive elimination, docs/runtime.md) or exhaustive (Triton's do_bench budgets)",
     )
     p.add_argument(
         "--budget",

@@ -36,11 +36,11 @@ def test_race_stops_early_once_the_leader_is_separated():
 
 
 def test_gross_losers_go_after_one_sample_close_ones_after_more():
-    """1.05 ms is within round 0's noise of 1.0 ms; round 1 (two samples each, no spread)
+    """1.05 ms is within round 0's noise of 1.0 ms; round 1 (a second sample each, no spread)
     separates them."""
     sample, taken = _given([[1.5], [1.0], [2.0], [1.05]])
     samples = timing.race(sample, 4)
-    assert taken == [1, 3, 1, 3]
+    assert taken == [1, 2, 1, 2]
     assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "1"
 
 
@@ -69,7 +69,7 @@ def test_a_tie_is_settled_by_the_tie_rule_not_by_more_rounds():
     earlier variant (so processes and ranks agree)."""
     sample, taken = _given([[1.004], [1.0], [1.5]])
     samples = timing.race(sample, 3)
-    assert taken == [3, 3, 1]
+    assert taken == [2, 2, 1]
     assert tuner.pick([tuner.VariantTiming(str(k), s) for k, s in enumerate(samples)]).variant == "0"
 
 
@@ -137,7 +137,7 @@ def test_call_sampler_sizes_calls_from_the_kernel_time_and_removes_the_fixed_cos
     # Calls of about 3 ms: ceil(3 / 0.16) = 19 iterations; one iteration already lasts 2.4 and 16 ms.
     assert sampler.iters == {0: 19, 1: 2, 2: 1}
     assert calls[2] == [1, 1]  # the 16 ms variant: its probe is its first sample, no extra call
-    assert calls[1] == [1, 2, 2]
+    assert calls[1] == [1, 1, 2, 2]  # a short kernel: two probes (one late probe would size it wrong)
 
 
 def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
@@ -153,10 +153,13 @@ def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
     assert tuner.pick(timings).variant == "1"
     for k, cost in enumerate(costs):
         assert timings[k].median_ms == pytest.approx(cost, rel=1e-6)
-    assert len(samples[0]) == len(samples[2]) == len(samples[4]) == 1
-    # The whole tuning: 25 ms of warm-up, then per variant a probe and a call of about 3 ms, and
-    # two more calls of the two close ones (Triton's do_bench spends 125 ms per config: 625 ms here).
-    assert clock["now"] * 1e3 < 80
+    # 0.90 ms (one 7.2 ms call) goes after round 0; 0.30 and 0.50 ms (calls of about 4 ms) only
+    # after a second sample: one call of 4 ms may be CALL_JITTER_MS late, a 2x slower sample
+    # alone does not show it is slower.
+    assert len(samples[4]) == 1 and len(samples[0]) == len(samples[2]) == 2
+    # The whole tuning: 25 ms of warm-up, then per variant two probes and a call of about 3 ms,
+    # and a second call of four (Triton's do_bench spends 125 ms per config: 625 ms here).
+    assert clock["now"] * 1e3 < 100
     assert profile.dispatches == sum(len(c) and sum(c) * 8 for c in calls)
     assert profile.kernel_ms == pytest.approx(sum(sum(c) * 8 * cost for c, cost in zip(calls, costs)), rel=1e-6)
 
@@ -189,8 +192,8 @@ def test_profile_phases_are_exclusive_and_add_up():
 
 def test_wall_clock_race_keeps_to_its_default_budget(clock):
     """Ten variants within 1% of each other and 3% noisy call to call would race for all
-    rounds; the default whole-group budget (25 ms per variant, warm-up included) ends it, one
-    call past the budget at most."""
+    rounds; the default whole-group budget (25 ms per variant, warm-up included) ends it at the
+    end of a round, one round of ten calls of about 3 ms past the budget at most."""
     calls = [0]
 
     def make(k):
@@ -205,7 +208,7 @@ def test_wall_clock_race_keeps_to_its_default_budget(clock):
 
     samples = timing.WallClock().measure(Info, "w", list(range(10)), [make(k) for k in range(10)])
     assert all(samples)
-    assert clock["now"] * 1e3 <= timing.AUTO_BUDGET_MS_PER_VARIANT * 10 + 5
+    assert clock["now"] * 1e3 <= timing.AUTO_BUDGET_MS_PER_VARIANT * 10 + 10 * 3.5
     assert sum(map(len, samples)) > 20  # it did race past round 0
 
 

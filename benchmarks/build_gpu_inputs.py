@@ -8,7 +8,7 @@ Writes into OUT (ignored by git; carry it to the GPU machine):
   (2048^3, 4096^3, 8192^3, 8192x128x8192, 64x8192x8192), for benchmarks/tuning_vs_triton.py and
   matmul_tflops.py;
 * ``s64_4096x4096x4096.vmfb``: benchmarks/configs/matmul_space64.mlir (64 configs of the same kernel,
-  a generated space, tuned on 4096^3), for benchmarks/tuning_vs_triton.py (``--only tune`` builds these);
+  a generated space, tuned on 4096^3), for benchmarks/tuning_vs_triton.py (``--only tune`` builds these, ``--only mm9`` the 9-config ones alone);
 * ``va_group.vmfb``: examples/vector_add/vector_add.mlir as it is (the host dispatches the group,
   i.e. the condition chain keyed on the choice global);
 * ``va_direct.vmfb``: the same module with every condition/fallback removed and one host function
@@ -108,7 +108,8 @@ def main() -> int:
     ap.add_argument("--wheel", default=None)
     ap.add_argument("--toolkit", default=None,
                     help="import autotune_export from this folder (e.g. a `git archive HEAD` export) instead of the checkout")
-    ap.add_argument("--only", default=None, help="comma-separated subset: tune,multi,vector_add,load,wheel,runtime")
+    ap.add_argument("--only", default=None, help="comma-separated subset: tune (= mm9 + the 64-config space),"
+                    " mm9 (the 9-config matmul modules only), multi, vector_add, load, wheel, runtime")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else {"tune", "multi", "vector_add", "load", "wheel", "runtime"}
     global TOOLKIT
@@ -118,13 +119,14 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="bench-build-")
     built = {}
     try:
-        if "tune" in only:
+        if only & {"tune", "mm9"}:
             for shape in TUNE_SHAPES:
                 src = os.path.join(tmp, f"mm_{'x'.join(map(str, shape))}.mlir")
                 open(src, "w").write(C.render_matmul_mlir(tune_mnk=shape, kernel_path=C.MATMUL_KERNEL))
                 out = os.path.join(args.out, os.path.basename(src).replace(".mlir", ".vmfb"))
                 built[os.path.basename(out)] = {"s": cli([src, "--emit", "vmfb", "--target", args.target, "-o", out]),
                                                 "tune_mnk": shape}
+        if "tune" in only:
             # The 64-config space as its file spells it (a generated product space; its
             # tune_workload is 4096^3).
             out = os.path.join(args.out, "s64_4096x4096x4096.vmfb")

@@ -96,7 +96,9 @@ def worker_iree(vmfb: str, runs: int, profile: bool) -> dict:
             profile_text = err.getvalue()
         pick = mod.chosen[group.key]  # the runtime's own rule (tie rule, cross-check)
         out_runs.append({"wall_s": wall, "pick": pick, "samples": {v.variant: len(v.times_ms) for v in timings},
-                         "medians_ms": {v.variant: v.median_ms for v in timings}, "notes": mod.notes})
+                         "medians_ms": {v.variant: v.median_ms for v in timings},
+                         # Every sample, in the order taken: what benchmarks/tuning_replay.py replays.
+                         "times_ms": {v.variant: list(v.times_ms) for v in timings}, "notes": mod.notes})
         variants, tune_args = group.variants, group.tune_args
         del mod
     return {"load_s": loads[0], "load_s_all": loads, "variants": variants, "tune_args": tune_args, "runs": out_runs,

@@ -148,11 +148,11 @@ CALL_JITTER_MS = 4.0
 
 #: The whole-group budget of :class:`WallClock`'s race when none is given: this many ms per
 #: variant (Triton's ``do_bench`` spends 125 ms per config), warm-up included ...
-AUTO_BUDGET_MS_PER_VARIANT = 25.0
+AUTO_BUDGET_MS_PER_VARIANT = 20.0
 
 #: ... and at least this many times what the warm-up and round 0 took, so that the budget
 #: grows with the kernels' own time: where one call of each variant lasts tens of ms (the 8192^3
-#: matmul: 8 dispatches of 1.5-3.5 ms per call), round 0 alone takes most of 25 ms per variant,
+#: matmul: 8 dispatches of 1.5-3.5 ms per call), round 0 alone takes most of 20 ms per variant,
 #: and the variants it could not separate still get the samples that separate them.
 ROUND0_BUDGET_FACTOR = 1.5
 
@@ -340,10 +340,10 @@ class CallSampler:
         # second call (the first may load or allocate), not by watching the clock: a loop that
         # stops on the call that crosses warmup_ms ends on a late call more often than not.
         ones = [self._call(0, 1, "warm-up (device, first variant)") for _ in range(2)]
-        count = min(1000, max(2, math.ceil(self.warmup_ms / max(ones[1], 1e-3))))
+        count = min(1000, max(2, math.ceil(self.warmup_ms / max(min(ones), 1e-3))))
         ones += [self._call(0, 1, "warm-up (device, first variant)") for _ in range(count - 2)]
-        # Medians: a late call (CALL_JITTER_MS) moves neither.
-        t1 = statistics.median(ones[1:])
+        # (Lower) medians: a late call (CALL_JITTER_MS) moves neither.
+        t1 = statistics.median_low(ones[1:])
         if t1 < 4 * self.call_ms:
             twos = [self._call(0, 2, "warm-up (device, first variant)") for _ in range(3 if t1 < self.call_ms else 2)]
             t2 = statistics.median(twos) if len(twos) == 3 else min(twos)
@@ -612,7 +612,7 @@ class GivenTimings:
     each kernel's time, the default budget when ``budget_ms`` is None) on
     :class:`SimulatedBench` calls: a call of ``n`` iterations of a variant lasts
     ``call_overhead_ms + n * info.unroll * v``, ``v`` the variant's next given value (so a
-    sequence is per call, warm-up and probes included). ``execute``: still run each benchmark entry once
+    sequence is per call, warm-up and probes included; :attr:`sampled` then counts calls). ``execute``: still run each benchmark entry once
     (``run(1)``), so the module's benchmark code is exercised; live calls always run (their
     results are the program's). :attr:`log` records ``(kind, group key, variant name,
     workload)`` per variant measured and per live call, ``kind`` being ``"bench"`` or

@@ -137,8 +137,8 @@ class AutotunedModule:
     docs/runtime.md, "Search and timing") or ``"exhaustive"`` (every variant with the full
     ``warmup_ms``/``rep_ms`` budgets, as Triton's autotuner does; also used with a custom
     ``do_bench`` or ``flush_l2``). ``budget_ms``: the time budget of the race of one group on
-    one workload (ms of wall clock, warm-up included; None: 25 ms per variant,
-    :data:`autotune_export.runtime.timing.AUTO_BUDGET_MS_PER_VARIANT`, a fifth of what
+    one workload (ms of wall clock, warm-up included; None: 20 ms per variant,
+    :data:`autotune_export.runtime.timing.AUTO_BUDGET_MS_PER_VARIANT`, a sixth of what
     Triton's ``do_bench`` spends, raised after round 0 to
     :data:`~autotune_export.runtime.timing.ROUND0_BUDGET_FACTOR` times what warm-up and round 0
     took; ``math.inf``: none, the race ends by its own rule only); checked between rounds, so

@@ -192,7 +192,7 @@ def test_profile_phases_are_exclusive_and_add_up():
 
 def test_wall_clock_race_keeps_to_its_default_budget(clock):
     """Ten variants within 1% of each other and 3% noisy call to call would race for all
-    rounds; the default whole-group budget (25 ms per variant, warm-up included) ends it at the
+    rounds; the default whole-group budget (20 ms per variant, warm-up included) ends it at the
     end of a round, one round of ten calls of about 3 ms past the budget at most."""
     calls = [0]
 

@@ -117,7 +117,12 @@ class GroupReflection:
     where a variant cannot be checked), ``compare`` (an entry ``(reference results...,
     results..., rtol_0: f32, atol_0: f32, ...) -> (i64, ...)`` counting per result, on the
     device, the elements that differ beyond the tolerances; "" when the results are compared on
-    the host).
+    the host), ``frozen_choices`` (the group's ``choices(...)``, fixed when the module was built
+    by ``--tuning-results``: per frozen workload ``{"workload": [i64, ...], "variant": K}``, in
+    the clause's order; every dispatch site of the group takes variant K when its workload
+    values equal these, unless a filled run-time slot decides first), ``default_frozen``
+    (whether ``default(@v)`` fixed ``default`` at build time; null where the module does not
+    say, as modules of earlier releases).
     """
 
     executable: str
@@ -138,6 +143,8 @@ class GroupReflection:
     fingerprints: list[str] = field(default_factory=list)
     check: list[str] = field(default_factory=list)
     compare: str = ""
+    frozen_choices: list = field(default_factory=list)
+    default_frozen: bool | None = None
 
     @property
     def key(self) -> str:

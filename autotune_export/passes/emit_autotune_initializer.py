@@ -314,6 +314,10 @@ class EmitAutotuneInitializer(ModulePass):
                     fingerprints=p.fingerprints,
                     check=p.checks,
                     compare=p.compare,
+                    frozen_choices=[
+                        {"workload": list(values), "variant": p.group.variants.index(v)} for values, v in p.group.choices or []
+                    ],
+                    default_frozen=p.group.default is not None,
                 )
                 for p in plans
             ]

@@ -377,9 +377,9 @@ def _refuse_vmfb(name: str, data: bytes) -> None:
     """A compiled module given to the compile command (which reads MLIR text): a
     DiagnosticError naming the subcommands that take it, not an MLIR parse error about
     its bytes. What a .vmfb is: :mod:`autotune_export.tools.inspection`'s test."""
-    from autotune_export.tools.inspection import _is_vmfb
+    from autotune_export.tools.inspection import is_vmfb
 
-    if _is_vmfb("" if name == "<stdin>" else name, data[:8]):
+    if is_vmfb("" if name == "<stdin>" else name, data[:8]):
         raise DiagnosticError.at(
             None, f"{name} is a compiled module (.vmfb); use autotune-export inspect/tune (this command compiles .mlir)"
         )

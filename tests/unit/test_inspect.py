@@ -126,7 +126,9 @@ def test_vmfb_matches_the_mlir(from_mlir, from_vmfb):
     assert [x.shared_bytes for x in v.variants] == [x.shared_bytes for x in m.variants]
     assert [x.resources for x in v.variants] == [x.resources for x in m.variants]
     assert v.layout == m.layout and v.specialized == m.specialized
-    assert (v.default, v.frozen, v.host) == ("add_1_512_w2_s2", None, "add")
+    # default(@v) froze the default: the reflection says so (frozen was None, "cannot tell").
+    assert (v.default, v.frozen, v.host) == ("add_1_512_w2_s2", True, "add") == (m.default, m.frozen, m.host)
+    assert v.choices == m.choices == []
     assert v.kernel is None  # not kept in a .vmfb; the configs are (reflection metadata)
     assert [x.config for x in v.variants if x.specialized_of is None] == \
         [x.config for x in m.variants if x.specialized_of is None]
@@ -157,9 +159,9 @@ def test_vmfb_without_zip_directory(vmfb, tmp_path, cache):
     with zipfile.ZipFile(vmfb) as z:
         module = z.read("module.fb")
         blob = z.read("add_ex_cuda_nvptx_fb.fb")
-    from autotune_export.tools import inspection
+    from autotune_export.tools import inspect_objects
 
-    found = inspection._vmfb_members(b"junk" + module + b"\0" * 12 + blob)
+    found = inspect_objects.vmfb_members(b"junk" + module + b"\0" * 12 + blob)
     assert [b for _, b in found] == [blob]
     assert data.startswith(b"PK")
 
@@ -249,11 +251,11 @@ def test_parse_layout():
 
 
 def test_cubin_target():
-    from autotune_export.tools import inspection
+    from autotune_export.tools import inspect_objects
 
     elf = bytearray(64)
     elf[:4], elf[4], elf[7] = b"\x7fELF", 2, 0x33
     struct.pack_into("<I", elf, 48, 0x500550)
-    assert inspection._cubin_target(bytes(elf)) == "sm_80"
+    assert inspect_objects.cubin_target(bytes(elf)) == "sm_80"
     struct.pack_into("<I", elf, 48, 0x5A0D5A)
-    assert inspection._cubin_target(bytes(elf)) == "sm_90a"
+    assert inspect_objects.cubin_target(bytes(elf)) == "sm_90a"

@@ -357,6 +357,31 @@ def test_inspect_shows_the_frozen_choices(vmfb, tmp_path, capsys):
     assert group["choices"] == [{"workload": [SMALL], "variant": "per_elem"}, {"workload": [LARGE], "variant": "fixed"}]
 
 
+def test_inspect_shows_the_frozen_choices_of_a_vmfb(vmfb, tmp_path, capsys):
+    """A .vmfb frozen from a results file carries its choices(...) in the reflection metadata
+    (frozen_choices, default_frozen), and inspect shows them as for the .mlir (main showed no
+    choices and "default" without saying whether it was frozen); the unfrozen module says it
+    has none."""
+    results = _results(tmp_path / "r.json", [
+        {"variant": "fixed", "workload": "tensor<262144xf32>", "workload_values": [LARGE]},
+        {"variant": "per_elem", "workload": "tensor<1024xf32>", "workload_values": [SMALL]},
+        {"variant": "fixed", "workload": "tensor<5000xf32>", "workload_values": [5000]}])
+    frozen = _frozen(tmp_path, results)
+    assert cli.main(["inspect", str(frozen), "--no-resources"]) == 0
+    out = capsys.readouterr().out
+    assert ("  choices:     [262144] = @fixed, [1024] = @per_elem, [5000] = @fixed (frozen per workload; "
+            "any other workload: the default)") in out
+    assert "  default:     @fixed (frozen by default(@v))" in out
+    assert cli.main(["inspect", str(frozen), "--no-resources", "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
+    assert group["choices"] == [{"workload": [LARGE], "variant": "fixed"}, {"workload": [SMALL], "variant": "per_elem"},
+                                {"workload": [5000], "variant": "fixed"}]
+    assert group["frozen"] is True
+    assert cli.main(["inspect", str(vmfb), "--no-resources", "--json"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["groups"]
+    assert group["choices"] == [] and group["frozen"] is False
+
+
 def test_a_rotating_workload_does_not_cost_a_decided_one_its_choice(vmfb, tmp_path):
     """Eight decided workloads fill the 8 slots; a ninth rotates under round-robin and takes
     slot 0 in turn. The workload that held it (n = 101, pinned to @wrong, 3 * x, which makes

@@ -169,7 +169,9 @@ def launch_to_mlir(
 
     Raises :class:`LaunchError` with a one-line reason (an output that is not a tensor or not
     a parameter, arguments that do not fit the kernel, a metaparameter that conflicts with the
-    autotuner, a written view that overlaps or a new output with gaps, naming the pattern;
+    autotuner, a written view that overlaps or a new output with gaps, naming the pattern; two
+    arguments that are views of one storage with overlapping spans, one of them written, naming
+    both (:func:`_check_aliasing`);
     :class:`KernelNotImportableError` for a kernel made at run time that reads a value which
     cannot be carried),
     OSError when ``output`` cannot be written.
@@ -229,6 +231,7 @@ def _launch_to_mlir(
     wanted.sort(key=names.index)
     for p, a in zip(names, args):
         _check_span(p, a, written=p in wanted, in_place=p in tied)
+    _check_aliasing(names, args, wanted, tied)
     inputs = [_spec(a) for p, a in zip(names, args) if p not in wanted]
     outs = [_spec(args[names.index(p)]) for p in wanted]
     note = f" (in place: {', '.join(p for p in wanted if p in tied)})" if tied else ""
@@ -341,6 +344,62 @@ def _check_span(p: str, value: Any, *, written: bool, in_place: bool) -> None:
             f"the module would return its span of {span.span} elements with the ones between undefined; name it in "
             f"inplace=[...] (the host passes the span and gets it back, gaps kept), or pass a dense tensor"
         )
+
+
+def _storage_of(value: Any) -> tuple[Any, int, int] | None:
+    """Where tensor ``value``'s view lies: ``(storage, first, end)``, the bytes ``[first, end)``
+    of ``storage`` from the view's first element to past its last one (its span,
+    :func:`autotune_export.cuda.launch_model.storage_span`, times the element size). ``storage``
+    identifies the memory: for a torch tensor its storage (``untyped_storage()``, shared by all
+    views of it, meta tensors included) with the offset in bytes from the storage's start; for
+    a numpy array the process's memory with the element's address. None for what has no
+    storage to share (a jax array or ``ShapeDtypeStruct``: the module copies it like a value),
+    a scalar, an empty view, or a view whose span is not known (refused by :func:`_check_span`)."""
+    if not hasattr(value, "shape") or isinstance(value, np.generic):
+        return None
+    span = _span_of(value)
+    if span is None or span.span == 0:
+        return None
+    if isinstance(value, np.ndarray):
+        first = int(value.__array_interface__["data"][0])
+        return ("memory", "cpu"), first, first + span.span * value.itemsize
+    storage = getattr(value, "untyped_storage", None)
+    if type(value).__module__.startswith("torch") and callable(storage):
+        size = int(value.element_size())
+        first = int(value.storage_offset()) * size
+        return ("torch", storage()._cdata), first, first + span.span * size
+    return None
+
+
+def _check_aliasing(names: list[str], args: tuple, written: list[str], tied: list[str]) -> None:
+    """Refuse two tensor arguments that are views of one storage with overlapping spans
+    (``x`` and ``x[1:]``, ``a`` and ``a.t()``, one tensor passed twice), one of them written
+    (``outputs``/``inplace``): Triton's launch hands the kernel two pointers into the same
+    memory, so what it reads through one can be what it wrote through the other, while the
+    module gives each argument a buffer of its own (a new output, or the in-place operand
+    IREE ties its result to) and the kernel reads the values from before the launch. For a
+    kernel that is not element-wise the results differ. Two read-only views may share memory.
+    Raises LaunchError naming both arguments (parameter and position) and the bytes they share."""
+    seen = []
+    for i, (p, a) in enumerate(zip(names, args)):
+        where = _storage_of(a)
+        if where is None:
+            continue
+        for j, q, (storage, first, end) in seen:
+            if storage != where[0] or max(first, where[1]) >= min(end, where[2]):
+                continue
+            if q not in written and p not in written:
+                continue
+            how = lambda n: (" (written in place)" if n in tied else " (written: outputs)") if n in written else " (read)"
+            shared = min(end, where[2]) - max(first, where[1])
+            raise LaunchError(
+                f"arguments '{q}' (argument {j}){how(q)} and '{p}' (argument {i}){how(p)} are views of one storage "
+                f"whose spans overlap ({shared} bytes in common): Triton's launch gives the kernel pointers into the same "
+                f"memory, so it can read what it writes, but the module gives each argument a buffer of its own "
+                f"(a kernel that is not element-wise then computes something else); pass a copy of the one it reads "
+                f"('{q if q not in written else p}.clone()'), or make them one argument"
+            )
+        seen.append((i, p, where))
 
 
 def _param_name(o: str | int, names: list[str], what: str) -> str:

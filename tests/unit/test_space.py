@@ -227,7 +227,7 @@ def test_launch_to_mlir_writes_a_product_space(tmp_path):
     mod = importlib.util.module_from_spec(spec)
     sys.modules["space_kernels"] = mod
     spec.loader.exec_module(mod)
-    x = y = np.empty(4096, np.float32)
+    x, y = np.empty(4096, np.float32), np.empty(4096, np.float32)
     text = launch_to_mlir(mod.scale_kernel, lambda meta: (4096 // meta["BLOCK"],), x, y, 4096, outputs=["y_ptr"],
                           output=tmp_path / "scale.mlir")
     g = _group(text.replace('"space_kernels.py"', f'"{path}"'))

@@ -161,3 +161,29 @@ util.func public @host(%x: tensor<16xf32>, %s: tensor<i32>) -> tensor<16xf32> {
   %r = flow.dispatch @e::@g[%c](%x, %n) : (tensor<16xf32>, i32) -> tensor<16xf32>
   util.return %r : tensor<16xf32>
 }
+
+// -----
+
+// A dispatch in a loop whose workload is the loop's induction variable (issue 21, Consistency): the
+// tuning entries cannot know the index, so the group is refused for tuning on fake data with the way
+// around it (docs/limits.md: a function of its own, util.call'ed from the loop, taking the index).
+#layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
+hal.executable.source private @e <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "k.ptx", data = ".version 8.6\n.target sm_80\n.address_size 64\n.visible .entry a()\n{\nret;\n}"}>]}>}> {
+  // expected-error @+1 {{(it depends on argument 0 of a block other than the host's entry block); move the dispatch into a function of its own that takes that value as an argument (docs/limits.md)}}
+  hal.executable.autotuning.export @g variants([@a])
+  hal.executable.export public @a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
+    %c1 = arith.constant 1 : index
+    hal.return %n, %c1, %c1 : index, index, index
+  } <{workgroup_size = [128 : index, 1 : index, 1 : index]}>
+}
+util.func public @host(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c1 to %c4 step %c1 iter_args(%acc = %x) -> (tensor<16xf32>) {
+    %i32 = arith.index_cast %i : index to i32
+    %y = flow.dispatch @e::@g[%i](%acc, %i32) : (tensor<16xf32>, i32) -> tensor<16xf32>
+    scf.yield %y : tensor<16xf32>
+  }
+  util.return %r : tensor<16xf32>
+}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autotune_export.frontend import reader as F
+from autotune_export.frontend import scanning
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.frontend.reader import SourceFile, lower_extension_syntax
 from autotune_export.ir.group import AutotuneGroup, Param
@@ -166,7 +167,7 @@ util.func public @f(%x: i32) -> i32 {{
 
 def extent(text: str) -> str:
     start = text.index(OP)
-    return text[start : F._op_extent(text, start)]
+    return text[start : scanning.op_extent(text, start)]
 
 
 @pytest.mark.parametrize(
@@ -200,7 +201,7 @@ def test_op_extent(text, expected):
 
 def test_occurrences_skip_comments_and_strings():
     text = f'// {OP} @x\n"{OP} @y"\n{OP}s @z\nfoo.{OP}\n  {OP} @g variants([@a])\n'
-    starts = list(F._occurrences(text))
+    starts = list(scanning.occurrences(text))
     assert starts == [text.index(f"  {OP} @g") + 2]
 
 

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
+from autotune_export.cuda.launch_plan import config_text
 from autotune_export.cuda.bundle import Bundle, ExportSpec, GroupSpec, link_object
 from autotune_export.cuda.targets import MAX_REGISTERS_PER_BLOCK, MAX_THREADS_PER_BLOCK
 from autotune_export.cuda.triton_compile import CompiledVariant, PrunedVariant
@@ -185,10 +186,6 @@ class Linked:
         return DiagnosticError(errors) if errors else None
 
 
-def _config_text(cfg) -> str:
-    return "{" + ", ".join(f"{k} = {v}" for k, v in cfg) + "}"
-
-
 def link_group(request: LinkRequest, results: Sequence[CompiledVariant | PrunedVariant]) -> Linked:
     """Link the compiled variants of ``request`` (``results``: target-major, per target each
     config's variants, two per config when scalars carry ``:16``/``:1`` hints) into a bundle.
@@ -211,7 +208,7 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
     pruned_notes = []
     pruned_remarks = []  # reported when some config survives; else the error's notes say it, once
     for index, cfg in enumerate(req.configs):
-        text = _config_text(cfg)
+        text = config_text(cfg)
         mine_by_target = [rs[index * per_config : (index + 1) * per_config] for rs in by_target]
         pruned = None
         for (tname, _), mine in zip(archs, mine_by_target):
@@ -237,7 +234,7 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         keep = set(keep_at_most(spills, req.max_variants))
         for k, (index, cfg, _, _) in enumerate(survivors):
             if k not in keep:
-                text = _config_text(cfg)
+                text = config_text(cfg)
                 reason = (
                     f"over --max-variants {req.max_variants} ({len(survivors)} configs can run; kept: the fewest spills, "
                     f"then spread over the config order; this one spills {spills[k]})"
@@ -361,7 +358,7 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
             # Workload values are symbolic (None); the count region binds them.
             grid_mod.check_grid(exprs, {**env, **{w: None for w in req.workload}})
         except grid_mod.GridError as err:
-            raise DiagnosticError.at(req.grid_location, f"{err} for config {index} {_config_text(cfg)}") from None
+            raise DiagnosticError.at(req.grid_location, f"{err} for config {index} {config_text(cfg)}") from None
         need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
         exports.append(
             ExportSpec(

@@ -74,14 +74,12 @@ from autotune_export.ir.group import OPTION_DEFAULTS, AutotuneGroup, variant_nam
 from autotune_export.ir.walk import enclosing_function, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import PassContext
 from autotune_export.passes.bench_entries import DispatchOperands
-from autotune_export.passes.materialize_triton_variants import (
-    MaterializeTritonVariants,
-    _UNKNOWN,
-    _as_parameter,
-    _dispatch_bindings,
-    _evaluate,
-    _tune_workloads,
-)
+from autotune_export.cuda.launch_plan import UNKNOWN as _UNKNOWN
+from autotune_export.cuda.launch_plan import as_parameter as _as_parameter
+from autotune_export.passes.dispatch_values import evaluate as _evaluate
+from autotune_export.passes.dispatch_values import tune_workloads as _tune_workloads
+from autotune_export.passes.materialize_triton_variants import MaterializeTritonVariants
+from autotune_export.passes.triton_dispatch_checks import dispatch_bindings as _dispatch_bindings
 from autotune_export.passes.zero_outputs import is_zeroed
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of

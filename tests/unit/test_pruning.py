@@ -192,7 +192,7 @@ def test_scalars_the_tuning_workload_determines():
     from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
     from autotune_export.ir.group import AutotuneGroup
     from autotune_export.ir.walk import executable_sources
-    from autotune_export.passes.materialize_triton_variants import _dispatch_scalars
+    from autotune_export.passes.dispatch_values import dispatch_scalars as _dispatch_scalars
 
     module = parse_source(SourceFile(WORKLOAD, "<test>", str(ROOT)))
     with module.context:
@@ -211,7 +211,7 @@ def test_scalars_of_each_tuning_workload():
     from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
     from autotune_export.ir.group import AutotuneGroup
     from autotune_export.ir.walk import executable_sources
-    from autotune_export.passes.materialize_triton_variants import _dispatch_scalars
+    from autotune_export.passes.dispatch_values import dispatch_scalars as _dispatch_scalars
 
     text = WORKLOAD.replace("tune_workload(tensor<4096xf32>, 7 : i32, 2.5 : f32)",
                             "tune_workload([tensor<4096xf32>, 7 : i32, 2.5 : f32], [tensor<8192xf32>, 7 : i32, 2.5 : f32])")

@@ -10,7 +10,7 @@ from autotune_export.frontend import SourceFile, new_context, parse_source
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites, executable_sources, groups_of
 from autotune_export.passes.base import PassContext
-from autotune_export.passes.materialize_triton_variants import _tied_outputs
+from autotune_export.passes.triton_dispatch_checks import tied_outputs as _tied_outputs
 
 HEAD = '''
 hal.executable.source private @ex {

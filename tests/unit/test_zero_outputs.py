@@ -20,7 +20,7 @@ from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.passes import zero_outputs
 from autotune_export.passes.bench_entries import DispatchOperands
 from autotune_export.ir.binding import in_place as in_place_outputs
-from autotune_export.passes.materialize_triton_variants import _tied_outputs
+from autotune_export.passes.triton_dispatch_checks import tied_outputs as _tied_outputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

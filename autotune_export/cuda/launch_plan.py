@@ -1,0 +1,446 @@
+"""The plan stage of a Triton-form group: the group as plain data (:class:`PlanRequest`) and
+its loaded kernel -> per config its entries, constexpr values and the
+:class:`~autotune_export.cuda.triton_compile.VariantSpec` s to compile (:class:`Planned`).
+
+The first kernel stage (``docs/architecture.md``): :func:`plan_launch` runs Triton's launch
+model (:func:`autotune_export.cuda.launch_model.launch_variants`, convention ``TRITON``) on
+what the group's dispatches pass (the pass reads that off the IR:
+:func:`autotune_export.passes.dispatch_values.dispatch_scalars`), checks the grid's names
+against each config, and makes the variant specs (Triton's JIT specialization of ``:16`` /
+``:1`` hints). It takes no pass context and no IR (``pyproject.toml``'s contract
+``kernel-stages-without-iree``) and never raises for the user's input: its remarks and the
+error that stopped it are :class:`~autotune_export.support.diagnostics.Diagnostic` records with
+locations (:attr:`Planned.diagnostics`), which the caller reports, as the link stage's
+(:mod:`autotune_export.cuda.link`) are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from autotune_export.cuda import launch_model as lm
+from autotune_export.ir import grid as grid_mod
+from autotune_export.ir.params import OPTION_NAMES, Param
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, did_you_mean
+
+__all__ = [
+    "UNKNOWN",
+    "PlanRequest",
+    "Planned",
+    "as_parameter",
+    "config_entries",
+    "config_text",
+    "plan_launch",
+    "signed",
+]
+
+#: A value not known while compiling (a scalar the host computes at run time).
+UNKNOWN = object()
+
+
+def signed(value: int, width: int | None) -> int:
+    """``value`` wrapped to a signed ``width``-bit integer (i1: 0 or 1); unchanged for None."""
+    if width is None:
+        return value
+    if width == 1:
+        return value & 1
+    m = 1 << width
+    value %= m
+    return value - m if value >= m >> 1 else value
+
+
+def as_parameter(triton_type: str, value):
+    """``value`` as the kernel receives a scalar of ``triton_type``: a bool for ``u1``/``i1``,
+    an int wrapped to the type's width (unsigned for ``uN``), a float (rounded to fp32/fp16);
+    :data:`UNKNOWN` for a value the type cannot take (a float for an integer)."""
+    if triton_type in ("u1", "i1"):
+        return bool(value)
+    if triton_type.startswith(("i", "u")):
+        if isinstance(value, float):
+            return UNKNOWN
+        width = int(triton_type[1:])
+        return int(value) % (1 << width) if triton_type.startswith("u") else signed(int(value), width)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return UNKNOWN
+    if triton_type in ("fp32", "fp16"):
+        fmt = "f" if triton_type == "fp32" else "e"
+        try:
+            return struct.unpack(fmt, struct.pack(fmt, float(value)))[0]
+        except OverflowError:
+            return float("inf") if value > 0 else float("-inf")
+    return float(value)
+
+
+def config_entries(cfg: dict) -> list[tuple[str, Any]]:
+    """A config of :attr:`LoadedKernel.default_configs` as the group's entries: its constexpr
+    values, then the options it sets (num_warps, num_stages, num_ctas, maxnreg)."""
+    entries = list(cfg.get("kwargs", {}).items())
+    for opt in OPTION_NAMES:
+        if cfg.get(opt) is not None:
+            entries.append((opt, cfg[opt]))
+    return entries
+
+
+def config_text(entries) -> str:
+    """A config's entries as the op spells them, for messages: ``{BLOCK = 64, num_warps = 4}``."""
+    return "{" + ", ".join(f"{k} = {v}" for k, v in entries) + "}"
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """A Triton-form group to plan, as plain data.
+
+    ``name``/``kernel``: the group's and the kernel's names; ``location`` the group's and
+    ``clause_locations`` its clauses' (:attr:`autotune_export.ir.group.AutotuneGroup.clause_locations`),
+    where diagnostics go; ``signature`` the runtime parameters without the ``none`` ones,
+    whose names are ``nones``; ``configs`` the op's ``configs([...])`` (entries as the op
+    spells them), None to take the kernel's ``triton.autotune`` configs; ``grid`` expressions
+    and ``workload`` names; ``archs`` ``(name, capability)`` per target (the first answers for
+    the user's functions, as Triton's driver does while the file is imported); ``ptx_version``
+    pinned in every variant; ``sites`` what each launch of the group passes, one
+    ``(label, workload index or None, {parameter: value or UNKNOWN, pointer: shape}, names
+    known only from the tuning workload)`` per dispatch and ``tune_workload``
+    (:func:`autotune_export.passes.dispatch_values.dispatch_scalars`)."""
+
+    name: str
+    kernel: str
+    location: Location | None
+    clause_locations: Mapping[str, Location]
+    signature: tuple[Param, ...]
+    nones: tuple[str, ...]
+    configs: tuple[tuple[tuple[str, Any], ...], ...] | None
+    grid: tuple[str, ...]
+    workload: tuple[str, ...]
+    archs: tuple[tuple[str, int], ...]
+    ptx_version: int | None
+    sites: tuple = ()
+
+    def at(self, *keys: str) -> Location | None:
+        """The location of the first of ``keys`` (clause names, most specific first) the group
+        has, else the group's (as :meth:`AutotuneGroup.at`)."""
+        return next((self.clause_locations[k] for k in keys if k in self.clause_locations), self.location)
+
+    def config_location(self, index: int | None, key: str | None = None) -> Location | None:
+        """Where config ``index`` (its ``key``; None: the configs) was written: its entry in
+        configs([...]), or the kernel's name in triton(...) when the configs are its
+        triton.autotune's."""
+        if self.configs is None:
+            return self.at("triton.kernel", "triton")
+        keys = ([f"configs.{index}.{key}"] if key is not None and index is not None else []) + (
+            [f"configs.{index}"] if index is not None else []
+        )
+        return self.at(*keys, "configs")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What :func:`plan_launch` returns: per config its entries as the op spells them
+    (``configs``) and every constexpr's value (``constexprs``); ``specs`` the variants to
+    compile, target-major (per target each config's variants: two when scalars carry
+    ``:16``/``:1`` hints); ``diagnostics`` in order (remarks, then the error that stopped it,
+    if any: then the rest is empty)."""
+
+    configs: tuple[tuple[tuple[str, Any], ...], ...]
+    constexprs: tuple[dict, ...]
+    specs: tuple
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def error(self) -> DiagnosticError | None:
+        """The error among the diagnostics (with its notes), or None."""
+        errors = [d for d in self.diagnostics if d.severity == "error"]
+        return DiagnosticError(errors) if errors else None
+
+
+def plan_launch(request: PlanRequest, kernel, source) -> Planned:
+    """Plan ``request`` for ``kernel`` (a :class:`~autotune_export.cuda.kernel_files.LoadedKernel`
+    whose runtime parameters are the signature's and the ``nones``) loaded from ``source`` (its
+    :class:`~autotune_export.cuda.kernel_files.KernelSource`): the launch model's configs and
+    constexpr values (:func:`_launch_variants`), the grid's names checked against each, then
+    one :class:`~autotune_export.cuda.triton_compile.VariantSpec` per config and hint
+    specialization and target. Never raises for the user's input: errors are in
+    :attr:`Planned.diagnostics`."""
+    diagnostics: list[Diagnostic] = []
+    try:
+        configs, constexprs = _launch_variants(request, kernel, diagnostics)
+        _check_grid_names(request, constexprs)
+        specs = _variant_specs(request, kernel, source, configs, constexprs)
+    except DiagnosticError as err:
+        return Planned((), (), (), (*diagnostics, *err.diagnostics))
+    return Planned(tuple(tuple(cfg) for cfg in configs), tuple(constexprs), tuple(specs), tuple(diagnostics))
+
+
+def _launch_variants(
+    request: PlanRequest, kernel, diagnostics: list[Diagnostic]
+) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]]]:
+    """``(configs, constexprs)``: the group's configs (entries as the op spells them) and
+    per config every constexpr's value, from Triton's launch model
+    (:func:`autotune_export.cuda.launch_model.launch_variants`, convention ``TRITON``): the
+    op's ``configs([...])``, else the kernel's (outermost) ``triton.autotune`` configs after
+    its ``prune_configs_by``; ``triton.heuristics`` in Triton's wrapper order (a value the
+    op's config gives is kept); the ``def``'s defaults.
+
+    What the user's functions see, answering for the first target (Triton's driver and
+    torch, as while the file is imported): per runtime parameter a
+    :class:`~autotune_export.cuda.launch_model.TensorArgument` for a pointer (``.dtype``,
+    ``.element_size()`` from the signature), None for a ``none`` parameter, and a scalar's
+    value where the host determines it, else an
+    :class:`~autotune_export.cuda.launch_model.UnknownScalar`. Heuristics see a scalar only
+    when every dispatch of the group passes the same value without the tuning workload
+    (their values are compiled in). ``prune_configs_by`` runs once per dispatch of the
+    group and per ``tune_workload`` (``request.sites``), as Triton prunes at each launch; the
+    group keeps the configs every one of them keeps (all dispatches share one choice, so a
+    config pruned for one is never selected for it), and remarks (appended to
+    ``diagnostics``) say what the pruning saw. Triton prunes only when there is more than one
+    config (``Autotuner.run``).
+
+    Raises DiagnosticError at the group when a function reads what is not known, raises,
+    or keeps no config (for one dispatch, or for all of them together)."""
+    from autotune_export.cuda import triton_compile as tc
+
+    model = lm.KernelModel.from_loaded(kernel)
+    tuner = model.autotune
+    by_name = {p.name: p for p in request.signature}
+    sites = list(request.sites)
+    scalars = [p.name for p in request.signature if not p.is_pointer]
+    # Heuristics: scalars that every dispatch passes, the same without any tuning workload,
+    # and the shapes of the tensors every dispatch binds, the same static shape.
+    static = {}
+    for name in scalars + [p.name for p in request.signature if p.is_pointer]:
+        values = [v.get(name, UNKNOWN) for *_, v, _ in sites]
+        if values and all(x is not UNKNOWN and x == values[0] for x in values) and all(name not in fw for *_, fw in sites):
+            static[name] = values[0]
+
+    def named(values: dict) -> dict:
+        out: dict[str, Any] = {}
+        for name in (a for a in kernel.arg_names if a not in kernel.constexpr_names):
+            p = by_name.get(name)
+            if name in request.nones or p is None:
+                out[name] = None
+            elif p.is_pointer:
+                shape = values.get(name)
+                out[name] = lm.TensorArgument(name, p.type) if shape is None else lm.TensorArgument.dense(name, p.type, shape)
+            else:
+                value = values.get(name, UNKNOWN)
+                out[name] = lm.UnknownScalar(name) if value is UNKNOWN else value
+        return out
+
+    explicit = request.configs
+    override = None
+    if explicit is not None:
+        override = [
+            lm.Config.of(
+                {"kwargs": {k: v for k, v in cfg if k not in OPTION_NAMES}, **{k: v for k, v in cfg if k in OPTION_NAMES}}
+            )
+            for cfg in explicit
+        ]
+    prune = tuner is not None and explicit is None and len(tuner.triton_configs) == len(kernel.default_configs)
+    try:
+        plan = lm.launch_variants(
+            model,
+            named(static),
+            {},
+            convention=lm.TRITON,
+            configs=override if override is not None else None,
+            sites=[named(values) for *_, values, _ in sites] or None,
+            capability=request.archs[0][1],
+            prune=prune,
+        )
+    except lm.LaunchModelError as err:
+        raise _launch_model_error(request, err) from None
+
+    constexprs = [{c: tc.plain_value(v) for c, v in variant.constexprs} for variant in plan.variants]
+    if explicit is not None:
+        return [list(cfg) for cfg in explicit], constexprs
+    defaults = kernel.default_configs
+    configs = [config_entries(tc.config_dict(v.config)) for v in plan.variants]
+    if plan.pruning is None:
+        return configs, constexprs
+    diagnostics.extend(_pruning_remarks(request, tuner, defaults, plan.pruning, sites))
+    return configs, constexprs
+
+
+def _launch_model_error(request: PlanRequest, err: lm.LaunchModelError) -> DiagnosticError:
+    """The launch model's error as the user's diagnostic: where it comes from (the pruning,
+    a heuristic, a constexpr without value: at the group, the configs, config N) and how to
+    avoid it."""
+    loc, kernel_name = request.location, request.kernel
+    if err.stage == "prune":
+        if err.unknown is None:
+            fix = "give the configs to export explicitly with configs([...])"
+        elif "." in err.unknown:
+            fix = (
+                "of a tensor .dtype and .element_size() are known from the signature, .shape, .numel() and "
+                ".stride() where every dispatch binds a tensor of static shape (dense, as IREE's buffers are); "
+                "give the configs to export explicitly with configs([...])"
+            )
+        else:
+            fix = (
+                "a scalar is known when each dispatch of the group passes a value computed from constants, "
+                "tune_workload(...) or static argument shapes; otherwise give the configs to export "
+                "explicitly with configs([...])"
+            )
+        return DiagnosticError.at(
+            loc, f"@{request.name}: prune_configs_by of the triton.autotune of '{kernel_name}': {err}; {fix}"
+        )
+    if err.stage and err.stage.startswith("heuristic ") and err.unknown is not None:
+        hname = err.stage[len("heuristic ") :]
+        known = (
+            (
+                " (a tensor's .shape, .numel() and .stride() are known where every dispatch binds it a tensor "
+                "of the same static shape)"
+            )
+            if "." in err.unknown
+            else ""
+        )
+        return DiagnosticError.at(
+            request.config_location(None),
+            f"triton.heuristics for '{hname}' needs run-time argument '{err.unknown}'{known}; give '{hname}' in every config",
+        )
+    if err.stage == "constexpr":
+        # "config N gives no value for ...": at config N (its "{" in configs([...]), or
+        # the kernel's name when the configs are its triton.autotune's).
+        m = re.match(r"config (\d+) ", str(err))
+        message = str(err).replace(" gives no value for", " does not give")
+        if m and request.configs is None:
+            message = message.replace(m.group(0), f"{m.group(0)}(a config of the triton.autotune of '{kernel_name}') ", 1)
+        return DiagnosticError.at(request.config_location(int(m.group(1)) if m else None), message)
+    return DiagnosticError.at(loc, f"@{request.name}: {err}")
+
+
+def _pruning_remarks(request: PlanRequest, tuner, defaults, pruning, sites) -> list[Diagnostic]:
+    """One remark per config pruned (per dispatch and workload when there are several),
+    one saying what the pruning saw, and one naming the configs the group keeps (none of
+    these when the pruning kept every config unchanged)."""
+    from autotune_export.cuda import triton_compile as tc
+
+    remarks: list[Diagnostic] = []
+    loc = request.location
+    several = len(pruning.outcomes) > 1
+    for outcome, (label, _, values, from_workload) in zip(pruning.outcomes, sites or [("", None, {}, set())]):
+        where = f" for {label}" if several else ""
+        for p in outcome.pruned:
+            remarks.append(
+                Diagnostic(
+                    "remark",
+                    f"@{request.name}: triton.autotune config {p.index} "
+                    f"{config_text(config_entries(defaults[p.index]))} pruned{where}: "
+                    f"{p.reason} (prune_configs_by)",
+                    loc,
+                )
+            )
+    functions = ", ".join(
+        f"{f} '{lm.function_name(fn)}'"
+        for f, fn in (("early_config_prune", tuner.early_config_prune), ("perf_model", tuner.perf_model))
+        if fn is not None
+    )
+    if sites:
+        seen = "; ".join(
+            f"{label}: "
+            + (
+                ", ".join(
+                    f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
+                    for k, v in values.items()
+                    if v is not UNKNOWN and not isinstance(v, tuple)
+                )
+                or "no scalar value"
+            )
+            for label, _, values, fw in sites
+        )
+        dynamic = sorted({k for *_, fw in sites for k in fw})
+        tail = (
+            (
+                f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "
+                "prune at that launch)"
+            )
+            if dynamic
+            else ""
+        )
+        remarks.append(Diagnostic("remark", f"@{request.name}: prune_configs_by ({functions}) saw {seen}{tail}", loc))
+    kept = [tc.config_dict(c) for c in pruning.kept]
+    changed = [i for i, c in zip(pruning.kept_indices, kept) if i is not None and c != defaults[i]]
+    if list(pruning.kept_indices) == list(range(len(defaults))) and not changed:
+        return remarks
+    sources = ", ".join("new" if i is None else str(i) for i in pruning.kept_indices)  # new: made by the pruner
+    edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
+    every = f" (those kept for every one of {len(pruning.outcomes)} dispatches and workloads)" if several else ""
+    remarks.append(
+        Diagnostic(
+            "remark",
+            f"@{request.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} triton.autotune "
+            f"configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs {sources}{edited}",
+            loc,
+        )
+    )
+    return remarks
+
+
+def _check_grid_names(request: PlanRequest, constexpr_values) -> None:
+    """The grid's names against what each config gives (workload values, constexprs,
+    launch options): known only now when the configs are the kernel's triton.autotune's
+    (the front end checked those of configs([...])). Before anything compiles; a
+    DiagnosticError at the unknown name in grid(...)."""
+    kernel_name = request.kernel
+    for index, values in enumerate(constexpr_values):
+        known = {*values, *OPTION_NAMES, *(request.workload or [])}
+        for text in request.grid:
+            for nm in grid_mod.names(grid_mod.parse(text)):
+                if nm.name not in known:
+                    raise DiagnosticError.at(
+                        request.at(f"grid.{nm.name}", "grid"),
+                        f"grid uses unknown name '{nm.name}'; names in a grid are workload values "
+                        f"({', '.join(request.workload or []) or 'none'}), the configs' constexprs "
+                        f"({', '.join(k for k in values if k not in OPTION_NAMES) or 'none'}"
+                        + (f"; from the triton.autotune of '{kernel_name}'" if request.configs is None else "")
+                        + f") and {', '.join(OPTION_NAMES)}"
+                        + did_you_mean(nm.name, sorted(known)),
+                    )
+
+
+def _variant_specs(request: PlanRequest, kernel, source, configs, constexpr_values) -> list:
+    """The :class:`~autotune_export.cuda.triton_compile.VariantSpec` s of the configs, target-major
+    (one copy of every spec per target). Triton's JIT specialization (``tt.divisibility`` 16):
+    pointers marked ``:16`` are assumed aligned in every variant (IREE bindings are;
+    jax-triton assumes the same); scalars marked ``:16`` only in a second, specialized variant
+    that the dispatch takes when the run-time values are multiples of 16. Integers marked
+    ``:1`` become constexprs equal to 1 in the specialized variant, as Triton's JIT does; they
+    leave its PTX parameter list (:mod:`autotune_export.cuda.link`). Raises DiagnosticError at
+    a config whose values a spec cannot hold (a tuple)."""
+    from autotune_export.cuda import triton_compile as tc
+
+    archs = request.archs
+    nones = {n: None for n in request.nones}
+    config_specs = []
+    for index, cfg in enumerate(configs):
+        values = constexpr_values[index]
+        options = {k: v for k, v in cfg if k in OPTION_NAMES}
+        pointer_hints = tuple(i for i, p in enumerate(request.signature) if p.divisible and p.is_pointer)
+        ones = {p.name for p in request.signature if p.hint == 1}
+        kept = [p for p in request.signature if p.name not in ones]
+        all_hints = tuple(i for i, p in enumerate(kept) if p.divisible)
+        variants = [(request.signature, pointer_hints, {})]
+        if all_hints != pointer_hints or ones:
+            variants.append((kept, all_hints, {n: 1 for n in ones}))
+        for signature, hints, fixed in variants:
+            consts = {**nones, **values, **fixed}
+            try:
+                spec = tc.VariantSpec(
+                    kernel=dataclasses.replace(source, import_arch=archs[0][1]),
+                    signature=tuple((p.name, p.type) for p in signature),
+                    constexprs=tuple((c, consts[c]) for c in kernel.arg_names if c in consts),
+                    num_warps=options.get("num_warps", 4),
+                    num_stages=options.get("num_stages", 3),
+                    num_ctas=options.get("num_ctas", 1),
+                    maxnreg=options.get("maxnreg"),
+                    arch=archs[0][1],
+                    ptx_version=request.ptx_version,
+                    divisibility=hints,
+                )
+            except ValueError as err:  # e.g. a value the op cannot hold (a tuple)
+                raise DiagnosticError.at(request.config_location(index), f"config {index}: {err}") from None
+            config_specs.append(spec)
+    return [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]

@@ -247,7 +247,7 @@ def test_interop_builds_no_new_op_text():
 #: Functions of interop/ that call an MLIR parser, and why: the user's module
 #: (convert_stablehlo), and StableHLO's output_operand_alias, for which IREE's bindings have no
 #: attribute class (_aliases_of reads its parameters as a dictionary attribute). Add none.
-KNOWN_INTEROP_PARSERS = {"interop/jax_triton.py:convert_stablehlo", "interop/jax_triton.py:_aliases_of"}
+KNOWN_INTEROP_PARSERS = {"interop/jax_triton_stablehlo.py:convert_stablehlo", "interop/jax_triton_stablehlo.py:_aliases_of"}
 
 
 def ir_parsers_called(sources=None, under: str = "interop/") -> set[str]:
@@ -314,22 +314,29 @@ _CLASSED = re.compile(r"^(?:flow|util|hal|func|arith|tensor|builtin|scf|cf|linal
 
 
 def op_names_compared(sources=None) -> list[str]:
-    """``X.name == "flow.dispatch"``-style comparisons (``==``, ``!=``, ``in``, ``not in`` a
-    literal tuple/list/set) of an op's name with the name of an op that has a generated class,
-    as ``module:line``: such ops are told apart with ``ir.walk.isa`` instead. Triton's own IR
-    (cuda/ttir.py reads ``tt.*`` ops with Triton's bindings) is not IREE's."""
+    """Op identity by name (``module:line``) for ops that have a generated class: a comparison
+    (``==``, ``!=``, ``in``, ``not in`` a literal tuple/list/set) with such an op's name on either
+    side, whatever the other side is (``op.name == "flow.dispatch"``, or a local holding
+    ``op.operation.name``), and a dict keyed by such names (a table of ops looked up by name,
+    ``{"arith.addi": ...}``): such ops are told apart with ``ir.walk.isa`` / ``isinstance`` on
+    their classes instead. Triton's own IR (cuda/ttir.py reads ``tt.*`` ops with Triton's
+    bindings) is not IREE's, and the front end's older-syntax rewriter (frontend/) works on
+    tokens of text by design."""
     sources = sources or _sources()
     found = []
+
+    def names_an_op(node) -> bool:
+        items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return any(_literal(i) is not None and _CLASSED.match(_literal(i)) for i in items)
+
     for rel, tree in sources.items():
-        if rel == "cuda/ttir.py":
+        if rel == "cuda/ttir.py" or rel.startswith("frontend/"):
             continue
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Compare) or not isinstance(node.left, ast.Attribute) or node.left.attr != "name":
-                continue
-            for comparator in node.comparators:
-                items = comparator.elts if isinstance(comparator, (ast.Tuple, ast.List, ast.Set)) else [comparator]
-                if any(_literal(i) is not None and _CLASSED.match(_literal(i)) for i in items):
-                    found.append(f"{rel}:{node.lineno}")
+            if isinstance(node, ast.Compare) and any(names_an_op(s) for s in [node.left, *node.comparators]):
+                found.append(f"{rel}:{node.lineno}")
+            elif isinstance(node, ast.Dict) and any(k is not None and names_an_op(k) for k in node.keys):
+                found.append(f"{rel}:{node.lineno}")
     return found
 
 
@@ -350,5 +357,10 @@ def test_the_op_name_check_sees_comparisons():
     code = ('def f(op, d):\n    if op.name == "flow.dispatch":\n        return 1\n'
             '    return d.operation.name in ("util.func", "func.func") or op.name == "autotune.export"\n')
     assert op_names_compared({"passes/sample.py": ast.parse(code)}) == ["passes/sample.py:2", "passes/sample.py:4"]
+    # through a local, and a table of ops keyed by name (materialize's arith evaluator had both)
+    code = ('def g(value):\n    name = value.owner.operation.name\n    if name == "arith.constant":\n        return 0\n'
+            '    return _OPS[name]\n_OPS = {"arith.addi": lambda a, b: a + b}\n'
+            'def h(kind):\n    return kind == "note" or isinstance(kind, arith.AddIOp)\n')
+    assert sorted(op_names_compared({"passes/sample.py": ast.parse(code)})) == ["passes/sample.py:3", "passes/sample.py:6"]
     code = 'def f(d):\n    s = list(d.attributes["operandSegmentSizes"])\n    attrs = {"operandSegmentSizes": s}\n'
     assert segment_sizes_decoded({"passes/sample.py": ast.parse(code)}) == ["passes/sample.py:2"]

@@ -4,47 +4,44 @@
 # source: autotune_export/interop/jax_triton.proto
 # Protobuf Python Version: 5.29.0
 """Generated protocol buffer code."""
+
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import descriptor_pool as _descriptor_pool
 from google.protobuf import runtime_version as _runtime_version
 from google.protobuf import symbol_database as _symbol_database
 from google.protobuf.internal import builder as _builder
+
 _runtime_version.ValidateProtobufRuntimeVersion(
-    _runtime_version.Domain.PUBLIC,
-    5,
-    29,
-    0,
-    '',
-    'autotune_export/interop/jax_triton.proto'
+    _runtime_version.Domain.PUBLIC, 5, 29, 0, "", "autotune_export/interop/jax_triton.proto"
 )
 # @@protoc_insertion_point(imports)
 
 _sym_db = _symbol_database.Default()
 
 
-
-
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n(autotune_export/interop/jax_triton.proto\x12\njax_triton\"\xb7\x02\n\x0cTritonKernel\x12\x13\n\x0bkernel_name\x18\x01 \x01(\t\x12\x11\n\tnum_warps\x18\x02 \x01(\r\x12\x18\n\x10shared_mem_bytes\x18\x03 \x01(\r\x12\x0b\n\x03ptx\x18\x04 \x01(\t\x12\x0c\n\x04ttir\x18\x05 \x01(\t\x12\x1a\n\x12\x63ompute_capability\x18\x06 \x01(\r\x12\x15\n\x08num_ctas\x18\n \x01(\rH\x00\x88\x01\x01\x12\x14\n\x0cmodule_image\x18\x0b \x01(\x0c\x12 \n\x13global_scratch_size\x18\x0c \x01(\rH\x01\x88\x01\x01\x12!\n\x14global_scratch_align\x18\r \x01(\rH\x02\x88\x01\x01\x42\x0b\n\t_num_ctasB\x16\n\x14_global_scratch_sizeB\x17\n\x15_global_scratch_align\"\xa3\x03\n\x10TritonKernelCall\x12(\n\x06kernel\x18\x01 \x01(\x0b\x32\x18.jax_triton.TritonKernel\x12\x0e\n\x06grid_0\x18\x02 \x01(\r\x12\x0e\n\x06grid_1\x18\x03 \x01(\r\x12\x0e\n\x06grid_2\x18\x04 \x01(\r\x12:\n\nparameters\x18\x05 \x03(\x0b\x32&.jax_triton.TritonKernelCall.Parameter\x1a\xf8\x01\n\tParameter\x12=\n\x05\x61rray\x18\x01 \x01(\x0b\x32,.jax_triton.TritonKernelCall.Parameter.ArrayH\x00\x12\x0f\n\x05\x62ool_\x18\x02 \x01(\x08H\x00\x12\r\n\x03i32\x18\x03 \x01(\x05H\x00\x12\r\n\x03u32\x18\x04 \x01(\rH\x00\x12\r\n\x03i64\x18\x05 \x01(\x03H\x00\x12\r\n\x03u64\x18\x06 \x01(\x04H\x00\x12\r\n\x03\x66\x33\x32\x18\x07 \x01(\x02H\x00\x12\r\n\x03\x66\x36\x34\x18\x08 \x01(\x01H\x00\x1a\x38\n\x05\x41rray\x12\x15\n\rbytes_to_zero\x18\x01 \x01(\x04\x12\x18\n\x10ptr_divisibility\x18\x02 \x01(\x04\x42\x07\n\x05value\"\xf4\x02\n\x19TritonAutotunedKernelCall\x12\x0c\n\x04name\x18\x01 \x01(\t\x12=\n\x07\x63onfigs\x18\x02 \x03(\x0b\x32,.jax_triton.TritonAutotunedKernelCall.Config\x12T\n\x14input_output_aliases\x18\x03 \x03(\x0b\x32\x36.jax_triton.TritonAutotunedKernelCall.InputOutputAlias\x1aP\n\x06\x43onfig\x12\x31\n\x0bkernel_call\x18\x01 \x01(\x0b\x32\x1c.jax_triton.TritonKernelCall\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x1a\x62\n\x10InputOutputAlias\x12\x18\n\x10input_buffer_idx\x18\x01 \x01(\r\x12\x19\n\x11output_buffer_idx\x18\x02 \x01(\r\x12\x19\n\x11\x62uffer_size_bytes\x18\x03 \x01(\x04\"\xbb\x01\n\x13TritonAnyKernelCall\x12\x33\n\x0bkernel_call\x18\x01 \x01(\x0b\x32\x1c.jax_triton.TritonKernelCallH\x00\x12\x46\n\x15\x61utotuned_kernel_call\x18\x02 \x01(\x0b\x32%.jax_triton.TritonAutotunedKernelCallH\x00\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\x12\x0c\n\x04name\x18\x04 \x01(\tB\x07\n\x05valueb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(
+    b'\n(autotune_export/interop/jax_triton.proto\x12\njax_triton"\xb7\x02\n\x0cTritonKernel\x12\x13\n\x0bkernel_name\x18\x01 \x01(\t\x12\x11\n\tnum_warps\x18\x02 \x01(\r\x12\x18\n\x10shared_mem_bytes\x18\x03 \x01(\r\x12\x0b\n\x03ptx\x18\x04 \x01(\t\x12\x0c\n\x04ttir\x18\x05 \x01(\t\x12\x1a\n\x12\x63ompute_capability\x18\x06 \x01(\r\x12\x15\n\x08num_ctas\x18\n \x01(\rH\x00\x88\x01\x01\x12\x14\n\x0cmodule_image\x18\x0b \x01(\x0c\x12 \n\x13global_scratch_size\x18\x0c \x01(\rH\x01\x88\x01\x01\x12!\n\x14global_scratch_align\x18\r \x01(\rH\x02\x88\x01\x01\x42\x0b\n\t_num_ctasB\x16\n\x14_global_scratch_sizeB\x17\n\x15_global_scratch_align"\xa3\x03\n\x10TritonKernelCall\x12(\n\x06kernel\x18\x01 \x01(\x0b\x32\x18.jax_triton.TritonKernel\x12\x0e\n\x06grid_0\x18\x02 \x01(\r\x12\x0e\n\x06grid_1\x18\x03 \x01(\r\x12\x0e\n\x06grid_2\x18\x04 \x01(\r\x12:\n\nparameters\x18\x05 \x03(\x0b\x32&.jax_triton.TritonKernelCall.Parameter\x1a\xf8\x01\n\tParameter\x12=\n\x05\x61rray\x18\x01 \x01(\x0b\x32,.jax_triton.TritonKernelCall.Parameter.ArrayH\x00\x12\x0f\n\x05\x62ool_\x18\x02 \x01(\x08H\x00\x12\r\n\x03i32\x18\x03 \x01(\x05H\x00\x12\r\n\x03u32\x18\x04 \x01(\rH\x00\x12\r\n\x03i64\x18\x05 \x01(\x03H\x00\x12\r\n\x03u64\x18\x06 \x01(\x04H\x00\x12\r\n\x03\x66\x33\x32\x18\x07 \x01(\x02H\x00\x12\r\n\x03\x66\x36\x34\x18\x08 \x01(\x01H\x00\x1a\x38\n\x05\x41rray\x12\x15\n\rbytes_to_zero\x18\x01 \x01(\x04\x12\x18\n\x10ptr_divisibility\x18\x02 \x01(\x04\x42\x07\n\x05value"\xf4\x02\n\x19TritonAutotunedKernelCall\x12\x0c\n\x04name\x18\x01 \x01(\t\x12=\n\x07\x63onfigs\x18\x02 \x03(\x0b\x32,.jax_triton.TritonAutotunedKernelCall.Config\x12T\n\x14input_output_aliases\x18\x03 \x03(\x0b\x32\x36.jax_triton.TritonAutotunedKernelCall.InputOutputAlias\x1aP\n\x06\x43onfig\x12\x31\n\x0bkernel_call\x18\x01 \x01(\x0b\x32\x1c.jax_triton.TritonKernelCall\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x1a\x62\n\x10InputOutputAlias\x12\x18\n\x10input_buffer_idx\x18\x01 \x01(\r\x12\x19\n\x11output_buffer_idx\x18\x02 \x01(\r\x12\x19\n\x11\x62uffer_size_bytes\x18\x03 \x01(\x04"\xbb\x01\n\x13TritonAnyKernelCall\x12\x33\n\x0bkernel_call\x18\x01 \x01(\x0b\x32\x1c.jax_triton.TritonKernelCallH\x00\x12\x46\n\x15\x61utotuned_kernel_call\x18\x02 \x01(\x0b\x32%.jax_triton.TritonAutotunedKernelCallH\x00\x12\x10\n\x08metadata\x18\x03 \x01(\x0c\x12\x0c\n\x04name\x18\x04 \x01(\tB\x07\n\x05valueb\x06proto3'
+)
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'autotune_export.interop.jax_triton_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, "autotune_export.interop.jax_triton_pb2", _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
-  _globals['_TRITONKERNEL']._serialized_start=57
-  _globals['_TRITONKERNEL']._serialized_end=368
-  _globals['_TRITONKERNELCALL']._serialized_start=371
-  _globals['_TRITONKERNELCALL']._serialized_end=790
-  _globals['_TRITONKERNELCALL_PARAMETER']._serialized_start=542
-  _globals['_TRITONKERNELCALL_PARAMETER']._serialized_end=790
-  _globals['_TRITONKERNELCALL_PARAMETER_ARRAY']._serialized_start=725
-  _globals['_TRITONKERNELCALL_PARAMETER_ARRAY']._serialized_end=781
-  _globals['_TRITONAUTOTUNEDKERNELCALL']._serialized_start=793
-  _globals['_TRITONAUTOTUNEDKERNELCALL']._serialized_end=1165
-  _globals['_TRITONAUTOTUNEDKERNELCALL_CONFIG']._serialized_start=985
-  _globals['_TRITONAUTOTUNEDKERNELCALL_CONFIG']._serialized_end=1065
-  _globals['_TRITONAUTOTUNEDKERNELCALL_INPUTOUTPUTALIAS']._serialized_start=1067
-  _globals['_TRITONAUTOTUNEDKERNELCALL_INPUTOUTPUTALIAS']._serialized_end=1165
-  _globals['_TRITONANYKERNELCALL']._serialized_start=1168
-  _globals['_TRITONANYKERNELCALL']._serialized_end=1355
+    DESCRIPTOR._loaded_options = None
+    _globals["_TRITONKERNEL"]._serialized_start = 57
+    _globals["_TRITONKERNEL"]._serialized_end = 368
+    _globals["_TRITONKERNELCALL"]._serialized_start = 371
+    _globals["_TRITONKERNELCALL"]._serialized_end = 790
+    _globals["_TRITONKERNELCALL_PARAMETER"]._serialized_start = 542
+    _globals["_TRITONKERNELCALL_PARAMETER"]._serialized_end = 790
+    _globals["_TRITONKERNELCALL_PARAMETER_ARRAY"]._serialized_start = 725
+    _globals["_TRITONKERNELCALL_PARAMETER_ARRAY"]._serialized_end = 781
+    _globals["_TRITONAUTOTUNEDKERNELCALL"]._serialized_start = 793
+    _globals["_TRITONAUTOTUNEDKERNELCALL"]._serialized_end = 1165
+    _globals["_TRITONAUTOTUNEDKERNELCALL_CONFIG"]._serialized_start = 985
+    _globals["_TRITONAUTOTUNEDKERNELCALL_CONFIG"]._serialized_end = 1065
+    _globals["_TRITONAUTOTUNEDKERNELCALL_INPUTOUTPUTALIAS"]._serialized_start = 1067
+    _globals["_TRITONAUTOTUNEDKERNELCALL_INPUTOUTPUTALIAS"]._serialized_end = 1165
+    _globals["_TRITONANYKERNELCALL"]._serialized_start = 1168
+    _globals["_TRITONANYKERNELCALL"]._serialized_end = 1355
 # @@protoc_insertion_point(module_scope)

@@ -35,7 +35,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from autotune_export.cuda import launch_model
-from autotune_export.interop import jax_triton as _jt
+from autotune_export.interop import jax_triton_call as _jt_call
+from autotune_export.interop import jax_triton_kernel as _jt_kernel
+from autotune_export.interop import jax_triton_types as _jt
 
 __all__ = ["KernelNotImportableError", "LaunchError", "answering_for_target", "launch_to_mlir"]
 
@@ -201,7 +203,7 @@ def launch_to_mlir(
 def _launch_to_mlir(
     kernel, grid, args, *, outputs, inplace, name, output, relative_to, kernel_source, num_warps, num_stages, target, metaparams
 ) -> str:
-    k = _jt._unwrap(kernel)
+    k = _jt_kernel.unwrap_kernel(kernel)
     names = k.runtime_names  # the kernel's non-constexpr parameters, in order
     metaparams = dict(metaparams)
     keywords = [n for n in k.runtime_names if n in metaparams]  # runtime arguments given by keyword
@@ -238,7 +240,7 @@ def _launch_to_mlir(
     # The launch's semantics are Triton's (launch_model.TRITON): a metaparameter an autotuner's
     # config sets is an error, pruners get the keyword arguments, heuristics and the grid see
     # stand-ins of the tensors. In-place tensors are host arguments the results are tied to.
-    return _jt._call_to_mlir(
+    return _jt_call.call_to_mlir(
         inputs,
         kernel=kernel,
         out_shape=outs,

@@ -31,6 +31,7 @@ from autotune_export.interop.jax_triton_types import (
     JaxTritonError,
     KernelNotImportableError,
     array_types,
+    as_i32,
     scalar_type,
     tensor_type,
 )
@@ -547,7 +548,7 @@ def _scalar_constant(a: _CallArg) -> ir.Value:
         ).result
     if t in ("i32", "u32"):
         i32 = ir.IntegerType.get_signless(32)
-        return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, i32(int(a.value)))).result
+        return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, as_i32(int(a.value)))).result
     if t in ("i64", "u64"):
         i64 = ir.IntegerType.get_signless(64)
         v = int(a.value) & (2**64 - 1)

@@ -28,7 +28,7 @@ from autotune_export.interop import jax_triton_proto as proto
 from autotune_export.ir.walk import walk
 from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.passes.build_bundle import write_bundle
-from autotune_export.interop.jax_triton_types import JaxTritonError, f32_bits, i32
+from autotune_export.interop.jax_triton_types import JaxTritonError, as_i32, f32_bits
 
 
 #: ``call_target_name`` values of jax-triton's custom calls (0.3.x, 0.4.x).
@@ -320,7 +320,7 @@ def _plan_call(
             raise JaxTritonError(f"{loc}: configs pass different values to scalar parameter {pidx}")
         bits, nbytes = _bits_of(kd, getattr(first[pidx], kd))
         if kd in ("i32", "u32", "f32"):
-            constants.append(i32(bits))
+            constants.append(as_i32(bits))
             const_params.append(pidx)
         else:
             baked.append((pidx, bits, nbytes))

@@ -137,7 +137,7 @@ def f32_bits(value: float) -> int:
     return struct.unpack("<I", struct.pack("<f", float(value)))[0]
 
 
-def i32(value: int) -> int:
+def as_i32(value: int) -> int:
     """A 32-bit value as a signed i32 (MLIR's arith.constant range)."""
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value

@@ -57,8 +57,9 @@ from iree.compiler.dialects import func as func_d
 
 __all__ = ["ProgramBuild", "TunableDispatch", "Variant", "build_program", "root_op", "BACKENDS"]
 
-#: Backends build_program generates candidates for (CUDA: not built yet, docs/program.md).
-BACKENDS = ("llvm-cpu",)
+#: Backends build_program generates candidates for (docs/program.md): llvm-cpu, and cuda
+#: (IREE's own code for sm_89, Triton kernels for the target: :mod:`.cuda`, :mod:`.triton_candidates`).
+BACKENDS = ("llvm-cpu", "cuda")
 
 _CPU_ARGS = [
     "--iree-hal-target-device=local",
@@ -145,6 +146,10 @@ def build_program(
     iree_args: Sequence[str] = (),
     remark: Callable[[Diagnostic], None] | None = None,
     choices: dict[str, int | str] | None = None,
+    target: str = "sm_90",
+    triton: bool = True,
+    jobs: int = 4,
+    object_format: str = "ptx",
 ) -> ProgramBuild:
     """Build ``source`` (MLIR text: linalg on tensors, or what iree-compile accepts as input)
     into a .vmfb whose tunable dispatches are run-time variant groups.
@@ -157,12 +162,18 @@ def build_program(
     variant's dispatch alone, with no choice global, no entries and no group. Raises
     DiagnosticError for an unknown backend, a bad ``max_candidates``, a choice naming no
     group or variant, or when iree-compile rejects the input itself.
+
+    CUDA only (docs/program.md, "CUDA and Triton candidates"): ``target`` is the GPU the program
+    runs on (``sm_90``; IREE's own code is compiled for :func:`.cuda.cuda_args`' architecture),
+    ``triton`` adds the registered Triton kernels' configs to the groups of the dispatches they
+    match (:mod:`.triton_candidates`), ``jobs`` compiles that many candidates at a time,
+    ``object_format`` (``ptx`` or ``cubin``) is the Triton objects' format. ``max_candidates``
+    caps IREE's variants and, separately, each Triton kernel's configs.
     """
     if backend not in BACKENDS:
         raise DiagnosticError.at(
             None,
-            f"program: backend '{backend}' has no candidate generator yet (supported: "
-            f"{', '.join(BACKENDS)}; CUDA is not built yet, docs/program.md)",
+            f"program: backend '{backend}' has no candidate generator yet (supported: {', '.join(BACKENDS)}; docs/program.md)",
         )
     if max_candidates < 1:
         raise DiagnosticError.at(None, f"program: --max-candidates must be at least 1 (IREE's default), not {max_candidates}")
@@ -174,16 +185,25 @@ def build_program(
         if remark is not None:
             remark(d)
 
-    args = [*_CPU_ARGS, *iree_args]
+    if backend == "cuda":
+        from autotune_export.program.cuda import cuda_args
+
+        args = [*cuda_args(target), *iree_args]
+    else:
+        args = [*_CPU_ARGS, *iree_args]
     dc_text = _compile(source, args + ["--compile-to=dispatch-creation"], source_name)
     cfg_text = _compile(
         dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"], source_name
     )
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
-        dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
+        if backend == "cuda":
+            dispatches = _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton, jobs, object_format)
+        else:
+            dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
     for d in dispatches:
-        d.candidates = neighbours(d.default, d.loops, d.reductions, max_candidates - 1)
+        if backend != "cuda":
+            d.candidates = neighbours(d.default, d.loops, d.reductions, max_candidates - 1)
     fixed = _resolve_choices(choices or {}, dispatches)
     while True:
         text, entries, groups = _regroup(dc_text, dispatches, args, fixed, note)
@@ -363,9 +383,10 @@ def _dispatch_ops(module) -> list[tuple[str, int, object]]:
     return out
 
 
-def _configurations(cfg_module) -> dict[str, tuple[str, object, str, str]]:
+def _configurations(cfg_module, level: str = "distribution") -> dict[str, tuple[str, object, str, str]]:
     """Executable name -> (export name, root op, lowering_config text, translation_info text)
-    from the executable-configurations output (the op carrying a distribution-level config)."""
+    from the executable-configurations output (the op carrying a config with a ``level`` tile
+    level: ``distribution`` on llvm-cpu, ``workgroup`` on CUDA)."""
     out = {}
     for exe in cfg_module.body.operations:
         if not isa(exe, hal.ExecutableOp):
@@ -374,9 +395,7 @@ def _configurations(cfg_module) -> dict[str, tuple[str, object, str, str]]:
         for op in walk(exe.operation):
             if isa(op, func_d.FuncOp) and "translation_info" in op.attributes:
                 roots = [
-                    o
-                    for o in walk(op)
-                    if "lowering_config" in o.attributes and "distribution" in str(o.attributes["lowering_config"])
+                    o for o in walk(op) if "lowering_config" in o.attributes and level in str(o.attributes["lowering_config"])
                 ]
                 if len(roots) == 1:
                     export = ir.StringAttr(op.attributes["sym_name"]).value
@@ -416,6 +435,83 @@ def _tunable(dc_module, cfg_module, note) -> list[TunableDispatch]:
             continue
         found.append(TunableDispatch(host, index, exe, export, root.name, loops[0], loops[1], tiles, config, translation))
     return found
+
+
+def _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton, jobs, object_format) -> list[TunableDispatch]:
+    """The CUDA dispatches with candidates, as :attr:`TunableDispatch.extra` variants: IREE's own
+    (:func:`.cuda.cuda_candidates`, each compiled alone first: one iree-compile rejects is
+    dropped with a remark) and, with ``triton``, the configs of registered Triton kernels that
+    match the dispatch (:func:`.triton_candidates.triton_candidates`; a dispatch none matches
+    says why)."""
+    from autotune_export.program.cuda import check_candidates, contraction_of, cuda_candidates
+    from autotune_export.program.triton_candidates import triton_candidates
+    from autotune_export.support.paths import default_cache_dir
+
+    dc_module, cfg_module = ir.Module.parse(dc_text), ir.Module.parse(cfg_text)
+    configs = _configurations(cfg_module, "workgroup")
+    executables = {
+        ir.StringAttr(e.operation.attributes["sym_name"]).value: e.operation
+        for e in cfg_module.body.operations
+        if isa(e, hal.ExecutableOp)
+    }
+    found = []
+    used = _used_executables(cfg_module)
+    for host, index, op in _dispatch_ops(dc_module):
+        exe = f"{host}_dispatch_{index}"
+        root = root_op(op)
+        # IREE deduplicates identical dispatches (a matmul in two functions): the executable
+        # that configures this one may be another's, named by the host's dispatch ops.
+        refs = used.get(host, [])
+        cfg_exe = exe if exe in configs else (refs[index] if index < len(refs) else None)
+        if root is None or cfg_exe not in configs:
+            continue
+        export, cfg_root, config, translation = configs[cfg_exe]
+        export = exe + export[len(cfg_exe) :] if export.startswith(cfg_exe) else export
+        default, candidates = cuda_candidates(executables[cfg_exe], cfg_root, config, translation, max_candidates - 1)
+        if default is None:
+            note(f"@{exe} ({root.name}): {candidates}; IREE's own code keeps its default")
+            candidates = []
+        extra = []
+        checked = check_candidates(cfg_text, cfg_exe, candidates, args, jobs=jobs, cache_dir=str(default_cache_dir()))
+        for cand, error in checked:
+            if error is None:
+                info = (str(cand.lowering_config()), str(cand.translation_info()))
+                make = lambda dispatch, cand=cand: cand.emit(dispatch, root_op)  # noqa: E731
+                extra.append(Variant(f"{export}.candidate{len(extra) + 1}", cand.reflection(), make, info))
+            else:
+                note(f"@{exe}: iree-compile rejected candidate {cand.text()} ({error}); dropped")
+        if triton:
+            more, reason = triton_candidates(
+                op, root, target=target, limit=max_candidates, jobs=jobs, object_format=object_format
+            )
+            if reason:
+                note(f"@{exe} ({root.name}): no Triton candidates: {reason}")
+            extra += [Variant(f"{export}.{c.suffix}", c.reflection(), c.emit) for c in more]
+        c = contraction_of(root)
+        loops = list(c.sizes) if c else []
+        d = TunableDispatch(host, index, exe, export, root.name, loops, {c.k} if c else set(), default, config, translation)
+        d.extra = extra
+        found.append(d)
+    return found
+
+
+def _used_executables(cfg_module) -> dict[str, list[str]]:
+    """Host function -> the executables its dispatches use, in order, from the
+    executable-configurations output (``stream.cmd.dispatch @exe::@variant::@export``): after
+    IREE's deduplication of identical dispatches, the i-th dispatch of a host may run another
+    host's executable."""
+    out: dict[str, list[str]] = {}
+    for func in cfg_module.body.operations:
+        if not isa(func, util.FuncOp):
+            continue
+        host = ir.StringAttr(func.operation.attributes["sym_name"]).value
+        refs = []
+        for op in walk(func.operation):
+            if op.name == "stream.cmd.dispatch" and "entry_points" in op.attributes:
+                first = ir.ArrayAttr(op.attributes["entry_points"])[0]
+                refs.append(str(first).split("::")[0].lstrip("@"))
+        out[host] = refs
+    return out
 
 
 # ----- regrouping -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``autotune-export program IN.mlir --backend llvm-cpu [--max-candidates N] -o OUT.vmfb``:
+"""``autotune-export program IN.mlir --backend llvm-cpu|cuda [--max-candidates N] [--target sm_90] [--no-triton] -o OUT.vmfb``:
 :func:`autotune_export.program.build_program` as a command (docs/program.md).
 
 Remarks (dispatches that keep IREE's default, candidates IREE rejected) go to stderr; errors
@@ -27,6 +27,24 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--backend", default="llvm-cpu", help=f"IREE backend of the candidates ({', '.join(BACKENDS)}; default: llvm-cpu)"
     )
+    p.add_argument(
+        "--target",
+        default="sm_90",
+        help="cuda: the GPU the program runs on (default sm_90; IREE's own code is compiled for sm_89, docs/program.md)",
+    )
+    p.add_argument(
+        "--no-triton",
+        dest="triton",
+        action="store_false",
+        help="cuda: IREE's own candidates only, no Triton kernel among the variants",
+    )
+    p.add_argument(
+        "--object-format",
+        choices=("ptx", "cubin"),
+        default="ptx",
+        help="cuda: Triton objects as PTX (JIT-compiled at load, default) or cubin (for --target only)",
+    )
+    p.add_argument("--jobs", type=int, default=4, metavar="N", help="cuda: compile N candidates at a time (default 4)")
     p.add_argument(
         "--max-candidates",
         type=int,
@@ -66,6 +84,10 @@ def main(argv: Sequence[str]) -> int:
         source_name=source.name,
         iree_args=args.iree_compile_arg,
         remark=remark,
+        target=args.target,
+        triton=args.triton,
+        jobs=args.jobs,
+        object_format=args.object_format,
     )
     write_output(args.output, built.vmfb if args.emit == "vmfb" else built.mlir)
     if not args.quiet:

@@ -75,8 +75,8 @@ def test_valid_refuses_tiles_that_do_not_divide_or_sit_on_the_wrong_level():
 
 
 def test_unknown_backend_and_bad_cap_are_diagnostics():
-    with pytest.raises(DiagnosticError, match="backend 'cuda' has no candidate generator yet"):
-        build_program(PROGRAM, backend="cuda")
+    with pytest.raises(DiagnosticError, match="backend 'rocm' has no candidate generator yet"):
+        build_program(PROGRAM, backend="rocm")
     with pytest.raises(DiagnosticError, match="at least 1"):
         build_program(PROGRAM, max_candidates=0)
 
@@ -85,10 +85,10 @@ def test_cli_refuses_unknown_backend_with_exit_1_and_no_output(tmp_path):
     src = tmp_path / "p.mlir"
     src.write_text(PROGRAM)
     out = tmp_path / "p.vmfb"
-    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", "program", str(src), "--backend", "cuda",
+    proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", "program", str(src), "--backend", "rocm",
                            "-o", str(out)], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
-    assert "error: program: backend 'cuda'" in proc.stderr
+    assert "error: program: backend 'rocm'" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not out.exists()
 

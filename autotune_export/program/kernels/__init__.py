@@ -1,0 +1,1 @@
+"""Triton kernels bundled as candidates for IREE's dispatches (docs/program.md)."""

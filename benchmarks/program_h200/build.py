@@ -1,0 +1,135 @@
+"""Build, on a machine with no GPU, the three modules of the H200 whole-program benchmark.
+
+    python benchmarks/program_h200/build.py [--out out/program_h200] [--max-candidates 8] [--jobs 2]
+
+From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program.md):
+
+* ``plain.vmfb``: plain ``iree-compile --iree-hal-target-device=cuda --iree-cuda-target=sm_89``
+  (IREE 3.13 has no sm_90 code generation; the driver JIT-compiles the PTX on the H200);
+* ``tuned.vmfb``: ``autotune-export program --backend cuda --target sm_90``: IREE's default,
+  up to N-1 generated IREE candidates and up to N configs of the bundled Triton matmul per
+  dispatch (Triton objects as sm_90 cubins: no JIT at module load);
+* ``iree_only.vmfb``: the same with ``--no-triton``;
+* ``manifest.json``: what run.py needs (driver, functions, inputs, products), the groups and
+  their variants, the remarks and build times.
+
+``--small`` builds a 1/16-scale program for llvm-cpu instead (every matmul dimension / 16, no
+Triton), to try run.py on this machine: ``python benchmarks/program_h200/run.py OUT``.
+The GPU machine then runs ``benchmarks/program_h200/run.py OUT`` (see its docstring).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, ROOT)
+
+from autotune_export.program import build_program  # noqa: E402
+from autotune_export.program.cuda import cuda_args  # noqa: E402
+
+MATRICES = {"a": (4096, 4096), "b": (4096, 4096), "c": (8192, 8192), "d": (8192, 128), "e": (16, 1024, 1024), "f": (16, 1024, 1024)}
+FUNCTIONS = {
+    "main": {"inputs": list("abcdef"), "products": [[0, 1], [2, 3], [4, 5]]},
+    "mm_4096": {"inputs": ["a", "b"], "products": [[0, 1]]},
+    "mm_skinny": {"inputs": ["c", "d"], "products": [[0, 1]]},
+    "bmm": {"inputs": ["e", "f"], "products": [[0, 1]]},
+}
+DISPATCHES = {"mm_4096": "matmul 4096x4096x4096", "mm_skinny": "matmul 8192x128x8192", "bmm": "batch_matmul 16x1024^3"}
+
+
+def _scaled(text: str, factor: int) -> str:
+    """program.mlir with every dimension divided by ``factor`` (the batch of 16 kept)."""
+
+    def dims(m):
+        parts = m.group(1).split("x")
+        return "tensor<" + "x".join(p if p == "16" else str(int(p) // factor) for p in parts[:-1]) + "x" + parts[-1] + ">"
+
+    return re.sub(r"tensor<([0-9x]+xf16)>", dims, text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "program_h200"))
+    ap.add_argument("--max-candidates", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--small", action="store_true", help="1/16 scale for llvm-cpu (run.py on this machine)")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(HERE, "program.mlir")) as f:
+        text = f.read()
+    matrices = dict(MATRICES)
+    if args.small:
+        text = _scaled(text, 16)
+        matrices = {k: tuple(d if d == 16 else d // 16 for d in s) for k, s in matrices.items()}
+        backend, plain_args, driver = "llvm-cpu", ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"], "local-task"
+    else:
+        backend, plain_args, driver = "cuda", cuda_args("sm_90"), "cuda"
+    manifest = {
+        "driver": driver,
+        "matrices": matrices,
+        "functions": FUNCTIONS,
+        "dispatches": DISPATCHES,
+        "flops": {fn: 2 * _macs(matrices, FUNCTIONS[fn]) for fn in DISPATCHES},
+        "builds": {},
+    }
+    from iree.compiler.tools import compile_str
+
+    t0 = time.perf_counter()
+    with open(os.path.join(args.out, "plain.vmfb"), "wb") as f:
+        f.write(compile_str(text, extra_args=[*plain_args, "--iree-input-type=stablehlo"]))
+    manifest["builds"]["plain"] = {"seconds": round(time.perf_counter() - t0, 1), "command": "iree-compile " + " ".join(plain_args)}
+    print(f"plain.vmfb: {manifest['builds']['plain']['seconds']} s", flush=True)
+    for name, triton in (("iree_only", False), ("tuned", True)):
+        if args.small and triton:
+            continue
+        t0 = time.perf_counter()
+        remarks = []
+        built = build_program(
+            text,
+            backend=backend,
+            max_candidates=args.max_candidates,
+            iree_args=["--iree-input-type=stablehlo"],
+            remark=lambda d: (remarks.append(d.format()), print(d.format(), flush=True)),
+            target="sm_90",
+            triton=triton,
+            jobs=args.jobs,
+            object_format="cubin",
+        )
+        with open(os.path.join(args.out, f"{name}.vmfb"), "wb") as f:
+            f.write(built.vmfb)
+        manifest["builds"][name] = {
+            "seconds": round(time.perf_counter() - t0, 1),
+            "bytes": len(built.vmfb),
+            "remarks": remarks,
+            "groups": {g.group: {"host": g.host, "variants": g.variants, "configs": g.configs} for g in built.groups},
+        }
+        counts = {g.group: len(g.variants) for g in built.groups}
+        print(f"{name}.vmfb: {manifest['builds'][name]['seconds']} s, {len(built.vmfb)} bytes, variants {counts}", flush=True)
+    if args.small:
+        os.replace(os.path.join(args.out, "iree_only.vmfb"), os.path.join(args.out, "tuned.vmfb"))
+        with open(os.path.join(args.out, "iree_only.vmfb"), "wb") as f, open(os.path.join(args.out, "tuned.vmfb"), "rb") as g:
+            f.write(g.read())
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _macs(matrices, spec) -> int:
+    total = 0
+    for i, j in spec["products"]:
+        a, b = matrices[spec["inputs"][i]], matrices[spec["inputs"][j]]
+        batch = a[0] if len(a) == 3 else 1
+        total += batch * a[-2] * a[-1] * b[-1]
+    return total
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -52,7 +52,7 @@ from autotune_export.passes.bench_entries import DispatchOperands, SliceError, b
 from autotune_export.program.candidates import LEVELS, CpuTiles, neighbours
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow, hal, iree_codegen, linalg, scf, util
+from iree.compiler.dialects import arith, flow, hal, iree_codegen, linalg, scf, stream, util
 from iree.compiler.dialects import func as func_d
 
 __all__ = ["ProgramBuild", "TunableDispatch", "Variant", "build_program", "root_op", "BACKENDS"]
@@ -507,7 +507,7 @@ def _used_executables(cfg_module) -> dict[str, list[str]]:
         host = ir.StringAttr(func.operation.attributes["sym_name"]).value
         refs = []
         for op in walk(func.operation):
-            if op.name == "stream.cmd.dispatch" and "entry_points" in op.attributes:
+            if isa(op, stream.CmdDispatchOp) and "entry_points" in op.attributes:
                 first = ir.ArrayAttr(op.attributes["entry_points"])[0]
                 refs.append(str(first).split("::")[0].lstrip("@"))
         out[host] = refs

@@ -45,7 +45,7 @@ from autotune_export.ir.walk import isa, walk
 from autotune_export.program.cuda_candidates import Contraction, GpuLimits, GpuTiles, Mma, enumerate_candidates
 from iree.compiler import ir
 from iree.compiler.dialects import func as func_d
-from iree.compiler.dialects import hal, iree_codegen, iree_gpu
+from iree.compiler.dialects import hal, iree_codegen, iree_gpu, util
 
 __all__ = [
     "IreeCudaCandidate",
@@ -262,8 +262,7 @@ def _single_executable(cfg_text: str, executable: str, candidate: IreeCudaCandid
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(cfg_text)
         for op in list(module.body.operations):
-            name = op.operation.name
-            if name == "hal.executable" and ir.StringAttr(op.operation.attributes["sym_name"]).value == executable:
+            if isa(op, hal.ExecutableOp) and ir.StringAttr(op.operation.attributes["sym_name"]).value == executable:
                 for inner in walk(op.operation):
                     if isa(inner, func_d.FuncOp) and "translation_info" in inner.attributes:
                         inner.attributes["translation_info"] = candidate.translation_info()
@@ -272,7 +271,7 @@ def _single_executable(cfg_text: str, executable: str, candidate: IreeCudaCandid
                     ):
                         if "workgroup" in str(inner.attributes["lowering_config"]):
                             inner.attributes["lowering_config"] = candidate.lowering_config()
-            elif name != "util.global":
+            elif not isa(op, util.GlobalOp):
                 op.operation.erase()
         return str(module)
 

@@ -47,7 +47,7 @@ from autotune_export.ir.walk import isa, walk
 from autotune_export.program.cuda import contraction_of
 from autotune_export.support.diagnostics import DiagnosticError
 from iree.compiler import ir
-from iree.compiler.dialects import arith, flow
+from iree.compiler.dialects import arith, flow, hal, iree_tensor_ext, linalg, tensor
 
 __all__ = [
     "MatmulMatch",
@@ -60,14 +60,16 @@ __all__ = [
 ]
 
 _DTYPES = {"f16": "float16", "bf16": "bfloat16"}
-_ALLOWED = {
-    "arith.constant",
-    "tensor.empty",
-    "linalg.fill",
-    "iree_tensor_ext.dispatch.tensor.load",
-    "iree_tensor_ext.dispatch.tensor.store",
-    "flow.return",
-}
+#: The ops a matched dispatch's body may hold besides its root (constants, the zero fill of an
+#: empty tensor, whole loads and the store).
+_ALLOWED = (
+    arith.ConstantOp,
+    tensor.EmptyOp,
+    linalg.FillOp,
+    iree_tensor_ext.DispatchTensorLoadOp,
+    iree_tensor_ext.DispatchTensorStoreOp,
+    flow.ReturnOp,
+)
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def _defining(value):
 
 def _is_zero(value) -> bool:
     op = _defining(value)
-    if op is None or op.name != "arith.constant":
+    if op is None or not isa(op, arith.ConstantOp):
         return False
     attr = op.attributes["value"]
     return isinstance(attr, ir.FloatAttr) and attr.value == 0.0
@@ -142,22 +144,23 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
         return "the root op is not a contraction with one M, N and K loop and static sizes"
     if len(c.batch) > 1:
         return f"{len(c.batch)} batch loops (the kernel has one)"
-    if root.name == "linalg.generic":
-        body = [o.operation.name for o in root.regions[0].blocks[0].operations]
-        if body != ["arith.mulf", "arith.addf", "linalg.yield"]:
-            return f"its body is {', '.join(body)}, not a multiply-add"
-    elif root.name not in ("linalg.matmul", "linalg.batch_matmul"):
+    if isa(root, linalg.GenericOp):
+        body = list(root.regions[0].blocks[0].operations)
+        shape = [type(o.operation.opview) for o in body]
+        if shape != [arith.MulFOp, arith.AddFOp, linalg.YieldOp]:
+            return f"its body is {', '.join(o.operation.name for o in body)}, not a multiply-add"
+    elif not isa(root, linalg.MatmulOp, linalg.BatchMatmulOp):
         return f"{root.name} is not a matmul"
     types = [str(ir.ShapedType(v.type).element_type) for v in root.operands]
     if len(set(types)) != 1 or types[0] not in _DTYPES:
         return f"element types {' x '.join(types[:2])} -> {types[2]} (the kernel takes fp16 or bf16 of one type)"
     # The body's top-level ops (the ops of linalg regions are the root's and fill's own).
     body = [getattr(o, "operation", o) for o in dispatch.regions[0].blocks[0].operations]
-    extra = [o.name for o in body if o.name not in _ALLOWED and o != root]
+    extra = [o.name for o in body if not isa(o, *_ALLOWED) and o != root]
     if extra:
         return f"the dispatch fuses {', '.join(sorted(set(extra)))} with the matmul; the kernel computes the product alone"
     init = _defining(root.operands[2])
-    if init is None or init.name != "linalg.fill" or not _is_zero(init.operands[0]):
+    if init is None or not isa(init, linalg.FillOp) or not _is_zero(init.operands[0]):
         return "its accumulator is not a zero fill"
     region_args = list(dispatch.regions[0].blocks[0].arguments)
     n_in = len(dispatch.operands)
@@ -166,7 +169,7 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
 
     def source_of(value) -> int | None:
         load = _defining(value)
-        if load is None or load.name != "iree_tensor_ext.dispatch.tensor.load":
+        if load is None or not isa(load, iree_tensor_ext.DispatchTensorLoadOp):
             return None
         shape = ir.ShapedType(value.type).shape
         if not _full(load, shape):
@@ -179,7 +182,7 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
     a, b = source_of(root.operands[0]), source_of(root.operands[1])
     if a is None or b is None:
         return "an operand is not a whole dispatch operand"
-    stores = [o for o in body if o.name == "iree_tensor_ext.dispatch.tensor.store"]
+    stores = [o for o in body if isa(o, iree_tensor_ext.DispatchTensorStoreOp)]
     if (
         len(stores) != 1
         or stores[0].operands[0] != root.results[0]
@@ -455,7 +458,7 @@ def _materialize(
                 operands.append(match.a if pointers[index] == launch.inputs[0] else match.b)
             else:
                 scalars.append((str(v.type), _int_of(v)))
-        exports = {sym_name(o): o for o in src.regions[0].blocks[0].operations if o.name == "hal.executable.export"}
+        exports = {sym_name(o): o for o in src.regions[0].blocks[0].operations if isa(o, hal.ExecutableExportOp)}
         specialized = dict(zip(group.variants, group.specialized or [])) if group.specialized else {}
         values = [v for _, v in scalars]
         use_spec = (
@@ -545,7 +548,7 @@ def _capped(kernel, limit: int):
 
 def _int_of(value) -> int:
     op = _defining(value)
-    if op is None or op.name != "arith.constant":
+    if op is None or not isa(op, arith.ConstantOp):
         raise ValueError("a launch scalar that is not a constant")
     return ir.IntegerAttr(op.attributes["value"]).value
 

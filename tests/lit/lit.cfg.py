@@ -1,6 +1,6 @@
 # lit configuration for autotune-export's FileCheck tests.
 # Run with:  lit -v tests/lit                         (every test)
-#            lit -v tests/lit --param suite=fast      (no Triton compilation, under a minute)
+#            lit -v tests/lit --param suite=fast      (no Triton compilation; the CLI through cli_server.py)
 #            lit -v tests/lit --param suite=integration
 # A test that compiles Triton kernels (or runs iree-compile on the examples) says
 # `// REQUIRES: integration`; the fast suite runs the others with Triton compilation forbidden
@@ -37,6 +37,41 @@ if SUITE == "fast":
 # The integration tests share one of this checkout's (a kernel compiled once); each fast test
 # gets its own, made afresh (suite_format.SuiteTest.execute).
 config.environment["AUTOTUNE_EXPORT_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
+
+# The fast suite runs `autotune-export` and FileCheck through a fork server that imports them once
+# (cli_server.py: each command is a child forked from it, running the console script's
+# `sys.exit(main())` with its own argv, folder, environment and streams); the Python start and
+# the imports are most of a fast test's time. The integration suite, and `--param cli=installed`,
+# run the installed command.
+CLI = lit_config.params.get("cli", "server" if SUITE == "fast" else "installed")
+if CLI not in ("server", "installed"):
+    lit_config.fatal(f"--param cli={CLI}: expected server or installed")
+if CLI == "server":
+    import atexit
+    import shutil
+    import subprocess
+    import tempfile
+
+    server_dir = tempfile.mkdtemp(prefix="atx-lit-")  # a short path: a socket's is at most 107 bytes
+    server_py = os.path.join(os.path.dirname(__file__), "cli_server.py")
+    socket_path = os.path.join(server_dir, "cli.sock")
+    programs = {"autotune-export": "autotune_export.tools.cli:main", "filecheck": "filecheck.main:main"}
+    for name in programs:
+        shim = os.path.join(server_dir, name)
+        with open(shim, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{sys.executable}" -S -E "{server_py}" "{socket_path}" {name} "$@"\n')
+        os.chmod(shim, 0o755)
+    server = subprocess.Popen([sys.executable, server_py, "serve", socket_path,
+                               *(f"{name}={entry}={os.path.join(bindir, name)}" for name, entry in programs.items())],
+                              env=dict(config.environment), stdin=subprocess.DEVNULL)
+
+    def _stop_server():
+        server.terminate()
+        server.wait()
+        shutil.rmtree(server_dir, ignore_errors=True)
+
+    atexit.register(_stop_server)
+    config.environment["PATH"] = os.pathsep.join([server_dir, config.environment["PATH"]])
 
 # Tools: the CLI under test, FileCheck (the `filecheck` Python package), iree-compile, not.
 config.substitutions.append(("%python", sys.executable))

@@ -1,0 +1,228 @@
+"""A fork server for the fast lit suite's ``autotune-export`` and ``FileCheck`` commands
+(lit.cfg.py).
+
+Starting the commands costs most of a fast test's time: Python, the MLIR bindings, Triton and
+the package take about 0.6 CPU-seconds to import (FileCheck, the ``filecheck`` package, 0.1),
+and the fast suite runs each about 130 times. This server imports them once; each command is a
+child forked from it that then runs what the installed console script runs
+(``sys.exit(main())``) in the command's working folder, with the command's environment, argv
+and standard streams (their file descriptors are passed over the socket, so pipes and
+redirections are the command's own). The exit status, or the signal that ended the child, is
+the client's. The child ends as the interpreter does (non-daemon threads joined, atexit
+functions, streams flushed: a failed flush of stdout is status 120) but without freeing the
+imported modules, which would write to (and so copy) every page it shares with the server.
+
+    python cli_server.py serve SOCKET NAME=MODULE:FUNCTION=SCRIPT...
+                                      the server: ends when its parent (lit) ends
+    python -S -E cli_server.py SOCKET NAME ARGS...
+                                      one command (the body of the shim named NAME)
+
+The integration suite runs the installed ``autotune-export`` (lit.cfg.py), so the console
+script itself is still what a test runs there."""
+
+import array
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+#: How long a client waits for the server to listen (its start imports nothing first, but the
+#: machine may be loaded) before it gives up with an error.
+CONNECT_TIMEOUT_S = 300.0
+
+
+def _send_request(conn: socket.socket, name: str, argv: list[str]) -> None:
+    payload = json.dumps({"name": name, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    fds = array.array("i", [0, 1, 2])
+    conn.sendmsg([len(payload).to_bytes(8, "big")], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
+    conn.sendall(payload)
+
+
+def client(path: str, name: str, argv: list[str]) -> None:
+    """Run ``NAME ARGV`` through the server at ``path``; exits as the command did."""
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(path)
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            conn.close()
+            if time.monotonic() > deadline:
+                sys.stderr.write(f"cli_server: no server at {path} after {CONNECT_TIMEOUT_S:.0f} s\n")
+                os._exit(3)
+            time.sleep(0.02)
+    _send_request(conn, name, argv)
+    reply = b""
+    while chunk := conn.recv(64):
+        reply += chunk
+    kind, _, value = reply.decode().partition(" ")
+    if kind == "exit":
+        os._exit(int(value))
+    if kind == "signal":
+        sig = int(value)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    sys.stderr.write(f"cli_server: the server answered {reply!r}\n")
+    os._exit(3)
+
+
+def _receive_request(conn: socket.socket) -> dict:
+    msg, ancdata, _, _ = conn.recvmsg(8, socket.CMSG_SPACE(3 * array.array("i").itemsize))
+    fds = array.array("i")
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    size = int.from_bytes(msg, "big")
+    payload = b""
+    while len(payload) < size:
+        chunk = conn.recv(size - len(payload))
+        if not chunk:
+            raise ConnectionError("the client left before its request was read")
+        payload += chunk
+    request = json.loads(payload)
+    request["fds"] = list(fds)
+    return request
+
+
+def _become_command(request: dict, prog: str) -> None:
+    """In the forked child: take the command's streams, folder, environment and argv."""
+    import io
+
+    for target, fd in enumerate(request["fds"]):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = [prog, *request["argv"]]
+    # Streams as a fresh interpreter makes them (encoding and errors are the server's, which
+    # started with the suite's environment; PYTHONUNBUFFERED is set there).
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        old = getattr(sys, name)
+        raw = io.FileIO(fd, mode, closefd=False)
+        tty = raw.isatty()
+        buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+        stream = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
+                                  line_buffering=tty or name == "stderr",
+                                  write_through=mode == "w" and (unbuffered or name == "stderr"))
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def serve(path: str, programs: dict[str, tuple[str, str]]) -> dict:
+    """Listen at ``path``; in a forked child return that command's request, never in the
+    server (which exits when its parent, lit, is gone)."""
+    import select
+
+    parent = os.getppid()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path + ".new")
+    listener.listen(128)
+    # Import before the socket is at its name: clients wait for it, and every child then starts
+    # with the package imported.
+    import importlib
+
+    import gc
+
+    for module, _ in programs.values():
+        importlib.import_module(module)
+    gc.freeze()  # a child's garbage collections leave the server's objects (and their pages) alone
+
+    os.rename(path + ".new", path)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select through the pipe
+    waiting: dict[int, socket.socket] = {}
+    while os.getppid() == parent:
+        ready, _, _ = select.select([listener, wake_r], [], [], 1.0)
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        if listener in ready:
+            conn, _ = listener.accept()
+            try:
+                request = _receive_request(conn)
+            except (OSError, ValueError) as err:
+                sys.stderr.write(f"cli_server: a bad request: {err}\n")
+                conn.close()
+                continue
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                for sock in (listener, conn, *waiting.values()):
+                    sock.close()
+                _become_command(request, programs[request["name"]][1])
+                return request
+            for fd in request["fds"]:
+                os.close(fd)
+            waiting[pid] = conn
+        while waiting:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            conn = waiting.pop(pid)
+            if os.WIFSIGNALED(status):
+                answer = f"signal {os.WTERMSIG(status)}"
+            else:
+                answer = f"exit {os.waitstatus_to_exitcode(status)}"
+            try:
+                conn.sendall(answer.encode())
+            except OSError:
+                pass  # the client is gone (lit's timeout)
+            conn.close()
+    with_children = list(waiting)
+    os.unlink(path)
+    sys.exit(f"cli_server: lit ended with {len(with_children)} commands running" if with_children else 0)
+
+
+def _run_and_exit(main) -> None:
+    """``sys.exit(main())`` and the interpreter's exit, except for freeing the modules."""
+    import atexit
+    import threading
+
+    try:
+        try:
+            sys.exit(main())
+        except SystemExit as exit:
+            code = exit.code
+            if code is None:
+                status = 0
+            elif isinstance(code, int):
+                status = code & 0xFF
+            else:
+                sys.stderr.write(f"{code}\n")
+                status = 1
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    threading._shutdown()
+    atexit._run_exitfuncs()
+    for name in ("stdout", "stderr"):
+        try:
+            getattr(sys, name).flush()
+        except Exception:
+            if name == "stdout" and status == 0:
+                status = 120
+    os._exit(status)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "serve":
+        specs = dict(arg.split("=", 1) for arg in sys.argv[3:])
+        programs = {name: (spec.split("=", 1)[0].split(":")[0], spec.split("=", 1)[1]) for name, spec in specs.items()}
+        request = serve(sys.argv[2], programs)
+        # Here only in a forked child: run the command as its console script does.
+        import importlib
+
+        module, function = specs[request["name"]].split("=", 1)[0].split(":")
+        _run_and_exit(getattr(importlib.import_module(module), function))
+    client(sys.argv[1], sys.argv[2], sys.argv[3:])

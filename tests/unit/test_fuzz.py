@@ -942,52 +942,35 @@ def _assert_ok(text, **kw) -> None:
     assert not problems, f"{problems}\n--- input ---\n{text}"
 
 
-@_CI
-@given(ops.map(_wrap_op))
-def test_generated_ops_parse_and_round_trip(text):
-    _assert_ok(text, valid=True)
+def _fuzz(max_examples: int, strategy, **kw):
+    """Two tests of ``_assert_ok(case, **kw)`` on cases drawn from ``strategy``: the fast
+    suite's, on a fifth of ``max_examples`` (at least 5: the fast suite's budget), and the
+    integration suite's (``..._all_examples``), on all of them."""
+
+    def case(text):
+        _assert_ok(text, **kw)
+
+    fast = settings(_CI, max_examples=max(5, max_examples // 5))(given(strategy)(case))
+    full = pytest.mark.integration(settings(_CI, max_examples=max_examples)(given(strategy)(case)))
+    return fast, full
 
 
-@_CI
-@given(whole_files())
-def test_generated_files_parse_verify_and_round_trip(text):
-    _assert_ok(text, valid=True, verify_valid=True)
-
-
-@settings(_CI, max_examples=100)
-@given(mutated(ops.map(_wrap_op)))
-def test_mutated_ops_give_diagnostics_only(text):
-    _assert_ok(text)
-
-
-@settings(_CI, max_examples=100)
-@given(mutated(whole_files()))
-def test_mutated_files_give_diagnostics_only(text):
-    _assert_ok(text)
-
-
-@settings(_CI, max_examples=30)
-@given(pipeline_cases())
-def test_pipeline_specs_give_diagnostics_only(case):
-    _assert_ok(case)
-
-
-@settings(_CI, max_examples=30)
-@given(results_cases())
-def test_tuning_results_files_give_diagnostics_only(case):
-    _assert_ok(case)
-
-
-@settings(_CI, max_examples=20)
-@given(split_cases())
-def test_split_input_files_give_diagnostics_only(case):
-    _assert_ok(case)
-
-
-@settings(_CI, max_examples=20)
-@given(kernel_cases())
-def test_kernel_files_plan_or_give_diagnostics(case):
-    _assert_ok(case)
+test_generated_ops_parse_and_round_trip, test_generated_ops_parse_and_round_trip_all_examples = _fuzz(
+    50, ops.map(_wrap_op), valid=True)
+test_generated_files_parse_verify_and_round_trip, test_generated_files_parse_verify_and_round_trip_all_examples = _fuzz(
+    50, whole_files(), valid=True, verify_valid=True)
+test_mutated_ops_give_diagnostics_only, test_mutated_ops_give_diagnostics_only_all_examples = _fuzz(
+    100, mutated(ops.map(_wrap_op)))
+test_mutated_files_give_diagnostics_only, test_mutated_files_give_diagnostics_only_all_examples = _fuzz(
+    100, mutated(whole_files()))
+test_pipeline_specs_give_diagnostics_only, test_pipeline_specs_give_diagnostics_only_all_examples = _fuzz(
+    30, pipeline_cases())
+test_tuning_results_files_give_diagnostics_only, test_tuning_results_files_give_diagnostics_only_all_examples = _fuzz(
+    30, results_cases())
+test_split_input_files_give_diagnostics_only, test_split_input_files_give_diagnostics_only_all_examples = _fuzz(
+    20, split_cases())
+test_kernel_files_plan_or_give_diagnostics, test_kernel_files_plan_or_give_diagnostics_all_examples = _fuzz(
+    20, kernel_cases())
 
 
 # --------------------------------------------------------------------------------------------

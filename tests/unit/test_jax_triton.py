@@ -439,9 +439,19 @@ def test_variant_suffix_from_config_description():
     assert jt._variant_suffix("", 2) == "2"
 
 
-@pytest.mark.parametrize("name,target", [("two_kernels", "sm_80"), ("aliases_zeroed", "sm_80"), ("two_kernels_ffi", "sm_80"),
-                                         ("h200_jax0.11.2/two_kernels", "sm_90"), ("h200_jax0.11.2/aliases_zeroed", "sm_90"),
-                                         ("jax_triton0.4.1/two_kernels", "sm_80"), ("jax_triton0.4.1/aliases_zeroed", "sm_80")])
+def _iree_compile_case(name: str, target: str, fast: bool):
+    # An iree-compile for CUDA of a two-kernel fixture costs 2 to 3 CPU-seconds: the fast suite
+    # compiles one fixture of each form (custom_call, ffi, jax 0.11 sm_90a); the integration suite compiles every one.
+    return pytest.param(name, target, marks=() if fast else pytest.mark.integration)
+
+
+@pytest.mark.parametrize("name,target", [_iree_compile_case("two_kernels", "sm_80", False),
+                                         _iree_compile_case("aliases_zeroed", "sm_80", True),
+                                         _iree_compile_case("two_kernels_ffi", "sm_80", False),
+                                         _iree_compile_case("h200_jax0.11.2/two_kernels", "sm_90", False),
+                                         _iree_compile_case("h200_jax0.11.2/aliases_zeroed", "sm_90", True),
+                                         _iree_compile_case("jax_triton0.4.1/two_kernels", "sm_80", False),
+                                         _iree_compile_case("jax_triton0.4.1/aliases_zeroed", "sm_80", True)])
 def test_converted_fixture_compiles_with_iree(name, target, tmp_path):
     out = tmp_path / "converted.mlir"
     out.write_text(jt.convert_stablehlo(_fixture(name), target=target))

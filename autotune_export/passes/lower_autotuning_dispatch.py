@@ -145,6 +145,7 @@ class LowerAutotuningDispatch(ModulePass):
         group_ops = []
         scratch_of: dict[tuple[str, str], list] = {}
         tables: dict[tuple[str, str], _WorkloadTable] = {}
+        entries: dict[tuple[str, str], dict[int, str]] = {}
         globals_present = {sym_name(op.operation) for op in module.body.operations if isa(op, util.GlobalOp)}
         for source in executable_sources(module):
             exe = sym_name(source)
@@ -163,6 +164,11 @@ class LowerAutotuningDispatch(ModulePass):
                         chain.append((spec, k, True))
                     chain.append((v, k, False))
                 guarded = group.specialized is not None
+                # The first chain entry of each variant: a dispatch fixed to variant K names it,
+                # so its chain starts where the constant choice K stops it.
+                entry_of = {}
+                for name, k, _ in chain:
+                    entry_of.setdefault(k, name)
                 chains[(exe, group.name)] = (
                     chain[0][0],
                     choice if choice in globals_present else None,
@@ -174,8 +180,9 @@ class LowerAutotuningDispatch(ModulePass):
                     slots=_slots(exe, group.name, globals_present),
                     group=group,
                 )
+                entries[(exe, group.name)] = entry_of
                 for k, v in enumerate(group.variants):
-                    member_of[(exe, v)] = (chain[0][0], k, (group.divisible or [], group.equal_one or []) if guarded else None)
+                    member_of[(exe, v)] = (entry_of[k], k, (group.divisible or [], group.equal_one or []) if guarded else None)
                 needs = [exports[name] for name, _, _ in chain if SCRATCH_ATTR in exports[name].attributes]
                 for name in [group.name] + list(group.variants):
                     scratch_of[(exe, name)] = needs
@@ -195,6 +202,7 @@ class LowerAutotuningDispatch(ModulePass):
                 if FIXED_CHOICE_ATTR in dispatch.attributes:
                     # A benchmark's copy of the host: the variant is fixed, not the global's.
                     choice_global, default, table = None, int(dispatch.attributes[FIXED_CHOICE_ATTR].value), None
+                    head = entries[(exe, name)].get(default, head)
                 self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)), table)
             elif (exe, name) in member_of:
                 head, k, divisible = member_of[(exe, name)]
@@ -255,12 +263,23 @@ class LowerAutotuningDispatch(ModulePass):
             index = ir.IndexType.get()
             i32 = ir.IntegerType.get_signless(32)
             with point:
+                fixed_workload = None
                 if choice_global is None and (table is None or table.empty):
-                    # Behind a barrier: a dispatch whose operands are all constants (a benchmark
-                    # entry of a kernel that takes only scalars) is hoisted by iree-compile's
-                    # const-eval, which JIT-compiles it for llvm-cpu and crashes on the
-                    # CUDA-only executable (LLVMCPUAssignImportOrdinals).
-                    choice = fn.barrier([arith.ConstantOp(index, constant or 0).result])[0]
+                    # A choice known here stays a constant, so iree-compile folds the chain it
+                    # inlines at this dispatch to the one variant (conditions on an opaque value
+                    # would keep every comparison: chain length x fixed dispatches, quadratic in
+                    # the group's size). The workload goes behind a barrier instead: a dispatch
+                    # whose operands are all constants (a benchmark entry of a kernel that takes
+                    # only scalars) is hoisted by iree-compile's const-eval, which JIT-compiles
+                    # it for llvm-cpu and crashes on the CUDA-only executable
+                    # (LLVMCPUAssignImportOrdinals). Without workload values the choice itself
+                    # is the opaque one.
+                    given = binding.DispatchOperands.of(dispatch).workload
+                    if given:
+                        fixed_workload = fn.barrier(given)
+                        choice = arith.ConstantOp(index, constant or 0).result
+                    else:
+                        choice = fn.barrier([arith.ConstantOp(index, constant or 0).result])[0]
                 else:
                     if choice_global is not None:
                         loaded = util.GlobalLoadOp(i32, ir.FlatSymbolRefAttr.get(choice_global)).result
@@ -271,7 +290,7 @@ class LowerAutotuningDispatch(ModulePass):
                     choice = arith.IndexCastOp(index, loaded).result
             view = dispatch.opview  # flow.DispatchOp: its operand groups and attributes
             parts = binding.DispatchOperands.of(dispatch)  # IREE's binding rule reads them
-            workload = parts.workload
+            workload = parts.workload if fixed_workload is None else fixed_workload
             given_tied = view.tied_operands
             tied = parts.tied
             args = _distinct_tied(parts.arguments, tied)

@@ -1,10 +1,14 @@
-"""build_program: a whole program (linalg on tensors) to a .vmfb whose tunable dispatches are
-groups of variants picked at run time (docs/program.md; issue 25, first slice: llvm-cpu).
+"""build_program: a whole program (linalg on tensors, or StableHLO as jax.export writes it) to a
+.vmfb whose tunable dispatches are groups of variants picked at run time; frozen builds and
+write-back of the winners (docs/program.md; issue 25, llvm-cpu candidates).
 
 IREE stays in charge of the pipeline; this only annotates and regroups between its phases:
 
-1. ``iree-compile --compile-to=dispatch-creation``: IREE forms the dispatches (inline
-   ``flow.dispatch.workgroups`` ops in the host functions).
+1. ``iree-compile --compile-to=input`` (IREE's input conversion), each possible root op
+   numbered (:data:`SITE_ATTR`, for write-back), then ``--compile-from=input
+   --compile-to=dispatch-creation``: IREE forms the dispatches (inline
+   ``flow.dispatch.workgroups`` ops in the host functions); the numbers are read off the
+   dispatches' root ops and removed.
 2. The same text ``--compile-from=dispatch-creation --compile-to=executable-configurations``:
    IREE's own ``lowering_config`` and ``translation_info`` for every dispatch (executable
    ``@<host>_dispatch_<i>`` is the i-th dispatch of ``@<host>``, IREE's naming).
@@ -26,7 +30,9 @@ IREE stays in charge of the pipeline; this only annotates and regroups between i
    formed, alone). When IREE rejects the result, the groups lose their candidates one at a
    time (first group first, a warning each) until it compiles.
 
-``choices`` freezes groups: such a dispatch is the chosen variant's dispatch alone.
+``choices`` / ``tuning_results`` freeze groups: such a dispatch is the chosen variant's
+dispatch alone. :func:`write_back` puts the frozen IREE-codegen winners on the input-phase
+program as ``compilation_info``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from autotune_export.contract import (
     GroupReflection,
     TuningWorkload,
     bench_name,
+    choose_result,
     encode_reflection,
     names_for,
 )
@@ -55,7 +62,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, hal, iree_codegen, linalg, scf, stream, util
 from iree.compiler.dialects import func as func_d
 
-__all__ = ["ProgramBuild", "TunableDispatch", "Variant", "build_program", "root_op", "BACKENDS"]
+__all__ = ["ProgramBuild", "TunableDispatch", "Variant", "build_program", "write_back", "root_op", "BACKENDS", "SITE_ATTR"]
 
 #: Backends build_program generates candidates for (docs/program.md): llvm-cpu, and cuda
 #: (IREE's own code for sm_89, Triton kernels for the target: :mod:`.cuda`, :mod:`.triton_candidates`).
@@ -104,6 +111,8 @@ class TunableDispatch:
     candidates: list[CpuTiles] = field(default_factory=list)
     #: Further variants from other generators (appended after IREE's candidates, in order).
     extra: list[Variant] = field(default_factory=list)
+    #: The root op's number in IREE's input-phase program (:data:`SITE_ATTR`), None if unknown.
+    site: int | None = None
 
     @property
     def key(self) -> str:
@@ -135,6 +144,10 @@ class ProgramBuild:
     dispatches: list[TunableDispatch]
     remarks: list[Diagnostic]
     mlir: str = ""
+    #: IREE's input-phase program, root ops numbered (:data:`SITE_ATTR`), for :func:`write_back`.
+    input_mlir: str = ""
+    #: The frozen choices (group key -> variant index) this module was built with.
+    frozen: dict = field(default_factory=dict)
 
 
 def build_program(
@@ -150,6 +163,7 @@ def build_program(
     triton: bool = True,
     jobs: int = 4,
     object_format: str = "ptx",
+    tuning_results: list[dict] | None = None,
 ) -> ProgramBuild:
     """Build ``source`` (MLIR text: linalg on tensors, or what iree-compile accepts as input)
     into a .vmfb whose tunable dispatches are run-time variant groups.
@@ -158,8 +172,12 @@ def build_program(
     ``iree_args``: extra iree-compile flags, given to every phase. ``remark(diag)`` is called
     for each remark as it is made. ``choices``: frozen choices, group key
     (``executable::group``) -> variant (index or name, as ``@__autotune`` lists them; what
-    :func:`frozen_choices` reads from a tuning-results file): such a dispatch becomes that
-    variant's dispatch alone, with no choice global, no entries and no group. Raises
+    the runtime writes in its tuning-results file): such a dispatch becomes that variant's
+    dispatch alone, with no choice global, no entries and no group. ``tuning_results``: the
+    entries of a tuning-results file (:func:`autotune_export.passes.pin_variants.load_results`);
+    each group with results is frozen to the variant
+    :func:`autotune_export.contract.choose_result` picks (the runtime's own rule); ``choices``
+    overrides them. Raises
     DiagnosticError for an unknown backend, a bad ``max_candidates``, a choice naming no
     group or variant, or when iree-compile rejects the input itself.
 
@@ -191,10 +209,15 @@ def build_program(
         args = [*cuda_args(target), *iree_args]
     else:
         args = [*_CPU_ARGS, *iree_args]
-    dc_text = _compile(source, args + ["--compile-to=dispatch-creation"], source_name)
-    cfg_text = _compile(
-        dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"], source_name
-    )
+    input_text = _tag_sites(_compile(source, args + ["--compile-to=input"], source_name))
+    tagged = _compile_generated(input_text, args + ["--compile-from=input", "--compile-to=dispatch-creation"])
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        dc_module = ir.Module.parse(tagged)
+        sites = {(h, i): _site(root) for h, i, op in _dispatch_ops(dc_module) if (root := root_op(op)) is not None}
+        _strip_sites(dc_module)
+        dc_text = str(dc_module)
+    cfg_text = _compile_generated(dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"])
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         if backend == "cuda":
@@ -202,15 +225,18 @@ def build_program(
         else:
             dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
     for d in dispatches:
+        d.site = sites.get((d.host, d.index))
         if backend != "cuda":
             d.candidates = neighbours(d.default, d.loops, d.reductions, max_candidates - 1)
+    if tuning_results is not None:
+        choices = {**_chosen_in(tuning_results, dispatches), **(choices or {})}
     fixed = _resolve_choices(choices or {}, dispatches)
     while True:
         text, entries, groups = _regroup(dc_text, dispatches, args, fixed, note)
         try:
             text = _with_entries(text, entries, args)
             vmfb = _compile_bytes(text, args + ["--compile-from=global-optimization"])
-            return ProgramBuild(vmfb, groups, dispatches, remarks, text)
+            return ProgramBuild(vmfb, groups, dispatches, remarks, text, input_text, fixed)
         except _IreeFailure as err:
             shrink = next((d for d in dispatches if (d.candidates or d.extra) and d.key not in fixed), None)
             if shrink is None:
@@ -224,6 +250,55 @@ def build_program(
             )
             shrink.candidates = []
             shrink.extra = []
+
+
+def _chosen_in(results: list[dict], dispatches: list[TunableDispatch]) -> dict[str, str]:
+    """Per group with entries in ``results``, the variant :func:`choose_result` picks."""
+    out = {}
+    for d in dispatches:
+        names = [v.name for v in d.variants()]
+        entry = choose_result(results, d.executable, d.export, names)
+        if entry is not None:
+            out[d.key] = entry["variant"]
+    return out
+
+
+def write_back(built: ProgramBuild, remark: Callable[[Diagnostic], None] | None = None) -> str:
+    """IREE's input-phase program (linalg on tensors; for StableHLO input, IREE's own conversion
+    of it: the StableHLO ops would not pass an attribute on) with each frozen IREE-codegen
+    winner's ``compilation_info`` on its root op, so a plain ``iree-compile`` of the text
+    builds those configurations (IREE honours ``compilation_info`` on root ops of its input).
+    A frozen choice of IREE's default writes nothing (IREE decides it again); one of another
+    generator (no ``compilation_info``) or whose root op is not found is skipped with a
+    remark. Raises DiagnosticError when ``built`` has no frozen choices."""
+    if not built.frozen:
+        raise DiagnosticError.at(None, "program: write-back needs frozen choices (--tuning-results or choices)")
+    by_key = {d.key: d for d in built.dispatches}
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(built.input_mlir)
+        ops = {_site(op): op for op in walk(module.operation) if SITE_ATTR in op.attributes}
+        for key, k in sorted(built.frozen.items()):
+            d = by_key[key]
+            variant = d.variants()[k]
+            if k == 0:
+                continue
+            if variant.compilation_info is None or d.site not in ops:
+                if remark is not None:
+                    why = (
+                        "is not IREE's code generation"
+                        if variant.compilation_info is None
+                        else "has no root op found in the input"
+                    )
+                    remark(Diagnostic("remark", f"@{d.executable}: the frozen variant {variant.name} {why}; not written back"))
+                continue
+            lowering, translation = variant.compilation_info
+            ops[d.site].attributes["compilation_info"] = iree_codegen.CompilationInfoAttr.get(
+                ir.Attribute.parse(lowering), ir.Attribute.parse(translation)
+            )
+        _strip_sites(module)
+        module.operation.verify()
+        return str(module)
 
 
 def _resolve_choices(choices: dict, dispatches: list[TunableDispatch]) -> dict[str, int]:
@@ -279,6 +354,15 @@ def _compile_bytes(text: str, args: list[str]) -> bytes:
         raise _IreeFailure(lines[0] if lines else str(err).strip().splitlines()[0]) from None
 
 
+def _compile_generated(text: str, args: list[str]) -> str:
+    """One iree-compile phase on text this module generated, its output as text. Raises
+    DiagnosticError (no location: the lines are not the user's)."""
+    try:
+        return _compile_bytes(text, args).decode()
+    except _IreeFailure as err:
+        raise DiagnosticError.at(None, f"iree-compile failed on the program between phases: {err}") from None
+
+
 def _compile(text: str, args: list[str], source_name: str) -> str:
     """One iree-compile phase, its output as text. Raises DiagnosticError naming the input."""
     try:
@@ -312,16 +396,48 @@ def root_op(dispatch):
     reduction loop (a contraction or a convolution IREE rewrote into one), when there is
     exactly one; else None (elementwise dispatches, reductions of one input, several roots:
     not tunable in this slice, docs/program.md)."""
-    roots = []
-    for op in walk(dispatch):
-        if isa(op, *_NAMED_CONTRACTIONS) or op.name.startswith("linalg.conv_2d"):
-            roots.append(op)
-        elif isa(op, linalg.GenericOp):
-            its = _iterators(op) or []
-            ins = len(op.operands) - len(op.results)
-            if "reduction" in its and ins >= 2:
-                roots.append(op)
+    roots = [op for op in walk(dispatch) if _is_root(op)]
     return roots[0] if len(roots) == 1 else None
+
+
+def _is_root(op) -> bool:
+    """Whether ``op`` is one of the ops :func:`root_op` looks for."""
+    if isa(op, *_NAMED_CONTRACTIONS) or op.name.startswith("linalg.conv_2d"):
+        return True
+    if isa(op, linalg.GenericOp):
+        ins = len(op.operands) - len(op.results)
+        return "reduction" in (_iterators(op) or []) and ins >= 2
+    return False
+
+
+#: Discardable attribute numbering the possible root ops of IREE's input-phase program, so a
+#: dispatch's root op names the op of the input it came from (IREE keeps discardable
+#: attributes through global optimization, a convolution's generalization included): the
+#: key of write-back. Removed again before anything is compiled further.
+SITE_ATTR = "autotune.site"
+
+
+def _tag_sites(input_text: str) -> str:
+    """IREE's input-phase program with :data:`SITE_ATTR` = 0, 1, ... on each op
+    :func:`_is_root` accepts, in walk order."""
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(input_text)
+        i64 = ir.IntegerType.get_signless(64)
+        for n, op in enumerate(o for o in walk(module.operation) if _is_root(o)):
+            op.attributes[SITE_ATTR] = ir.IntegerAttr.get(i64, n)
+        return str(module)
+
+
+def _strip_sites(module) -> None:
+    """Remove :data:`SITE_ATTR` from every op of ``module``."""
+    for op in walk(module.operation):
+        if SITE_ATTR in op.attributes:
+            del op.attributes[SITE_ATTR]
+
+
+def _site(op) -> int | None:
+    return int(ir.IntegerAttr(op.attributes[SITE_ATTR]).value) if SITE_ATTR in op.attributes else None
 
 
 def _loops(op) -> tuple[list[int], set[int]] | None:
@@ -601,15 +717,15 @@ def _regroup(
             )
             if len(variants) > 1:
                 dispatch.erase()
-        if groups:
-            fn.util_func(
-                AUTOTUNE_FUNCTION,
-                [],
-                [],
-                lambda _args: [],
-                attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})},
-                ip=end,
-            )
+        # Always, an empty list too (every choice frozen): the runtime and inspect load the module.
+        fn.util_func(
+            AUTOTUNE_FUNCTION,
+            [],
+            [],
+            lambda _args: [],
+            attributes={"iree.reflection": fn.reflection({REFLECTION_KEY: encode_reflection(groups)})},
+            ip=end,
+        )
         module.operation.verify()
         entries.operation.verify()
         return str(module), str(entries), groups

@@ -1,5 +1,11 @@
-"""``autotune-export program IN.mlir --backend llvm-cpu|cuda [--max-candidates N] [--target sm_90] [--no-triton] -o OUT.vmfb``:
-:func:`autotune_export.program.build_program` as a command (docs/program.md).
+"""``autotune-export program IN.mlir --backend llvm-cpu|cuda [--max-candidates N] [--target sm_90] [--no-triton]
+[--tuning-results R.json [--write-back OUT.mlir]] -o OUT.vmfb``:
+:func:`autotune_export.program.build_program` as a command (docs/program.md). ``IN`` is linalg on
+tensors or StableHLO (``jax.export``'s ``mlir_module()``), anything IREE's input phase takes.
+
+``--tuning-results`` freezes the groups it has results for (the runtime's rule picks the
+variant); ``--write-back`` also writes IREE's input-phase program with the frozen
+IREE-codegen winners as ``compilation_info``, for a plain ``iree-compile``.
 
 Remarks (dispatches that keep IREE's default, candidates IREE rejected) go to stderr; errors
 are diagnostics with exit status 1 and no output file.
@@ -10,7 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from autotune_export.program.build import BACKENDS, build_program
+from autotune_export.passes.pin_variants import load_results
+from autotune_export.program.build import BACKENDS, build_program, write_back
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.cli import read_source, write_output
@@ -63,7 +70,19 @@ def _parser() -> argparse.ArgumentParser:
         "--emit",
         choices=("vmfb", "mlir"),
         default="vmfb",
-        help="vmfb (default), or mlir: the regrouped dispatch-creation program",
+        help="vmfb (default), or mlir: the regrouped program (iree-compile --compile-from=global-optimization takes it)",
+    )
+    p.add_argument(
+        "--tuning-results",
+        default=None,
+        metavar="R.json",
+        help="freeze each group with results in this tuning-results file (the runtime's tuning cache) to its chosen variant",
+    )
+    p.add_argument(
+        "--write-back",
+        default=None,
+        metavar="OUT.mlir",
+        help="with --tuning-results: also write the program (IREE's input phase) with the winners' compilation_info",
     )
     p.add_argument("-o", "--output", required=True, help="output file")
     p.add_argument("-q", "--quiet", action="store_true", help="no remarks")
@@ -76,6 +95,9 @@ def main(argv: Sequence[str]) -> int:
     source = read_source(args.input)
     if args.max_candidates < 1:
         raise DiagnosticError.at(None, f"--max-candidates must be at least 1 (IREE's default), not {args.max_candidates}")
+    if args.write_back and not args.tuning_results:
+        raise DiagnosticError.at(None, "--write-back needs --tuning-results (the choices to write back)")
+    results = load_results(args.tuning_results) if args.tuning_results else None
     remark = None if args.quiet else (lambda d: progress.echo(d.format()))
     built = build_program(
         source.text,
@@ -88,9 +110,16 @@ def main(argv: Sequence[str]) -> int:
         triton=args.triton,
         jobs=args.jobs,
         object_format=args.object_format,
+        tuning_results=results,
     )
+    written_back = write_back(built, remark) if args.write_back else None
     write_output(args.output, built.vmfb if args.emit == "vmfb" else built.mlir)
+    if written_back is not None:
+        write_output(args.write_back, written_back)
     if not args.quiet:
         counts = ", ".join(f"@{g.executable} {len(g.variants)}" for g in built.groups) or "none"
         progress.echo(f"autotune-export: wrote {args.output}: variants per tunable dispatch: {counts}")
+        if built.frozen:
+            frozen = ", ".join(f"{key} = {index}" for key, index in sorted(built.frozen.items()))
+            progress.echo(f"autotune-export: frozen choices: {frozen}")
     return 0

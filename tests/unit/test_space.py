@@ -182,8 +182,10 @@ def test_space64_builds_for_sm_90(tmp_path):
     """64 configs of examples/matmul's kernel from a generated space: every one compiles for
     sm_90 (none is pruned: each fits its shared memory) and the module holds 64 variants (+64
     specialized) under one group, with their configs in the space's order. The module is
-    checked as materialized (``--emit mlir``): iree-compile of the 128 exports into a .vmfb
-    takes over an hour on a loaded 2-core machine (benchmarks/build_gpu_inputs.py builds it)."""
+    checked as materialized (``--emit mlir``); test_space_builds_a_vmfb builds a .vmfb of it
+    (benchmarks/build_gpu_inputs.py builds the whole space's). The 128 Triton compiles took 13
+    minutes cold on the 2-core development machine at load average 20 (a rebuild compiles
+    nothing: the variant cache)."""
     from autotune_export.tools import cli
     from autotune_export.tools.inspection import inspect_path
 
@@ -194,6 +196,33 @@ def test_space64_builds_for_sm_90(tmp_path):
     assert len(base) == 64 and len(g.specialized) == 64 and not g.pruned
     want = _space64_group().configs
     assert [dict(v.config) for v in base] == [dict(c) for c in want]
+
+
+@pytest.mark.integration
+def test_space_builds_a_vmfb(tmp_path):
+    """The space builds into a .vmfb whose group holds the variants in the space's order: 16 of
+    the 64 configs (``--max-variants 16``: spread over the space; 32 exports with the
+    specializations), so the test stays short; the variants come from the cache that
+    test_space64_builds_for_sm_90 fills. iree-compile's time is linear in a group's exports
+    (docs/limits.md, "Build time of large groups"; tests/unit/test_lowering_scale.py checks
+    the host code that made it quadratic): the whole 128-export module took 46 CPU-seconds
+    (339 s of wall time at load average 20 on the 2-core development machine; over an hour
+    before), this one's 32 exports about a quarter of that. Run alone (cold cache: all 128
+    Triton compiles of the space, then the pruning to 16) it took 24 minutes at load average
+    15-22 there; after test_space64_builds_for_sm_90 in one session, only its iree-compile."""
+    from autotune_export.tools import cli
+    from autotune_export.tools.inspection import inspect_path
+
+    out = tmp_path / "space16.vmfb"
+    assert cli.main([str(SPACE64), "--emit", "vmfb", "--target", "sm_90", "--max-variants", "16", "-q", "-o", str(out)]) == 0
+    [g] = inspect_path(str(out), resources=False).groups
+    base = [v for v in g.variants if v.specialized_of is None]
+    want = [dict(c) for c in _space64_group().configs]
+    got = [dict(v.config) for v in base]
+    assert len(base) == 16 and len(g.specialized) == 16
+    # In the space's order, spread over it (every BLOCK_M of the space stays represented).
+    positions = [want.index(c) for c in got]
+    assert positions == sorted(positions) and {c["BLOCK_M"] for c in got} == {64, 128, 256}
 
 
 _SPACE_KERNEL = '''

@@ -63,7 +63,8 @@ def client(path: str, name: str, argv: list[str]) -> None:
         os._exit(int(value))
     if kind == "signal":
         sig = int(value)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     sys.stderr.write(f"cli_server: the server answered {reply!r}\n")
     os._exit(3)

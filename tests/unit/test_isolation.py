@@ -4,8 +4,9 @@ tests/unit/data/cpu_faulty.mlir, whose @oob stores 4 TiB out of bounds (a segmen
 when ``--task_worker_local_memory=65536`` is set; @ok (the default) and @fast compute 2 * x.
 
 The worker (``autotune_export.runtime.worker``) runs them; the program (this test process)
-goes on. Limits here are generous (no decision depends on the machine's load); the one test
-that needs a limit to pass, the hang, is in the integration suite.
+goes on. Limits here are generous (no decision depends on the machine's load); the tests that
+need a limit to pass (the hangs), and the tune command's (which times on the wall clock), are in
+the integration suite.
 """
 
 from __future__ import annotations
@@ -209,6 +210,7 @@ def test_round_robin_checks_in_the_worker_before_live_calls(faulty, tmp_path):
     assert m.chosen["faulty_ex::scale"] == "fast"
 
 
+@pytest.mark.integration  # two tune commands, each a process with workers, that decide on the wall clock
 def test_tune_command_reports_the_dropped_variants(faulty, tmp_path):
     """``autotune-export tune --isolation process`` in a process of its own (the flag makes
     @greedy too big for the CPU executor, process-wide): exit 0, @oob dropped as a fault, @greedy

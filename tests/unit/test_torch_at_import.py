@@ -6,6 +6,7 @@ tensor argument's dtype as a torch dtype. Skipped where torch is not installed."
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -14,7 +15,21 @@ import textwrap
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is not installed: the torch stand-ins have nothing to answer for")
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("PyTorch is not installed: the torch stand-ins have nothing to answer for", allow_module_level=True)
+
+
+class _Torch:
+    """``torch``, imported by the first test that asks for one of its names: every
+    pytest-xdist worker collects this module, and importing torch costs 2 CPU-seconds."""
+
+    def __getattr__(self, name):
+        import torch
+
+        return getattr(torch, name)
+
+
+torch = _Torch()
 
 from autotune_export.cuda import launch_model as pruning  # noqa: E402
 from autotune_export.cuda import stub_driver  # noqa: E402

@@ -4,7 +4,9 @@
 tests/unit/data/cpu_workloads.mlir: one group of y = 2 * x with three variants whose speed
 depends on n (@per_elem fastest for n = 1024, @fixed for n = 262144) and @wrong (3 * x, the
 fastest, and wrong), tuned on two workloads. The fast suite decides on given timings with the
-same ranking (:data:`TIMES`); the integration test times them for real."""
+same ranking (:data:`TIMES`); the integration test times them for real. Three tests that build a
+further .vmfb (frozen from a results file, or with three workloads; 3 CPU-seconds each) are
+integration tests too; the fast suite runs a frozen module in test_runtime.py."""
 
 from __future__ import annotations
 
@@ -177,6 +179,7 @@ def _frozen(tmp_path: pathlib.Path, results: pathlib.Path, source: pathlib.Path 
     return out
 
 
+@pytest.mark.integration  # builds a .vmfb of its own (an llvm-cpu iree-compile: 3 CPU-seconds)
 def test_full_slots_are_reused_in_turn_and_fixed_chooses_what_the_frozen_module_does(vmfb, tmp_path):
     """Ten per-workload results for a module of 8 slots. The slots are reused in turn (the 9th
     workload takes slot 0, the 10th slot 1: main reused slot 0 for both), and a workload that
@@ -209,6 +212,7 @@ def _three_workloads(tmp_path: pathlib.Path) -> pathlib.Path:
     return src
 
 
+@pytest.mark.integration  # builds a .vmfb of its own (an llvm-cpu iree-compile: 3 CPU-seconds)
 def test_one_rule_for_the_groups_own_choice(tmp_path):
     """The variant of a workload no decision covers: the tuning process, strategy="fixed" and
     the frozen module choose it by one rule (contract.choose_result: the variant most
@@ -357,6 +361,7 @@ def test_inspect_shows_the_frozen_choices(vmfb, tmp_path, capsys):
     assert group["choices"] == [{"workload": [SMALL], "variant": "per_elem"}, {"workload": [LARGE], "variant": "fixed"}]
 
 
+@pytest.mark.integration  # builds a .vmfb of its own (an llvm-cpu iree-compile: 3 CPU-seconds)
 def test_inspect_shows_the_frozen_choices_of_a_vmfb(vmfb, tmp_path, capsys):
     """A .vmfb frozen from a results file carries its choices(...) in the reflection metadata
     (frozen_choices, default_frozen), and inspect shows them as for the .mlir (main showed no

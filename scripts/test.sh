@@ -13,9 +13,13 @@
 # The integration suite runs lit, then pytest in one process (its tests share a session cache
 # folder in order). No test writes into the user's cache folder (tests/unit/conftest.py,
 # tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
-# Cost (2-core development machine, Dec 2026, measured under others' load, load average 14-37):
-# the fast suite 210-255 CPU-seconds (243 when lit and pytest ran one after the other, on a
-# smaller suite), 15-35 minutes of wall time there; not measured idle (one to two minutes expected: not under one).
+# The fast suite's lit tests run `autotune-export` and FileCheck through a fork server that imports
+# them once (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands); the
+# integration suite runs the installed commands.
+# Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of wall
+# time idle, before the fork server; 158 CPU-seconds after it (lit's part: 129 -> 30), measured at
+# load average 14-25 (others' work; 325 s of wall time there). Not measured idle since: 158
+# CPU-seconds on 2 cores is about 80 s, not under a minute. The integration suite: not measured.
 set -e
 bin="${VENV:-.venv}/bin"
 workers=${PYTEST_WORKERS:-auto}

@@ -395,7 +395,7 @@ def test_stablehlo_input_as_jax_export_writes_it(tmp_path):
 
 
 @pytest.mark.integration
-def test_write_back_of_explicit_choices_reproduces_them_with_plain_iree_compile(tmp_path):
+def test_write_back_of_explicit_choices_reproduces_them_with_plain_iree_compile(built, tmp_path):
     """choices= fixes two groups (a matmul and the convolution, on candidates), the third stays
     a group; write_back puts exactly those two configs on the input's root ops (the
     convolution's on linalg.conv_2d_nhwc_hwcf, which IREE generalizes later), and plain
@@ -408,6 +408,8 @@ def test_write_back_of_explicit_choices_reproduces_them_with_plain_iree_compile(
     got = build_program(PROGRAM, max_candidates=3, choices={mm: 2, conv: "main_dispatch_2_conv_2x16x16x16x3x3x8_f32.candidate1"})
     assert got.frozen == {mm: 2, conv: 1}
     assert [g.key for g in got.groups] == ["main_dispatch_1::main_dispatch_1_matmul_64x32x96_f32"]
+    # The tuning cache's per-variant keys do not depend on the rest of the module.
+    assert got.groups[0].fingerprints == built.groups[1].fingerprints
     by_key = {d.key: d for d in got.dispatches}
     wanted = [by_key[mm].candidates[1].text(), by_key[conv].candidates[0].text()]
     text = write_back(got)

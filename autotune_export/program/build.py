@@ -136,8 +136,8 @@ class ProgramBuild:
     """What :func:`build_program` made: the module (``vmfb`` bytes), its groups (as
     ``@__autotune``'s reflection has them), the dispatches considered, the remarks
     (diagnostics of severity remark/warning: dispatches not tunable, candidates dropped) and
-    ``mlir``: the regrouped dispatch-creation text the .vmfb was compiled from (what
-    ``iree-compile --compile-from=dispatch-creation`` reproduces it from)."""
+    ``mlir``: the regrouped program with its entries, the text the .vmfb was compiled from
+    (what ``iree-compile --compile-from=global-optimization`` reproduces it from)."""
 
     vmfb: bytes
     groups: list[GroupReflection]

@@ -20,7 +20,7 @@ import dataclasses
 import re
 import struct
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from autotune_export.cuda import launch_model as lm
 from autotune_export.ir import grid as grid_mod
@@ -32,6 +32,7 @@ __all__ = [
     "PlanRequest",
     "Planned",
     "as_parameter",
+    "autotuner_outputs",
     "config_entries",
     "config_text",
     "plan_launch",
@@ -444,3 +445,79 @@ def _variant_specs(request: PlanRequest, kernel, source, configs, constexpr_valu
                 raise DiagnosticError.at(request.config_location(index), f"config {index}: {err}") from None
             config_specs.append(spec)
     return [dataclasses.replace(sp, arch=arch) for _, arch in archs for sp in config_specs]
+
+
+def autotuner_outputs(
+    name: str, kernel_name: str, location: Location | None, signature: Sequence[Param], reset_to_zero, restore_value, kernel
+) -> tuple[dict[str, list[str]], tuple[Diagnostic, ...]]:
+    """The ``reset_to_zero`` / ``restore_value`` of group ``name`` (at ``location``, its
+    parameters ``signature``, ``none`` ones included) that the op omits (``reset_to_zero`` /
+    ``restore_value`` None), from the outermost ``triton.autotune`` (``AutotuneWrapper``) of
+    ``kernel`` (a :class:`~autotune_export.cuda.kernel_files.LoadedKernel`): the op's clause
+    wins, as a call's explicit argument does. As in Triton's autotuner, a name the call passes
+    None for is skipped, and a user ``pre_hook`` replaces both (a remark says so:
+    autotune-export cannot run the hook). A ``restore_value`` name of a pointer the dispatch
+    only reads (not ``{output}``) is left out with a remark: Triton copies it back unchanged
+    (gemlite's GEMV kernels name their inputs there). Any other name that is not an
+    ``{output}`` pointer of the signature is an error at the group (only what a dispatch
+    returns can be zero-filled or restored).
+
+    Returns ``({clause: names}, diagnostics)``: the clauses to set (those with names kept) and
+    the remarks, then the error that stopped it (then no clause to set)."""
+    from autotune_export.cuda import triton_compile as tc
+
+    tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
+    if tuner is None or (reset_to_zero is not None and restore_value is not None):
+        return {}, ()
+    omitted = {"reset_to_zero": reset_to_zero is None, "restore_value": restore_value is None}
+    given = {c: list(getattr(tuner, c)) for c in ("reset_to_zero", "restore_value") if omitted[c]}
+    diagnostics: list[Diagnostic] = []
+    if tuner.pre_hook is not None:
+        if any(given.values()):
+            diagnostics.append(
+                Diagnostic(
+                    "remark",
+                    f"@{name}: the triton.autotune of '{kernel_name}' has a pre_hook, which replaces its "
+                    f"{' and '.join(c for c, v in given.items() if v)} (as in Triton); autotune-export cannot run "
+                    "the hook: give reset_to_zero(...) / restore_value(...) on the op",
+                    location,
+                )
+            )
+        return {}, tuple(diagnostics)
+    by_name = {p.name: p for p in signature}
+    chosen: dict[str, list[str]] = {}
+    for clause, names in given.items():
+        kept = []
+        for pname in names:
+            p = by_name.get(pname)
+            if p is not None and p.is_none:
+                continue  # Triton's default hooks skip an argument passed as None
+            if clause == "restore_value" and p is not None and p.is_pointer and not p.output:
+                # Triton's restore_value copies the argument back after each timed run: for one
+                # the dispatch only reads (an immutable operand) there is nothing to restore.
+                diagnostics.append(
+                    Diagnostic(
+                        "remark",
+                        f"@{name}: the triton.autotune of '{kernel_name}' names '{pname}' in restore_value, "
+                        "which the dispatch only reads (not an {output} pointer): restoring it changes "
+                        "nothing, left out",
+                        location,
+                    )
+                )
+                continue
+            if p is None or not (p.is_pointer and p.output):
+                what = "not a parameter of the signature" if p is None else "not an {output} pointer"
+                diagnostics.extend(
+                    DiagnosticError.at(
+                        location,
+                        f"the triton.autotune of '{kernel_name}' names '{pname}' in {clause}, which is {what} of @{name}: "
+                        "IREE treats dispatch operands as immutable, so only what the dispatch returns can be "
+                        f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}; mark it {{output}}, or give "
+                        f"{clause}(...) on the op to override the kernel's",
+                    ).diagnostics
+                )
+                return {}, tuple(diagnostics)
+            kept.append(pname)
+        if kept:
+            chosen[clause] = kept
+    return chosen, tuple(diagnostics)

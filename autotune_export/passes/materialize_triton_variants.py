@@ -134,65 +134,15 @@ def _signature_hint(declared: list[str], kernel_params: list[str], constexprs: l
     return f"; add '{missing[0]}'" if missing else ""
 
 
-def _autotuner_outputs(ctx: PassContext, group: AutotuneGroup, kernel, tc) -> None:
-    """Fill the group's ``reset_to_zero`` / ``restore_value`` (each one the op omits) from the
-    kernel's outermost ``triton.autotune`` (``AutotuneWrapper``): the op's clause wins, as a
-    call's explicit argument does. As in Triton's autotuner, a name the call passes None for is
-    skipped, and a user ``pre_hook`` replaces both (a remark says so: autotune-export cannot run
-    the hook). A ``restore_value`` name of a pointer the dispatch only reads (not ``{output}``)
-    is left out with a remark: Triton copies it back unchanged (gemlite's GEMV kernels name their
-    inputs there). Raises DiagnosticError at the group for any other name that is not an
-    ``{output}`` pointer of the signature (only what a dispatch returns can be zero-filled or
-    restored)."""
-    tuner = next((w for w in kernel.wrappers if isinstance(w, tc.AutotuneWrapper)), None)
-    if tuner is None or (group.reset_to_zero is not None and group.restore_value is not None):
-        return
-    kname = group.triton[1]
-    given = {c: list(getattr(tuner, c)) for c in ("reset_to_zero", "restore_value") if getattr(group, c) is None}
-    if tuner.pre_hook is not None:
-        if any(given.values()):
-            ctx.emit_remark(
-                Diagnostic(
-                    "remark",
-                    f"@{group.name}: the triton.autotune of '{kname}' has a pre_hook, which replaces its "
-                    f"{' and '.join(c for c, v in given.items() if v)} (as in Triton); autotune-export cannot run "
-                    "the hook: give reset_to_zero(...) / restore_value(...) on the op",
-                    group.location,
-                )
-            )
-        return
-    by_name = {p.name: p for p in group.signature}
-    for clause, names in given.items():
-        kept = []
-        for name in names:
-            p = by_name.get(name)
-            if p is not None and p.is_none:
-                continue  # Triton's default hooks skip an argument passed as None
-            if clause == "restore_value" and p is not None and p.is_pointer and not p.output:
-                # Triton's restore_value copies the argument back after each timed run: for one
-                # the dispatch only reads (an immutable operand) there is nothing to restore.
-                ctx.emit_remark(
-                    Diagnostic(
-                        "remark",
-                        f"@{group.name}: the triton.autotune of '{kname}' names '{name}' in restore_value, "
-                        "which the dispatch only reads (not an {output} pointer): restoring it changes "
-                        "nothing, left out",
-                        group.location,
-                    )
-                )
-                continue
-            if p is None or not (p.is_pointer and p.output):
-                what = "not a parameter of the signature" if p is None else "not an {output} pointer"
-                raise DiagnosticError.at(
-                    group.location,
-                    f"the triton.autotune of '{kname}' names '{name}' in {clause}, which is {what} of @{group.name}: IREE "
-                    "treats dispatch operands as immutable, so only what the dispatch returns can be "
-                    f"{'zero-filled' if clause == 'reset_to_zero' else 'restored'}; mark it {{output}}, or give "
-                    f"{clause}(...) on the op to override the kernel's",
-                )
-            kept.append(name)
-        if kept:
-            setattr(group, clause, kept)
+def _report(ctx: PassContext, diagnostics) -> None:
+    """A stage's diagnostics reported: the remarks and warnings to ``ctx``, in order, then the
+    error among them (with its notes) raised as DiagnosticError."""
+    for diagnostic in diagnostics:
+        if diagnostic.severity != "error":
+            ctx.emit_remark(diagnostic)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise DiagnosticError(errors)
 
 
 def _result_indices(item) -> tuple[list[int] | None, list[int] | None]:
@@ -379,7 +329,13 @@ class MaterializeTritonVariants(ModulePass):
                 f"({', '.join(declared)}) but the kernel's non-constexpr parameters are ({', '.join(runtime_args)})"
                 + _signature_hint(declared, runtime_args, kernel.constexpr_names),
             )
-        _autotuner_outputs(ctx, group, kernel, tc)
+        # reset_to_zero / restore_value the op omits, from the kernel's triton.autotune.
+        chosen, diagnostics = launch_plan.autotuner_outputs(
+            group.name, kernel_name, loc, tuple(group.signature), group.reset_to_zero, group.restore_value, kernel
+        )
+        _report(ctx, diagnostics)
+        for clause, names in chosen.items():
+            setattr(group, clause, names)
         # `none` parameters: the call passes None, which Triton's JIT specializes to a constexpr
         # None (not a kernel parameter): neither a binding nor a constant, not passed by the
         # dispatch. From here on the group's signature is the kernel's parameters without them.
@@ -447,11 +403,7 @@ class MaterializeTritonVariants(ModulePass):
         # The plan stage: the launch model on what the dispatches pass, read off the IR here.
         request = dataclasses.replace(request, sites=tuple(dispatch_scalars(source, op, group)))
         planned = launch_plan.plan_launch(request, kernel, ksrc)
-        for diagnostic in planned.diagnostics:
-            if diagnostic.severity != "error":
-                ctx.emit_remark(diagnostic)
-        if planned.error is not None:
-            raise planned.error
+        _report(ctx, planned.diagnostics)
         configs = [list(cfg) for cfg in planned.configs]
         return _Planned(source, op, group, configs, list(planned.constexprs), list(planned.specs), 0, list(request.archs))
 
@@ -495,11 +447,7 @@ class MaterializeTritonVariants(ModulePass):
             max_variants=self.max_variants,
         )
         linked = link.link_group(request, results)
-        for diagnostic in linked.diagnostics:
-            if diagnostic.severity != "error":
-                ctx.emit_remark(diagnostic)
-        if linked.error is not None:
-            raise linked.error
+        _report(ctx, linked.diagnostics)
         check_written(ctx, item, linked.plan, linked.written)
         check_updated(ctx, item, linked.plan, linked.updated)
         check_read_first(ctx, item, linked.plan, linked.read_first - linked.updated)

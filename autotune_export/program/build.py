@@ -598,7 +598,13 @@ def _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton,
                 note(f"@{exe}: iree-compile rejected candidate {cand.text()} ({error}); dropped")
         if triton:
             more, reason = triton_candidates(
-                op, root, target=target, limit=max_candidates, jobs=jobs, object_format=object_format
+                op,
+                root,
+                target=target,
+                limit=max_candidates,
+                jobs=jobs,
+                object_format=object_format,
+                remark=lambda text, exe=exe: note(f"@{exe}: {text}"),
             )
             if reason:
                 note(f"@{exe} ({root.name}): no Triton candidates: {reason}")

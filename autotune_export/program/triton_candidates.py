@@ -368,14 +368,22 @@ class TritonCandidate:
 
 
 def triton_candidates(
-    dispatch, root, *, target: str, limit: int, jobs: int = 4, object_format: str = "ptx"
+    dispatch,
+    root,
+    *,
+    target: str,
+    limit: int,
+    jobs: int = 4,
+    object_format: str = "ptx",
+    remark: Callable[[str], None] | None = None,
 ) -> tuple[list[TritonCandidate], str | None]:
     """The candidates of every registered kernel whose pattern matches ``dispatch`` (at most
     ``limit`` configs each, in the kernel's order), and a reason when there are none (no
     kernel matched: what :func:`match_matmul` said). Kernels compile for ``target`` into
     ``object_format`` objects (``ptx``: the driver JIT-compiles them when the module loads;
-    ``cubin``: assembled here, for that architecture only). Raises DiagnosticError when the
-    toolkit's stages refuse a kernel's launch."""
+    ``cubin``: assembled here, for that architecture only). ``remark(text)`` gets the stages'
+    remarks (configs compiled, from the cache, pruned and why), once per kernel and shape.
+    Raises DiagnosticError when the toolkit's stages refuse a kernel's launch."""
     reasons = []
     out: list[TritonCandidate] = []
     for kernel in registered_kernels():
@@ -391,12 +399,16 @@ def triton_candidates(
         if key not in _MEMO:  # one build's dispatches of one shape share the materialized source
             from autotune_export.interop.launch import LaunchError
 
+            said: list[str] = []
             try:
                 _MEMO[key] = _materialize(
-                    kernel.name, launch, matched, target=target, limit=limit, jobs=jobs, object_format=object_format
+                    kernel.name, launch, matched, target=target, limit=limit, jobs=jobs, object_format=object_format, said=said
                 )
             except (LaunchError, ValueError) as err:
                 raise DiagnosticError.at(None, f"Triton kernel '{kernel.name}' for {dispatch_name(dispatch)}: {err}") from None
+            for text in said:
+                if remark is not None:
+                    remark(f"Triton kernel '{kernel.name}' ({matched.batch}x{matched.m}x{matched.n}x{matched.k}): {text}")
         out += _MEMO[key]
     if out:
         return out, None
@@ -409,10 +421,18 @@ _MEMO: dict = {}
 
 
 def _materialize(
-    name: str, launch: Launch, match: MatmulMatch, *, target: str, limit: int, jobs: int, object_format: str
+    name: str,
+    launch: Launch,
+    match: MatmulMatch,
+    *,
+    target: str,
+    limit: int,
+    jobs: int,
+    object_format: str,
+    said: list[str],
 ) -> list[TritonCandidate]:
     """The launch through the front end and the toolkit's stages (module docstring, step 2),
-    read back as candidates."""
+    read back as candidates; the stages' remarks are appended to ``said``."""
     from autotune_export.frontend.reader import SourceFile, parse_source
     from autotune_export.interop.launch import launch_to_mlir
     from autotune_export.ir.group import AutotuneGroup
@@ -435,7 +455,7 @@ def _materialize(
             )
         run_pipeline(
             ["zero-fill-outputs", "materialize-triton-variants"],
-            PassContext(source=source, remark=lambda d: None),
+            PassContext(source=source, remark=lambda d: said.append(d.message)),
             module,
             target=target,
             jobs=jobs,

@@ -272,6 +272,8 @@ def test_cuda_program_has_iree_and_triton_variants_and_compiles(built):
     fused = next(g for k, g in groups.items() if "dispatch_1" in k)
     assert [c[0][0] for c in fused.configs] == ["lowering_config", "lowering_config"]
     assert any("no Triton candidates: the dispatch fuses linalg.generic" in r for r in remarks)
+    # The toolkit's stages say what they compiled, per kernel and shape.
+    assert any(r.startswith("@main_dispatch_0: Triton kernel 'matmul' (1x256x64x128): @bmm_kernel: 2 variant") for r in remarks), remarks
 
 
 @pytest.mark.integration

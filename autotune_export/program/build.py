@@ -164,6 +164,7 @@ def build_program(
     jobs: int = 4,
     object_format: str = "ptx",
     tuning_results: list[dict] | None = None,
+    max_triton: int | None = None,
 ) -> ProgramBuild:
     """Build ``source`` (MLIR text: linalg on tensors, or what iree-compile accepts as input)
     into a .vmfb whose tunable dispatches are run-time variant groups.
@@ -186,7 +187,8 @@ def build_program(
     ``triton`` adds the registered Triton kernels' configs to the groups of the dispatches they
     match (:mod:`.triton_candidates`), ``jobs`` compiles that many candidates at a time,
     ``object_format`` (``ptx`` or ``cubin``) is the Triton objects' format. ``max_candidates``
-    caps IREE's variants and, separately, each Triton kernel's configs.
+    caps IREE's variants and ``max_triton`` (default: ``max_candidates``) each Triton kernel's
+    configs.
     """
     if backend not in BACKENDS:
         raise DiagnosticError.at(
@@ -221,7 +223,8 @@ def build_program(
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         if backend == "cuda":
-            dispatches = _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton, jobs, object_format)
+            limits = (max_candidates, max_triton or max_candidates)
+            dispatches = _tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, object_format)
         else:
             dispatches = _tunable(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
     for d in dispatches:
@@ -553,12 +556,12 @@ def _tunable(dc_module, cfg_module, note) -> list[TunableDispatch]:
     return found
 
 
-def _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton, jobs, object_format) -> list[TunableDispatch]:
+def _tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, object_format) -> list[TunableDispatch]:
     """The CUDA dispatches with candidates, as :attr:`TunableDispatch.extra` variants: IREE's own
     (:func:`.cuda.cuda_candidates`, each compiled alone first: one iree-compile rejects is
     dropped with a remark) and, with ``triton``, the configs of registered Triton kernels that
     match the dispatch (:func:`.triton_candidates.triton_candidates`; a dispatch none matches
-    says why)."""
+    says why). ``limits``: (variants of IREE's code, configs per Triton kernel)."""
     from autotune_export.program.cuda import check_candidates, contraction_of, cuda_candidates
     from autotune_export.program.triton_candidates import triton_candidates
     from autotune_export.support.paths import default_cache_dir
@@ -583,7 +586,7 @@ def _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton,
             continue
         export, cfg_root, config, translation = configs[cfg_exe]
         export = exe + export[len(cfg_exe) :] if export.startswith(cfg_exe) else export
-        default, candidates = cuda_candidates(executables[cfg_exe], cfg_root, config, translation, max_candidates - 1)
+        default, candidates = cuda_candidates(executables[cfg_exe], cfg_root, config, translation, limits[0] - 1)
         if default is None:
             note(f"@{exe} ({root.name}): {candidates}; IREE's own code keeps its default")
             candidates = []
@@ -601,7 +604,7 @@ def _tunable_cuda(dc_text, cfg_text, note, max_candidates, args, target, triton,
                 op,
                 root,
                 target=target,
-                limit=max_candidates,
+                limit=limits[1],
                 jobs=jobs,
                 object_format=object_format,
                 remark=lambda text, exe=exe: note(f"@{exe}: {text}"),

@@ -51,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
         default="ptx",
         help="cuda: Triton objects as PTX (JIT-compiled at load, default) or cubin (for --target only)",
     )
+    p.add_argument(
+        "--max-triton-configs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cuda: at most N configs of each Triton kernel per dispatch (default: --max-candidates)",
+    )
     p.add_argument("--jobs", type=int, default=4, metavar="N", help="cuda: compile N candidates at a time (default 4)")
     p.add_argument(
         "--max-candidates",
@@ -111,6 +118,7 @@ def main(argv: Sequence[str]) -> int:
         jobs=args.jobs,
         object_format=args.object_format,
         tuning_results=results,
+        max_triton=args.max_triton_configs,
     )
     written_back = write_back(built, remark) if args.write_back else None
     write_output(args.output, built.vmfb if args.emit == "vmfb" else built.mlir)

@@ -1,13 +1,13 @@
 """Build, on a machine with no GPU, the three modules of the H200 whole-program benchmark.
 
-    python benchmarks/program_h200/build.py [--out out/program_h200] [--max-candidates 8] [--jobs 2]
+    python benchmarks/program_h200/build.py [--out out/program_h200] [--max-candidates 6] [--max-triton-configs 12] [--jobs 2]
 
 From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program.md):
 
 * ``plain.vmfb``: plain ``iree-compile --iree-hal-target-device=cuda --iree-cuda-target=sm_89``
   (IREE 3.13 has no sm_90 code generation; the driver JIT-compiles the PTX on the H200);
 * ``tuned.vmfb``: ``autotune-export program --backend cuda --target sm_90``: IREE's default,
-  up to N-1 generated IREE candidates and up to N configs of the bundled Triton matmul per
+  up to 5 generated IREE candidates and the 12 configs of the bundled Triton matmul per
   dispatch (Triton objects as sm_90 cubins: no JIT at module load);
 * ``iree_only.vmfb``: the same with ``--no-triton``;
 * ``manifest.json``: what run.py needs (driver, functions, inputs, products), the groups and
@@ -34,22 +34,22 @@ sys.path.insert(0, ROOT)
 from autotune_export.program import build_program  # noqa: E402
 from autotune_export.program.cuda import cuda_args  # noqa: E402
 
-MATRICES = {"a": (4096, 4096), "b": (4096, 4096), "c": (8192, 8192), "d": (8192, 128), "e": (16, 1024, 1024), "f": (16, 1024, 1024)}
+MATRICES = {"a": (4096, 4096), "b": (4096, 4096), "c": (8192, 8192), "d": (8192, 128), "e": (8, 2048, 2048), "f": (8, 2048, 2048)}
 FUNCTIONS = {
     "main": {"inputs": list("abcdef"), "products": [[0, 1], [2, 3], [4, 5]]},
     "mm_4096": {"inputs": ["a", "b"], "products": [[0, 1]]},
     "mm_skinny": {"inputs": ["c", "d"], "products": [[0, 1]]},
     "bmm": {"inputs": ["e", "f"], "products": [[0, 1]]},
 }
-DISPATCHES = {"mm_4096": "matmul 4096x4096x4096", "mm_skinny": "matmul 8192x128x8192", "bmm": "batch_matmul 16x1024^3"}
+DISPATCHES = {"mm_4096": "matmul 4096x4096x4096", "mm_skinny": "matmul 8192x128x8192", "bmm": "batch_matmul 8x2048^3"}
 
 
 def _scaled(text: str, factor: int) -> str:
-    """program.mlir with every dimension divided by ``factor`` (the batch of 16 kept)."""
+    """program.mlir with every dimension divided by ``factor`` (the batch of 8 kept)."""
 
     def dims(m):
         parts = m.group(1).split("x")
-        return "tensor<" + "x".join(p if p == "16" else str(int(p) // factor) for p in parts[:-1]) + "x" + parts[-1] + ">"
+        return "tensor<" + "x".join(p if p == "8" else str(int(p) // factor) for p in parts[:-1]) + "x" + parts[-1] + ">"
 
     return re.sub(r"tensor<([0-9x]+xf16)>", dims, text)
 
@@ -57,7 +57,8 @@ def _scaled(text: str, factor: int) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "program_h200"))
-    ap.add_argument("--max-candidates", type=int, default=8)
+    ap.add_argument("--max-candidates", type=int, default=6, help="variants of IREE's code per dispatch, its default included")
+    ap.add_argument("--max-triton-configs", type=int, default=12, help="configs of the Triton matmul per dispatch")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="1/16 scale for llvm-cpu (run.py on this machine)")
     args = ap.parse_args(argv)
@@ -67,7 +68,7 @@ def main(argv=None) -> int:
     matrices = dict(MATRICES)
     if args.small:
         text = _scaled(text, 16)
-        matrices = {k: tuple(d if d == 16 else d // 16 for d in s) for k, s in matrices.items()}
+        matrices = {k: tuple(d if d == 8 else d // 16 for d in s) for k, s in matrices.items()}
         backend, plain_args, driver = "llvm-cpu", ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"], "local-task"
     else:
         backend, plain_args, driver = "cuda", cuda_args("sm_90"), "cuda"
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
             triton=triton,
             jobs=args.jobs,
             object_format="cubin",
+            max_triton=args.max_triton_configs,
         )
         with open(os.path.join(args.out, f"{name}.vmfb"), "wb") as f:
             f.write(built.vmfb)

@@ -5,12 +5,12 @@
 // batch of 16 matmuls of 1024^3.
 func.func @main(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>,
                 %c: tensor<8192x8192xf16>, %d: tensor<8192x128xf16>,
-                %e: tensor<16x1024x1024xf16>, %f: tensor<16x1024x1024xf16>)
-    -> (tensor<4096x4096xf16>, tensor<8192x128xf16>, tensor<16x1024x1024xf16>) {
+                %e: tensor<8x2048x2048xf16>, %f: tensor<8x2048x2048xf16>)
+    -> (tensor<4096x4096xf16>, tensor<8192x128xf16>, tensor<8x2048x2048xf16>) {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4096x4096xf16>, tensor<4096x4096xf16>) -> tensor<4096x4096xf16>
   %1 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0] : (tensor<8192x8192xf16>, tensor<8192x128xf16>) -> tensor<8192x128xf16>
-  %2 = stablehlo.dot_general %e, %f, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<16x1024x1024xf16>, tensor<16x1024x1024xf16>) -> tensor<16x1024x1024xf16>
-  return %0, %1, %2 : tensor<4096x4096xf16>, tensor<8192x128xf16>, tensor<16x1024x1024xf16>
+  %2 = stablehlo.dot_general %e, %f, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2048x2048xf16>, tensor<8x2048x2048xf16>) -> tensor<8x2048x2048xf16>
+  return %0, %1, %2 : tensor<4096x4096xf16>, tensor<8192x128xf16>, tensor<8x2048x2048xf16>
 }
 
 func.func @mm_4096(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
@@ -23,7 +23,7 @@ func.func @mm_skinny(%c: tensor<8192x8192xf16>, %d: tensor<8192x128xf16>) -> ten
   return %1 : tensor<8192x128xf16>
 }
 
-func.func @bmm(%e: tensor<16x1024x1024xf16>, %f: tensor<16x1024x1024xf16>) -> tensor<16x1024x1024xf16> {
-  %2 = stablehlo.dot_general %e, %f, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<16x1024x1024xf16>, tensor<16x1024x1024xf16>) -> tensor<16x1024x1024xf16>
-  return %2 : tensor<16x1024x1024xf16>
+func.func @bmm(%e: tensor<8x2048x2048xf16>, %f: tensor<8x2048x2048xf16>) -> tensor<8x2048x2048xf16> {
+  %2 = stablehlo.dot_general %e, %f, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2048x2048xf16>, tensor<8x2048x2048xf16>) -> tensor<8x2048x2048xf16>
+  return %2 : tensor<8x2048x2048xf16>
 }

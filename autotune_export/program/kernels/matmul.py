@@ -73,7 +73,8 @@ def bmm_kernel(
 
 
 #: The configs of examples/matmul/kernel.py (sm_80 / sm_90 class GPUs, fp16), largest tiles
-#: first; the last needs more shared memory than sm_80 has and is pruned there.
+#: first (the ninth needs more shared memory than sm_80 has and is pruned there), then three
+#: for skinny products.
 CONFIGS = [
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
     {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
@@ -84,6 +85,10 @@ CONFIGS = [
     {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 5},
     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 7},
+    # Skinny outputs (N or M of 64-128, long K: 8192 x 128 x 8192): enough programs for the SMs.
+    {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_M": 32, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 5},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 128, "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
 ]
 
 _META = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")

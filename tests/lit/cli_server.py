@@ -99,6 +99,7 @@ def _become_command(request: dict, prog: str) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = [prog, *request["argv"]]
+    sys.path[0] = os.path.dirname(prog)  # as for the console script: its folder, not this one's
     # Streams as a fresh interpreter makes them (encoding and errors are the server's, which
     # started with the suite's environment; PYTHONUNBUFFERED is set there).
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))

@@ -22,6 +22,7 @@ def main():
     what = sys.argv[1]
     if what == "echo":
         print("argv", sys.argv[0], sys.argv[2:])
+        print("path0", sys.path[0])
         print("cwd", os.getcwd())
         print("env", os.environ.get("ATX_SERVER_TEST"), "PARENT_ONLY" in os.environ)
         print("stdin", sys.stdin.read().strip())
@@ -64,7 +65,7 @@ def test_a_command_has_its_own_argv_folder_environment_and_streams(server, tmp_p
     folder.mkdir()
     proc = _run(server, "echo", "a b", "c", cwd=folder, input="from stdin\n")
     assert proc.returncode == 3
-    assert proc.stdout.splitlines() == [f"argv {tmp_path / 'prog'} ['a b', 'c']", f"cwd {folder}", "env yes False",
+    assert proc.stdout.splitlines() == [f"argv {tmp_path / 'prog'} ['a b', 'c']", f"path0 {tmp_path}", f"cwd {folder}", "env yes False",
                                         "stdin from stdin"]
     assert proc.stderr == "to stderr\n"
 

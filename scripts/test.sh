@@ -18,7 +18,7 @@
 # integration suite runs the installed commands.
 # Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of wall
 # time idle, before the fork server; 158-179 CPU-seconds after it (lit's part: 129 -> 30-39),
-# measured at load average 14-25 (others' work; 325-396 s of wall time there). Not measured idle
+# measured at load average 8-25 (others' work; 265-396 s of wall time there). Not measured idle
 # since: that CPU time on 2 cores is 80-90 s, not under a minute. The integration suite: not measured.
 set -e
 bin="${VENV:-.venv}/bin"

@@ -21,9 +21,11 @@ The GPU machine then runs ``benchmarks/program_h200/run.py OUT`` (see its docstr
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -62,7 +64,12 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="1/16 scale for llvm-cpu (run.py on this machine)")
     args = ap.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    # Everything is written into OUT.partial and moved to OUT at the end: a folder copied while
+    # a build runs is never a mix of two builds (manifest.json also holds each file's sha256,
+    # which run.py checks).
+    final, args.out = args.out, args.out.rstrip("/") + ".partial"
+    shutil.rmtree(args.out, ignore_errors=True)
+    os.makedirs(args.out)
     with open(os.path.join(HERE, "program.mlir")) as f:
         text = f.read()
     matrices = dict(MATRICES)
@@ -118,9 +125,15 @@ def main(argv=None) -> int:
         os.replace(os.path.join(args.out, "iree_only.vmfb"), os.path.join(args.out, "tuned.vmfb"))
         with open(os.path.join(args.out, "iree_only.vmfb"), "wb") as f, open(os.path.join(args.out, "tuned.vmfb"), "rb") as g:
             f.write(g.read())
+    manifest["sha256"] = {}
+    for name in ("plain", "iree_only", "tuned"):
+        with open(os.path.join(args.out, f"{name}.vmfb"), "rb") as f:
+            manifest["sha256"][name] = hashlib.sha256(f.read()).hexdigest()
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
-    print(f"wrote {args.out}")
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(args.out, final)
+    print(f"wrote {final}")
     return 0
 
 

@@ -11,7 +11,7 @@ Reads what benchmarks/program_h200/build.py wrote (no compiler here: iree.runtim
   IREE's default, IREE candidates and Triton candidates (sm_90 cubins);
 * ``iree_only.vmfb``: the same with ``--no-triton``.
 
-Steps, all under a time limit (``--budget-s``, default 110 s; the script stops and fails past it):
+Steps, all under a time limit (``--budget-s``, default 85 s; the script stops and fails past it):
 
 1. inputs: every matrix has entries in {-0.5, -0.25, 0, 0.25, 0.5} (fp16), so every product and
    partial sum is a multiple of 1/16 below 128 in magnitude and exact in fp16 and fp32 whatever
@@ -27,7 +27,8 @@ Steps, all under a time limit (``--budget-s``, default 110 s; the script stops a
    ``--iters`` calls), per dispatch the time of IREE's default, the best IREE candidate and the
    best Triton candidate, the speedups, and whether the issue's H200 targets hold: tuned (b)
    >= 4x faster per call than plain (a); with Triton off (c) no dispatch slower than IREE's
-   default beyond 3 % and one faster.
+   default beyond 3 % and one faster. ``*_kernel`` columns: the same variants' GPU time per run
+   from the groups' benchmark entries (a loop of runs per call, no host overhead; fake data).
 
 Calls are synchronous (an iree.runtime call returns once the GPU work is done); outputs stay on
 the device while timing. Per-dispatch times are wall-clock per call of the single-matmul
@@ -38,6 +39,7 @@ microseconds), as the per-call time of ``main`` does once for its three dispatch
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -194,6 +196,18 @@ def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, 
         best = min((t, k) for k, t in enumerate(times) if t is not None)[1]
         m.select(g.key, best)
         entry.update(times_ms=times, chosen=best)
+        # GPU time per run from the group's benchmark entries (a loop of runs in one call: no
+        # per-call host overhead), for the single-matmul functions' groups; n/a if unavailable.
+        if g.host in manifest["dispatches"] and args.kernel_times:
+            kernel = []
+            for k in range(len(g.variants)):
+                budget.check(f"{name}: kernel times of {g.group}")
+                try:
+                    kernel.append(m.bench(g.key, k, warmup_ms=3, rep_ms=15).median_ms if entry["checked"][k] else None)
+                except Exception as err:  # reported, not a failure: the per-call times stand
+                    print(f"  kernel time of {g.variants[k]}: n/a ({type(err).__name__}: {str(err)[:200]})")
+                    kernel.append(None)
+            entry["kernel_ms"] = kernel
     budget.check(f"{name}: timing main")
     report["main_ms"] = time_call(funcs["main"], dev["main"], args.iters, args.reps)
     report["dispatch_ms"] = {}
@@ -209,6 +223,10 @@ def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, 
             if ts:
                 by[kind] = min(ts)
         by["chosen"] = e["times_ms"][e["chosen"]]
+        for kind in ("default", "iree", "triton"):
+            ks = [t for t, k in zip(e.get("kernel_ms", []), e["kinds"]) if k == kind and t is not None]
+            if ks:
+                by[f"{kind}_kernel"] = min(ks)
         by["chosen_variant"] = g.variants[e["chosen"]]
         by["variants"] = {"iree": e["kinds"].count("iree") + 1, "triton": e["kinds"].count("triton")}
         report["dispatch_ms"][fn] = by
@@ -222,12 +240,20 @@ def main(argv=None) -> int:
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--atol", type=float, default=0.0625)
-    ap.add_argument("--budget-s", type=float, default=110.0)
+    ap.add_argument("--budget-s", type=float, default=85.0)
+    ap.add_argument("--no-kernel-times", dest="kernel_times", action="store_false", help="skip the bench-entry kernel times")
     args = ap.parse_args(argv)
     budget = Budget(args.budget_s)
     t0 = time.perf_counter()
     with open(os.path.join(args.folder, "manifest.json")) as fh:
         manifest = json.load(fh)
+    # The modules must be the ones the manifest describes (one build, build.py's sha256s).
+    for name, want in manifest.get("sha256", {}).items():
+        with open(os.path.join(args.folder, f"{name}.vmfb"), "rb") as fh:
+            have = hashlib.sha256(fh.read()).hexdigest()
+        if have != want:
+            print(f"FAILED: {name}.vmfb is not the one manifest.json describes (sha256 {have[:12]} != {want[:12]}): rebuild")
+            return 1
     mats = inputs(manifest, np.random.default_rng(0))
     refs = references(manifest, mats)
     print(f"inputs and numpy references: {time.perf_counter() - t0:.1f} s")
@@ -251,7 +277,9 @@ def main(argv=None) -> int:
         for name, r in reports.items():
             d = r["dispatch_ms"].get(fn, {})
             parts = ", ".join(
-                f"{k} {v:.3f} ({manifest['flops'][fn] / v / 1e9:.0f})" for k, v in d.items() if k in ("default", "iree", "triton", "chosen")
+                f"{k} {v:.3f} ({manifest['flops'][fn] / v / 1e9:.0f})"
+                for k, v in d.items()
+                if k in ("default", "iree", "triton", "chosen", "default_kernel", "iree_kernel", "triton_kernel")
             )
             row.append(f"{name}: {parts}")
         print("  " + " | ".join(row))

@@ -9,6 +9,7 @@ Writes into OUT (ignored by git; carry it to the GPU machine):
   matmul_tflops.py;
 * ``s64_4096x4096x4096.vmfb``: benchmarks/configs/matmul_space64.mlir (64 configs of the same kernel,
   a generated space, tuned on 4096^3; 128 exports with the specializations), for benchmarks/tuning_vs_triton.py
+  with cubin objects (PTX ones took 60.8 s to load cold on the H200: the driver's JIT of 128 exports)
   (``--only tune`` builds these, ``--only mm9`` the 9-config ones alone, ``--only s64`` this one alone;
   its iree-compile took 46 CPU-seconds, 6 minutes of wall time on the loaded 2-core development machine,
   after 13 minutes of cold Triton compiles: docs/limits.md, "Build time of large groups");
@@ -132,9 +133,13 @@ def main() -> int:
         if only & {"tune", "s64"}:
             # The 64-config space as its file spells it (a generated product space; its
             # tune_workload is 4096^3).
+            # Cubin objects: with PTX the driver JIT-compiles all 128 exports when the module
+            # loads (60.8 s cold on the H200, 475 ms per export; warm runs hit its JIT cache),
+            # a cost Triton's own cubins never pay.
             out = os.path.join(args.out, "s64_4096x4096x4096.vmfb")
-            built[os.path.basename(out)] = {"s": cli([C.SPACE64_MLIR, "--emit", "vmfb", "--target", args.target, "-o", out]),
-                                            "tune_mnk": (4096, 4096, 4096), "configs": 64}
+            built[os.path.basename(out)] = {"s": cli([C.SPACE64_MLIR, "--emit", "vmfb", "--target", args.target,
+                                                      "--object-format", "cubin", "-o", out], allow_no_verify=True),
+                                            "tune_mnk": (4096, 4096, 4096), "configs": 64, "object_format": "cubin"}
         if "multi" in only:
             # One module, one group, two tuning workloads: a choice per workload (issue 13).
             src = os.path.join(tmp, "mm_multi.mlir")

@@ -23,6 +23,8 @@ VECTOR_ADD_MLIR = os.path.join(ROOT, "examples", "vector_add", "vector_add.mlir"
 VECTOR_ADD_KERNEL = os.path.join(ROOT, "examples", "vector_add", "kernel.py")
 SPACE32_MLIR = os.path.join(ROOT, "benchmarks", "configs", "matmul_space32.mlir")
 SPACE64_MLIR = os.path.join(ROOT, "benchmarks", "configs", "matmul_space64.mlir")
+#: build_gpu_inputs.py writes the 64 configs as JSON under this name next to the .vmfb files.
+SPACE64_JSON_NAME = "s64_configs.json"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -49,8 +51,20 @@ def space64_configs() -> list[dict]:
     """The 64 configs of benchmarks/configs/matmul_space64.mlir (a generated ``product`` space),
     in its order, as dicts (``BLOCK_M`` ... ``num_warps``, ``num_stages``): read from
     benchmarks/configs/matmul_space64.py, the same space from Python (tests/unit/test_space.py
-    checks that the two agree). Needs triton (the space's configs are ``triton.Config``)."""
+    checks that the two agree). Needs triton (the space's configs are ``triton.Config``) and the
+    toolkit's IR layer (iree.compiler); where that is absent (the GPU machine, which carries only
+    the runtime wheel), the configs are read from ``.gpu_bench/s64_configs.json``, which
+    build_gpu_inputs.py wrote from this function. Raises ImportError when neither is there."""
     import importlib.util
+
+    try:
+        import iree.compiler  # noqa: F401 - the space's Python spelling needs the IR layer
+    except ImportError:
+        saved = os.path.join(ROOT, ".gpu_bench", SPACE64_JSON_NAME)
+        if not os.path.exists(saved):
+            raise ImportError(f"space64_configs: no iree.compiler here and no {saved} (build_gpu_inputs.py --only s64 writes it)")
+        with open(saved) as f:
+            return json.load(f)
 
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)

@@ -140,6 +140,10 @@ def main() -> int:
             built[os.path.basename(out)] = {"s": cli([C.SPACE64_MLIR, "--emit", "vmfb", "--target", args.target,
                                                       "--object-format", "cubin", "-o", out], allow_no_verify=True),
                                             "tune_mnk": (4096, 4096, 4096), "configs": 64, "object_format": "cubin"}
+            # The same 64 configs as dicts, for the GPU machine's triton.autotune side: the
+            # space's Python spelling imports the toolkit's IR layer (iree.compiler), which
+            # only the iree-base-runtime wheel travels without (C.space64_configs reads this).
+            C.write_json(os.path.join(args.out, C.SPACE64_JSON_NAME), C.space64_configs())
         if "multi" in only:
             # One module, one group, two tuning workloads: a choice per workload (issue 13).
             src = os.path.join(tmp, "mm_multi.mlir")

@@ -296,7 +296,12 @@ def main() -> int:
             failed.append(f"ncu ruler: {r['error']}")
             print(f"  ncu ruler: {r['error']}", flush=True)
         else:
-            ruler = ncu_ruler(r["kernels"], cases, variants)
+            try:
+                ruler = ncu_ruler(r["kernels"], cases, variants)
+            except Exception as e:  # noqa: BLE001 - the table and the JSON still come out, picks unjudged
+                failed.append(f"ncu ruler: {type(e).__name__}: {e}")
+                print(f"  ncu ruler: {type(e).__name__}: {e} (picks not judged)", flush=True)
+                report["ncu_kernels"] = r["kernels"]  # the raw rows, to judge the picks afterwards
     report["ncu_ruler_us"] = ruler
 
     rows, summary = [], []

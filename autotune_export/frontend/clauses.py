@@ -285,17 +285,7 @@ class OpReader:
                 if key in seen:
                     raise self.error(key_tok, f"config key '{key}' is given twice")
                 seen[key] = key_tok
-                try:
-                    value = config_literal(value_node)
-                except DtypeError as err:
-                    raise self.error(err.token, str(err)) from None
-                if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-                    raise self.error(key_tok, f"config value {key} = {value} does not fit in 64 bits")
-                if key in OPTION_NAMES and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                    raise self.error(key_tok, f"'{key}' must be a positive integer")
-                if key == "num_warps" and value & (value - 1):
-                    raise self.error(key_tok, f"num_warps must be a power of two, got {value}")
-                entries.append((key, value))
+                entries.append((key, self._config_value(key_tok, value_node)))
             configs.append(entries)
         if not configs:
             raise self.error(node, "configs([]) is empty: give at least one config")

@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="MS",
-        help="time budget of the race per group and workload in ms (default: 25 per variant)",
+        help="time budget of the race per group and workload in ms (default: 20 per variant, raised after round 0 with the kernels' own time; docs/runtime.md)",
     )
     p.add_argument(
         "--warmup",

@@ -18,8 +18,9 @@
 # integration suite runs the installed commands.
 # Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of wall
 # time idle, before the fork server; 158-179 CPU-seconds after it (lit's part: 129 -> 30-39),
-# measured at load average 8-25 (others' work; 265-396 s of wall time there). Not measured idle
-# since: that CPU time on 2 cores is 80-90 s, not under a minute. The integration suite: not measured.
+# measured at load average 8-25 (others' work; 265-396 s of wall time there); 170 CPU-seconds and
+# 155 s of wall time at load average 1.4-4: not under a minute. Both suites (this script with no
+# argument), in a clean .ci/run with nothing else running: 9 min 11 s (Triton 3.9), 7 min (3.6).
 set -e
 bin="${VENV:-.venv}/bin"
 workers=${PYTEST_WORKERS:-auto}

@@ -55,6 +55,32 @@ class CacheRecords:
         )
         return hit if ok else None
 
+    def record(self, group: str, times_ms: dict[int | str, Sequence[float]], *, strategy: str = "external") -> dict:
+        """Store in the tuning cache a decision for ``group`` timed outside this runtime (a
+        benchmark's own per-call times, say), as tuning stores its own (:meth:`_record`): the
+        same entry (device, driver version, module hash, executable, group, the group's tuning
+        workload, ``median_ms``/``spread_ms`` per variant, ``strategy``), so that
+        ``autotune-export --tuning-results``, ``program --tuning-results`` and
+        ``strategy="fixed"`` read it. ``times_ms``: variant (index or name) -> its samples in ms
+        (an empty list: not timed); the winner is :func:`pick`'s (ties to the lower index).
+        Returns the entry; selects nothing. Raises ValueError without a cache or without
+        samples, KeyError/IndexError for an unknown group or variant; a file that cannot be
+        written gives the RuntimeWarning tuning gives. No per-variant timing rows are stored:
+        they are not the benchmark entries' ruler."""
+        info = self.group(group)
+        if self.cache is None:
+            raise ValueError("record: this module has no tuning cache (cache=PATH)")
+        timings = []
+        for variant, samples in times_ms.items():
+            k = info.variants.index(variant) if isinstance(variant, str) else int(variant)
+            if not 0 <= k < len(info.variants):
+                raise IndexError(f"group {info.key} has {len(info.variants)} variants, not {k}")
+            timings.append(VariantTiming(info.variants[k], [float(t) for t in samples]))
+        if not any(t.times_ms for t in timings):
+            raise ValueError(f"record: no samples for {info.key}")
+        timings.sort(key=lambda t: info.variants.index(t.variant))
+        return self._record(info, timings, tuning_workload_key(info), strategy)
+
     def _record(
         self,
         info: GroupInfo,

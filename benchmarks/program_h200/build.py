@@ -1,6 +1,7 @@
-"""Build, on a machine with no GPU, the three modules of the H200 whole-program benchmark.
+"""Build, on a machine with no GPU, the modules of the H200 whole-program benchmark.
 
     python benchmarks/program_h200/build.py [--out out/program_h200] [--max-candidates 6] [--max-triton-configs 12] [--jobs 2]
+                                            [--tuning-results R.json] [--only frozen]
 
 From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program.md):
 
@@ -10,11 +11,23 @@ From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program
   up to 5 generated IREE candidates and the 12 configs of the bundled Triton matmul per
   dispatch (Triton objects as sm_90 cubins: no JIT at module load);
 * ``iree_only.vmfb``: the same with ``--no-triton``;
-* ``manifest.json``: what run.py needs (driver, functions, inputs, products), the groups and
-  their variants, the remarks and build times.
+* ``frozen.vmfb`` (with ``--tuning-results R.json``): what the tuned program becomes, ``autotune-export
+  program --tuning-results R.json`` with the tuned build's options: every group with a result
+  is its chosen variant's dispatch alone (no choice global, no ``scf.if``: one execution region
+  per function, IREE's command-buffer memoization back). R.json is a tuning-results file
+  (the runtime's format); run.py ``--tuning-results`` writes one from its own tuning, and
+  ``picks_to_results.py`` converts an earlier run.py report. A copy goes into OUT as
+  ``tuning_results.json``;
+* ``manifest.json``: what run.py needs (driver, functions, inputs, outputs), the groups and
+  their variants, the remarks and build times, each module's sha256.
+
+``--only NAME,...`` builds only those modules and keeps the others (and their manifest
+entries) from the OUT folder already there, e.g. ``--only frozen --tuning-results R.json`` adds
+the frozen build to a folder built before (the same options: variant names must match).
 
 ``--small`` builds a 1/16-scale program for llvm-cpu instead (every matmul dimension / 16, no
-Triton), to try run.py on this machine: ``python benchmarks/program_h200/run.py OUT``.
+Triton: ``tuned.vmfb`` is ``iree_only.vmfb``), to try run.py on this machine:
+``python benchmarks/program_h200/run.py OUT``.
 The GPU machine then runs ``benchmarks/program_h200/run.py OUT`` (see its docstring).
 """
 
@@ -36,13 +49,25 @@ sys.path.insert(0, ROOT)
 from autotune_export.program import build_program  # noqa: E402
 from autotune_export.program.cuda import cuda_args  # noqa: E402
 
-MATRICES = {"a": (4096, 4096), "b": (4096, 4096), "c": (8192, 8192), "d": (8192, 128), "e": (8, 2048, 2048), "f": (8, 2048, 2048)}
-FUNCTIONS = {
-    "main": {"inputs": list("abcdef"), "products": [[0, 1], [2, 3], [4, 5]]},
-    "mm_4096": {"inputs": ["a", "b"], "products": [[0, 1]]},
-    "mm_skinny": {"inputs": ["c", "d"], "products": [[0, 1]]},
-    "bmm": {"inputs": ["e", "f"], "products": [[0, 1]]},
+MATRICES = {
+    "a": (4096, 4096),
+    "b": (4096, 4096),
+    "c": (8192, 8192),
+    "d": (8192, 128),
+    "e": (8, 2048, 2048),
+    "f": (8, 2048, 2048),
+    "z": (128,),
 }
+# Per function: its inputs (names of MATRICES) and its outputs in order, each ``[op, i, j]``:
+# ``matmul`` of inputs i and j, or ``add`` (elementwise i + j); run.py computes them with numpy.
+FUNCTIONS = {
+    "main": {"inputs": list("abcdef"), "outputs": [["matmul", 0, 1], ["matmul", 2, 3], ["matmul", 4, 5]]},
+    "mm_4096": {"inputs": ["a", "b"], "outputs": [["matmul", 0, 1]]},
+    "mm_skinny": {"inputs": ["c", "d"], "outputs": [["matmul", 0, 1]]},
+    "bmm": {"inputs": ["e", "f"], "outputs": [["matmul", 0, 1]]},
+    "call_floor": {"inputs": ["z"], "outputs": [["add", 0, 0]]},
+}
+BUILDS = ("plain", "iree_only", "tuned", "frozen")
 DISPATCHES = {"mm_4096": "matmul 4096x4096x4096", "mm_skinny": "matmul 8192x128x8192", "bmm": "batch_matmul 8x2048^3"}
 
 
@@ -63,13 +88,34 @@ def main(argv=None) -> int:
     ap.add_argument("--max-triton-configs", type=int, default=12, help="configs of the Triton matmul per dispatch")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="1/16 scale for llvm-cpu (run.py on this machine)")
+    ap.add_argument("--tuning-results", metavar="R.json", help="also build frozen.vmfb with these choices")
+    ap.add_argument("--only", help=f"comma-separated modules to build ({', '.join(BUILDS)}); the others are kept from OUT")
     args = ap.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else set(BUILDS)
+    if not only <= set(BUILDS):
+        ap.error(f"--only takes {', '.join(BUILDS)}, not {', '.join(sorted(only - set(BUILDS)))}")
+    if args.tuning_results is None:
+        if args.only and "frozen" in only:
+            ap.error("--only frozen needs --tuning-results")
+        only.discard("frozen")
     # Everything is written into OUT.partial and moved to OUT at the end: a folder copied while
     # a build runs is never a mix of two builds (manifest.json also holds each file's sha256,
     # which run.py checks).
     final, args.out = args.out, args.out.rstrip("/") + ".partial"
     shutil.rmtree(args.out, ignore_errors=True)
-    os.makedirs(args.out)
+    kept = {}
+    if set(BUILDS) - only - {"frozen"} or (args.only and "frozen" not in only):
+        # Modules not rebuilt come from the folder there (and must be of these options).
+        try:
+            with open(os.path.join(final, "manifest.json")) as f:
+                kept = json.load(f)
+        except OSError:
+            ap.error(f"--only {args.only}: no earlier build in {final} to keep the other modules from")
+        shutil.copytree(final, args.out)
+        if kept.get("options", {}).get("small", False) != args.small:
+            ap.error(f"--only: {final} was built {'with' if args.small else 'without'} --small")
+    else:
+        os.makedirs(args.out)
     with open(os.path.join(HERE, "program.mlir")) as f:
         text = f.read()
     matrices = dict(MATRICES)
@@ -79,23 +125,34 @@ def main(argv=None) -> int:
         backend, plain_args, driver = "llvm-cpu", ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"], "local-task"
     else:
         backend, plain_args, driver = "cuda", cuda_args("sm_90"), "cuda"
+    options = {"small": args.small, "max_candidates": args.max_candidates, "max_triton_configs": args.max_triton_configs}
+    if kept and kept.get("options", options) != options:
+        ap.error(f"--only: {final} was built with other options ({kept.get('options')}): its variant names may differ")
     manifest = {
         "driver": driver,
         "matrices": matrices,
         "functions": FUNCTIONS,
         "dispatches": DISPATCHES,
         "flops": {fn: 2 * _macs(matrices, FUNCTIONS[fn]) for fn in DISPATCHES},
-        "builds": {},
+        "options": options,
+        "builds": {k: v for k, v in kept.get("builds", {}).items() if k not in only},
     }
     from iree.compiler.tools import compile_str
 
-    t0 = time.perf_counter()
-    with open(os.path.join(args.out, "plain.vmfb"), "wb") as f:
-        f.write(compile_str(text, extra_args=[*plain_args, "--iree-input-type=stablehlo"]))
-    manifest["builds"]["plain"] = {"seconds": round(time.perf_counter() - t0, 1), "command": "iree-compile " + " ".join(plain_args)}
-    print(f"plain.vmfb: {manifest['builds']['plain']['seconds']} s", flush=True)
-    for name, triton in (("iree_only", False), ("tuned", True)):
-        if args.small and triton:
+    if "plain" in only:
+        t0 = time.perf_counter()
+        with open(os.path.join(args.out, "plain.vmfb"), "wb") as f:
+            f.write(compile_str(text, extra_args=[*plain_args, "--iree-input-type=stablehlo"]))
+        manifest["builds"]["plain"] = {"seconds": round(time.perf_counter() - t0, 1), "command": "iree-compile " + " ".join(plain_args)}
+        print(f"plain.vmfb: {manifest['builds']['plain']['seconds']} s", flush=True)
+    results = None
+    if "frozen" in only:
+        from autotune_export.passes.pin_variants import load_results
+
+        results = load_results(args.tuning_results)
+        shutil.copyfile(args.tuning_results, os.path.join(args.out, "tuning_results.json"))
+    for name in ("iree_only", "tuned", "frozen"):
+        if name not in only or (args.small and name == "tuned"):
             continue
         t0 = time.perf_counter()
         remarks = []
@@ -106,10 +163,11 @@ def main(argv=None) -> int:
             iree_args=["--iree-input-type=stablehlo"],
             remark=lambda d: (remarks.append(d.format()), print(d.format(), flush=True)),
             target="sm_90",
-            triton=triton,
+            triton=name != "iree_only" and not args.small,
             jobs=args.jobs,
             object_format="cubin",
             max_triton=args.max_triton_configs,
+            tuning_results=results if name == "frozen" else None,
         )
         with open(os.path.join(args.out, f"{name}.vmfb"), "wb") as f:
             f.write(built.vmfb)
@@ -119,16 +177,21 @@ def main(argv=None) -> int:
             "remarks": remarks,
             "groups": {g.group: {"host": g.host, "variants": g.variants, "configs": g.configs} for g in built.groups},
         }
+        if name == "frozen":
+            names = {d.key: [v.name for v in d.variants()] for d in built.dispatches}
+            manifest["builds"][name]["frozen"] = {key: names[key][k] for key, k in sorted(built.frozen.items())}
         counts = {g.group: len(g.variants) for g in built.groups}
         print(f"{name}.vmfb: {manifest['builds'][name]['seconds']} s, {len(built.vmfb)} bytes, variants {counts}", flush=True)
-    if args.small:
-        os.replace(os.path.join(args.out, "iree_only.vmfb"), os.path.join(args.out, "tuned.vmfb"))
-        with open(os.path.join(args.out, "iree_only.vmfb"), "wb") as f, open(os.path.join(args.out, "tuned.vmfb"), "rb") as g:
-            f.write(g.read())
+    if args.small and "iree_only" in only:
+        # No Triton on llvm-cpu: the tuned build is the IREE-only one.
+        shutil.copyfile(os.path.join(args.out, "iree_only.vmfb"), os.path.join(args.out, "tuned.vmfb"))
+        manifest["builds"]["tuned"] = manifest["builds"]["iree_only"]
     manifest["sha256"] = {}
-    for name in ("plain", "iree_only", "tuned"):
-        with open(os.path.join(args.out, f"{name}.vmfb"), "rb") as f:
-            manifest["sha256"][name] = hashlib.sha256(f.read()).hexdigest()
+    for name in BUILDS:
+        path = os.path.join(args.out, f"{name}.vmfb")
+        if os.path.exists(path) and name in manifest["builds"]:
+            with open(path, "rb") as f:
+                manifest["sha256"][name] = hashlib.sha256(f.read()).hexdigest()
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     shutil.rmtree(final, ignore_errors=True)
@@ -139,7 +202,9 @@ def main(argv=None) -> int:
 
 def _macs(matrices, spec) -> int:
     total = 0
-    for i, j in spec["products"]:
+    for op, i, j in spec["outputs"]:
+        if op != "matmul":
+            continue
         a, b = matrices[spec["inputs"][i]], matrices[spec["inputs"][j]]
         batch = a[0] if len(a) == 3 else 1
         total += batch * a[-2] * a[-1] * b[-1]

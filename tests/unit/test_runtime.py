@@ -201,6 +201,33 @@ def test_results_file_means_the_same_to_pin_variants_and_fixed(vmfb, tmp_path, o
     assert runtime_pick == pinned == ("fast" if order[-1] == "fast" else "slow")
 
 
+def test_record_stores_a_decision_timed_elsewhere(vmfb, tmp_path):
+    """record(): a decision timed outside the runtime (a benchmark's own per-call times) is
+    stored as tuning stores its own, and both readers (strategy="fixed" and --tuning-results)
+    take it; the winner is runtime.pick's (a tie within 1 % goes to the lower index)."""
+    m = _load(vmfb, tmp_path)
+    entry = m.record("scale", {0: [2.0, 2.1, 1.9], "fast": [1.0, 1.1, 0.9]}, strategy="bench.py per call")
+    assert entry["variant"] == "fast" and entry["median_ms"] == {"slow": 2.0, "fast": 1.0}
+    assert m.chosen["cpu_ex::scale"] == "slow"  # it selects nothing
+    (stored,) = TuningCache(tmp_path / "tuning.json").entries()
+    assert (stored["executable"], stored["group"], stored["variant"], stored["strategy"]) == ("cpu_ex", "scale", "fast", "bench.py per call")
+    assert stored["module_sha256"] == m.module_sha256 and stored["workload"] == entry["workload"] != ""
+    fixed = _load(vmfb, tmp_path, strategy="fixed", results=tmp_path / "tuning.json", cache=None)
+    assert fixed.chosen["cpu_ex::scale"] == "fast"
+    out = tmp_path / "pinned.mlir"
+    assert cli.main([str(DATA / "cpu_group.mlir"), "--tuning-results", str(tmp_path / "tuning.json"), "-o", str(out)]) == 0
+    assert "default(@fast)" in out.read_text()
+    # A tie within 1 %: the lower index; an entry of the same key is replaced, not added.
+    assert m.record("scale", {"slow": [1.005], "fast": [1.0]})["variant"] == "slow"
+    assert [e["variant"] for e in TuningCache(tmp_path / "tuning.json").entries()] == ["slow"]
+    with pytest.raises(ValueError, match="no samples"):
+        m.record("scale", {0: [], 1: []})
+    with pytest.raises(IndexError):
+        m.record("scale", {2: [1.0]})
+    with pytest.raises(ValueError, match="no tuning cache"):
+        _load(vmfb, tmp_path, cache=None).record("scale", {0: [1.0]})
+
+
 def test_custom_do_bench_and_flush(vmfb, tmp_path):
     calls = []
 

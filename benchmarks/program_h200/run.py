@@ -32,8 +32,9 @@ Steps, all under a time limit (``--budget-s``, default 85 s; the script stops an
    runtime's own writer (``AutotunedModule.record``: the tuning-results format that
    ``autotune-export program --tuning-results`` and build.py ``--tuning-results`` read; the
    file is written anew);
-4. per call: ``main`` and ``call_floor`` of every build, interleaved (a batch of each build in
-   turn, ``--final-reps`` rounds: the builds see the same GPU clocks and temperature), median;
+4. per call: ``main``, ``call_floor`` and the single-matmul functions of every build on its
+   picks, interleaved (a batch of each build in turn, ``--final-reps`` rounds: the builds see
+   the same GPU clocks and temperature), median; target 1 is judged on these;
 5. report: per build the per-call time of ``main``, per dispatch the time of IREE's default, the
    best IREE candidate and the best Triton candidate, the speedups, and whether the issue's
    H200 targets hold: the tuned program >= 4x faster per call than plain (the frozen build when
@@ -287,20 +288,18 @@ def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, 
     return report, (funcs, dev)
 
 
-def per_call(handles: dict, args, budget: Budget) -> dict[str, dict]:
-    """Step 4: per build the per-call times (ms) of ``main`` and ``call_floor``, the builds
-    interleaved: ``--final-reps`` rounds, each one batch (``--iters`` calls) of each build in
-    turn; per build the median of its batches."""
-    samples = {name: {"main": [], "call_floor": []} for name in handles}
+def per_call(handles: dict, functions: list[str], args, budget: Budget) -> dict[str, dict[str, list[float]]]:
+    """Step 4: per build and function (``main``, ``call_floor``, the single-matmul functions)
+    the per-call times (ms) on the build's choices (the tuned builds' picks), the builds
+    interleaved: ``--final-reps`` rounds, each one batch (``--iters`` calls) of each function of
+    each build in turn, so that every build sees the same GPU clocks and temperature."""
+    samples = {name: {fn: [] for fn in functions} for name in handles}
     for _ in range(args.final_reps):
-        for name, (funcs, dev) in handles.items():
-            for fn in ("main", "call_floor"):
+        for fn in functions:
+            for name, (funcs, dev) in handles.items():
                 budget.check(f"per-call timing of {name} @{fn}")
                 samples[name][fn] += time_call(funcs[fn], dev[fn], args.iters, 1)
-    return {
-        name: {"main_ms": statistics.median(s["main"]), "floor_ms": statistics.median(s["call_floor"]), "main_samples_ms": s["main"]}
-        for name, s in samples.items()
-    }
+    return samples
 
 
 def main(argv=None) -> int:
@@ -344,16 +343,22 @@ def main(argv=None) -> int:
             print(f"FAILED {name}: {type(err).__name__}: {err}")
             if isinstance(err, TimeoutError):
                 break
+    functions = ["main", "call_floor", *manifest["dispatches"]]
     try:
-        for name, row in per_call(handles, args, budget).items():
-            reports[name].update(row)
+        for name, rows in per_call(handles, functions, args, budget).items():
+            reports[name]["per_call_samples_ms"] = rows
+            reports[name]["per_call_ms"] = {fn: statistics.median(ts) for fn, ts in rows.items()}
+            reports[name]["main_ms"] = reports[name]["per_call_ms"]["main"]
+            reports[name]["floor_ms"] = reports[name]["per_call_ms"]["call_floor"]
     except Exception as err:
         failures.append(f"per call: {type(err).__name__}: {err}")
         print(f"FAILED per call: {type(err).__name__}: {err}")
-    print("\n== per call of main (ms; synchronous calls, builds interleaved; floor: call_floor, one tiny dispatch) ==")
+    print("\n== per call (ms, median of interleaved batches; synchronous calls on each build's picks; floor: call_floor, one tiny dispatch) ==")
+    print("  " + f"{'build':10s}" + "".join(f"{fn:>12s}" for fn in functions) + f"{'main-floor':>12s}   module load")
     for name, r in reports.items():
-        if "main_ms" in r:
-            print(f"  {name:10s} {r['main_ms']:8.3f} ms   floor {r['floor_ms']:.3f}   main - floor {r['main_ms'] - r['floor_ms']:.3f}   (module load {r['load_s']} s)")
+        if "per_call_ms" in r:
+            cells = "".join(f"{r['per_call_ms'][fn]:12.3f}" for fn in functions)
+            print(f"  {name:10s}{cells}{r['main_ms'] - r['floor_ms']:12.3f}   {r['load_s']} s")
     print("\n== per dispatch (ms per call of its own function, host overhead included; TFLOP/s) ==")
     for fn, label in manifest["dispatches"].items():
         row = [label]

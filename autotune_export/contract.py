@@ -122,7 +122,13 @@ class GroupReflection:
     the clause's order; every dispatch site of the group takes variant K when its workload
     values equal these, unless a filled run-time slot decides first), ``default_frozen``
     (whether ``default(@v)`` fixed ``default`` at build time; null where the module does not
-    say, as modules of earlier releases).
+    say, as modules of earlier releases), ``allowed`` (the dispatch sites of the group that may
+    run fewer variants than it, because the kernel's ``prune_configs_by`` keeps fewer configs
+    for their arguments, as Triton prunes at every launch: per site ``{"site": "dispatch 1 in
+    @f (line 12)", "host": "f", "tuned": bool, "variants": [K, ...]}``, the variants in
+    Triton's order for its arguments, the first being what the site runs for any other choice;
+    ``tuned`` marks the dispatch the benchmark and check entries run, which have no entry
+    (``""``) for a variant not listed there; empty when every site may run every variant).
     """
 
     executable: str
@@ -145,11 +151,21 @@ class GroupReflection:
     compare: str = ""
     frozen_choices: list = field(default_factory=list)
     default_frozen: bool | None = None
+    allowed: list = field(default_factory=list)
 
     @property
     def key(self) -> str:
         """``executable::group``, how the runtime names a group."""
         return f"{self.executable}::{self.group}"
+
+    def tuned_allowed(self) -> list[int]:
+        """The variants (indices, in order) that the dispatch the benchmark and check entries
+        run may run (its ``allowed`` entry marked ``tuned``; every variant without one): the
+        only ones tuning may select."""
+        for entry in self.allowed:
+            if isinstance(entry, dict) and entry.get("tuned"):
+                return sorted(int(k) for k in entry.get("variants", []))
+        return list(range(len(self.variants)))
 
     def tuning_workloads(self) -> list[TuningWorkload]:
         """The tuning workloads (modules of earlier releases, which carry no ``workloads``: the

@@ -211,6 +211,7 @@ def launch_variants(
     prune: bool = True,
     positional: Mapping[str, Any] | None = None,
     keywords: Sequence[str] = (),
+    launches: Sequence[int] | None = None,
 ) -> LaunchPlan:
     """The variants a launch of ``model`` compiles.
 
@@ -222,9 +223,10 @@ def launch_variants(
     ``configs([...])``: not pruned; a value such a config gives is not overridden by a
     heuristic, so a config may stand in for a heuristic export cannot evaluate), or None.
     ``sites``: the named arguments of every launch the variants serve (default: just
-    ``named_args``); ``prune_configs_by`` runs for each and the variants are the configs every
-    site keeps (:func:`prune_per_site`); like Triton, pruning runs only with more than one
-    config. ``capability``: the target pruning answers for. ``prune=False`` skips pruning.
+    ``named_args``); ``prune_configs_by`` runs for each and the variants are the configs some
+    launch keeps (:func:`prune_per_site`, ``launches``: per site its launch, when several sites
+    are one launch on several tuning workloads; :attr:`SitePruning.allowed` says what each
+    launch may run); like Triton, pruning runs only with more than one config. ``capability``: the target pruning answers for. ``prune=False`` skips pruning.
     ``positional``: constexprs the launch gave by position (they are among ``named_args`` too,
     as in Triton's ``nargs``): values of the variants and, like a keyword, an error when a
     config sets them (Triton's binder gets them twice), but not among the keyword arguments
@@ -282,6 +284,7 @@ def launch_variants(
                 autotune=tuner,
                 early_kwargs={} if convention is JAX_TRITON else None,
                 capability=capability,
+                launches=launches if sites else None,
             )
         except LaunchModelError as err:
             err.stage = "prune"

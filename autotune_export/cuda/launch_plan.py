@@ -143,12 +143,17 @@ class Planned:
     (``configs``) and every constexpr's value (``constexprs``); ``specs`` the variants to
     compile, target-major (per target each config's variants: two when scalars carry
     ``:16``/``:1`` hints); ``diagnostics`` in order (remarks, then the error that stopped it,
-    if any: then the rest is empty)."""
+    if any: then the rest is empty); ``allowed``: per dispatch whose own ``prune_configs_by``
+    keeps fewer configs than the group, ``(dispatch, positions)``: its index among the group's
+    dispatches (:attr:`~autotune_export.passes.dispatch_values.Site.dispatch`) and the positions
+    in ``configs`` of the configs it may run, in Triton's order for its arguments (empty when
+    every dispatch may run every config)."""
 
     configs: tuple[tuple[tuple[str, Any], ...], ...]
     constexprs: tuple[dict, ...]
     specs: tuple
     diagnostics: tuple[Diagnostic, ...]
+    allowed: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def error(self) -> DiagnosticError | None:
@@ -166,17 +171,18 @@ def plan_launch(request: PlanRequest, kernel, source) -> Planned:
     specialization and target. Never raises for the user's input: errors are in
     :attr:`Planned.diagnostics`."""
     diagnostics: list[Diagnostic] = []
+    allowed: list[tuple[int, tuple[int, ...]]] = []
     try:
-        configs, constexprs = _launch_variants(request, kernel, diagnostics)
+        configs, constexprs = _launch_variants(request, kernel, diagnostics, allowed)
         _check_grid_names(request, constexprs)
         specs = _variant_specs(request, kernel, source, configs, constexprs)
     except DiagnosticError as err:
         return Planned((), (), (), (*diagnostics, *err.diagnostics))
-    return Planned(tuple(tuple(cfg) for cfg in configs), tuple(constexprs), tuple(specs), tuple(diagnostics))
+    return Planned(tuple(tuple(cfg) for cfg in configs), tuple(constexprs), tuple(specs), tuple(diagnostics), tuple(allowed))
 
 
 def _launch_variants(
-    request: PlanRequest, kernel, diagnostics: list[Diagnostic]
+    request: PlanRequest, kernel, diagnostics: list[Diagnostic], allowed: list | None = None
 ) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]]]:
     """``(configs, constexprs)``: the group's configs (entries as the op spells them) and
     per config every constexpr's value, from Triton's launch model
@@ -193,14 +199,17 @@ def _launch_variants(
     :class:`~autotune_export.cuda.launch_model.UnknownScalar`. Heuristics see a scalar only
     when every dispatch of the group passes the same value without the tuning workload
     (their values are compiled in). ``prune_configs_by`` runs once per dispatch of the
-    group and per ``tune_workload`` (``request.sites``), as Triton prunes at each launch; the
-    group keeps the configs every one of them keeps (all dispatches share one choice, so a
-    config pruned for one is never selected for it), and remarks (appended to
-    ``diagnostics``) say what the pruning saw. Triton prunes only when there is more than one
-    config (``Autotuner.run``).
+    group and per ``tune_workload`` (``request.sites``), as Triton prunes at each launch with
+    its own arguments: a dispatch may run the configs its pruning keeps on every one of its
+    tuning workloads; the group keeps the configs some dispatch may run (a config no dispatch
+    may run is not compiled), and appends ``(dispatch, positions in the configs)`` to
+    ``allowed`` for each dispatch that may run fewer than the group. Remarks (appended to
+    ``diagnostics``) say what the pruning saw and what each dispatch may run. Triton prunes
+    only when there is more than one config (``Autotuner.run``).
 
     Raises DiagnosticError at the group when a function reads what is not known, raises,
-    or keeps no config (for one dispatch, or for all of them together)."""
+    or keeps no config (for one dispatch and tuning workload, or for every tuning workload
+    of one dispatch)."""
     from autotune_export.cuda import triton_compile as tc
 
     model = lm.KernelModel.from_loaded(kernel)
@@ -212,8 +221,12 @@ def _launch_variants(
     # and the shapes of the tensors every dispatch binds, the same static shape.
     static = {}
     for name in scalars + [p.name for p in request.signature if p.is_pointer]:
-        values = [v.get(name, UNKNOWN) for *_, v, _ in sites]
-        if values and all(x is not UNKNOWN and x == values[0] for x in values) and all(name not in fw for *_, fw in sites):
+        values = [site.values.get(name, UNKNOWN) for site in sites]
+        if (
+            values
+            and all(x is not UNKNOWN and x == values[0] for x in values)
+            and all(name not in site.from_workload for site in sites)
+        ):
             static[name] = values[0]
 
     def named(values: dict) -> dict:
@@ -247,9 +260,10 @@ def _launch_variants(
             {},
             convention=lm.TRITON,
             configs=override if override is not None else None,
-            sites=[named(values) for *_, values, _ in sites] or None,
+            sites=[named(site.values) for site in sites] or None,
             capability=request.archs[0][1],
             prune=prune,
+            launches=[site.dispatch for site in sites] or None,
         )
     except lm.LaunchModelError as err:
         raise _launch_model_error(request, err) from None
@@ -262,6 +276,11 @@ def _launch_variants(
     if plan.pruning is None:
         return configs, constexprs
     diagnostics.extend(_pruning_remarks(request, tuner, defaults, plan.pruning, sites))
+    if allowed is not None and sites:
+        dispatches = sorted({site.dispatch for site in sites})
+        for d, mine in zip(dispatches, plan.pruning.allowed):
+            if len(mine) < len(configs):
+                allowed.append((d, tuple(mine)))
     return configs, constexprs
 
 
@@ -315,15 +334,16 @@ def _launch_model_error(request: PlanRequest, err: lm.LaunchModelError) -> Diagn
 
 def _pruning_remarks(request: PlanRequest, tuner, defaults, pruning, sites) -> list[Diagnostic]:
     """One remark per config pruned (per dispatch and workload when there are several),
-    one saying what the pruning saw, and one naming the configs the group keeps (none of
-    these when the pruning kept every config unchanged)."""
+    one saying what the pruning saw, one naming the configs the group keeps (none of these
+    when the pruning kept every config unchanged), and one per dispatch that may run fewer
+    configs than the group, naming them (its own pruning's, in its own order)."""
     from autotune_export.cuda import triton_compile as tc
 
     remarks: list[Diagnostic] = []
     loc = request.location
     several = len(pruning.outcomes) > 1
-    for outcome, (label, _, values, from_workload) in zip(pruning.outcomes, sites or [("", None, {}, set())]):
-        where = f" for {label}" if several else ""
+    for outcome, site in zip(pruning.outcomes, sites or [None]):
+        where = f" for {site.label}" if several and site is not None else ""
         for p in outcome.pruned:
             remarks.append(
                 Diagnostic(
@@ -341,18 +361,18 @@ def _pruning_remarks(request: PlanRequest, tuner, defaults, pruning, sites) -> l
     )
     if sites:
         seen = "; ".join(
-            f"{label}: "
+            f"{site.label}: "
             + (
                 ", ".join(
-                    f"{k} = {v!r}" + (" (tune_workload)" if k in fw else "")
-                    for k, v in values.items()
+                    f"{k} = {v!r}" + (" (tune_workload)" if k in site.from_workload else "")
+                    for k, v in site.values.items()
                     if v is not UNKNOWN and not isinstance(v, tuple)
                 )
                 or "no scalar value"
             )
-            for label, _, values, fw in sites
+            for site in sites
         )
-        dynamic = sorted({k for *_, fw in sites for k in fw})
+        dynamic = sorted({k for site in sites for k in site.from_workload})
         tail = (
             (
                 f"; a run-time value of {', '.join(dynamic)} outside tune_workload is not pruned for (Triton would "
@@ -364,19 +384,33 @@ def _pruning_remarks(request: PlanRequest, tuner, defaults, pruning, sites) -> l
         remarks.append(Diagnostic("remark", f"@{request.name}: prune_configs_by ({functions}) saw {seen}{tail}", loc))
     kept = [tc.config_dict(c) for c in pruning.kept]
     changed = [i for i, c in zip(pruning.kept_indices, kept) if i is not None and c != defaults[i]]
-    if list(pruning.kept_indices) == list(range(len(defaults))) and not changed:
-        return remarks
-    sources = ", ".join("new" if i is None else str(i) for i in pruning.kept_indices)  # new: made by the pruner
-    edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
-    every = f" (those kept for every one of {len(pruning.outcomes)} dispatches and workloads)" if several else ""
-    remarks.append(
-        Diagnostic(
-            "remark",
-            f"@{request.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} triton.autotune "
-            f"configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs {sources}{edited}",
-            loc,
+    launches = sorted({site.dispatch for site in sites}) if sites else [0]
+    if list(pruning.kept_indices) != list(range(len(defaults))) or changed:
+        sources = ", ".join("new" if i is None else str(i) for i in pruning.kept_indices)  # new: made by the pruner
+        edited = f"; the pruner changed configs {', '.join(map(str, changed))}" if changed else ""
+        every = f" (those one of its {len(launches)} dispatches may run)" if len(launches) > 1 else ""
+        remarks.append(
+            Diagnostic(
+                "remark",
+                f"@{request.name}: prune_configs_by ({functions}) keeps {len(pruning.kept)} of {len(defaults)} "
+                f"triton.autotune configs{every}: the group's configs 0..{len(pruning.kept) - 1} are its configs "
+                f"{sources}{edited}",
+                loc,
+            )
         )
-    )
+    if sites and len(launches) > 1:
+        for d, mine in zip(launches, pruning.allowed):
+            if len(mine) < len(pruning.kept):
+                label = next(site.label for site in sites if site.dispatch == d).split(", tune_workload ")[0]
+                remarks.append(
+                    Diagnostic(
+                        "remark",
+                        f"@{request.name}: {label} may run only the group's configs {', '.join(map(str, mine))} "
+                        "(those its own prune_configs_by keeps, in Triton's order; another choice runs config "
+                        f"{mine[0]} there)",
+                        loc,
+                    )
+                )
     return remarks
 
 

@@ -198,15 +198,20 @@ def prune_configs(
 @dataclass(frozen=True)
 class SitePruning:
     """Pruning of one config list for several launches of the same compiled variants (the
-    dispatches of one group, each on each tuning workload: the *sites*), which share one
-    choice: ``outcomes`` per site (:class:`PruneOutcome`, same order as the sites given);
-    ``kept``: the configs kept at EVERY site, in the first site's order (so a config pruned
-    for one site is never selected for it); ``kept_keys``: their identity (see
-    :func:`prune_per_site`)."""
+    dispatches of one group, each on each tuning workload: the *sites*): ``outcomes`` per site
+    (:class:`PruneOutcome`, same order as the sites given); ``kept``: the configs some launch
+    may run (a config no launch may run is not compiled), those of the first launch first, in
+    its order, then each later launch's others in its order; ``kept_indices``: for each, its
+    index among the given configs (None: made by the pruner); ``allowed``: per launch the
+    positions in ``kept`` of the configs it may run, in its own order (Triton's order at that
+    launch: the perf model's lowest estimate first). A launch may run the configs that every
+    one of its sites keeps (each of its tuning workloads), so a config pruned for a site is
+    never run there (:func:`prune_per_site`)."""
 
     outcomes: tuple
     kept: tuple
     kept_indices: tuple
+    allowed: tuple = ()
 
 
 def _config_key(c: Any) -> tuple:
@@ -222,12 +227,16 @@ def prune_per_site(
     autotune: Autotune,
     early_kwargs: Mapping[str, Any] | None = None,
     capability: int | None = None,
+    launches: Sequence[int] | None = None,
 ) -> SitePruning:
     """:func:`prune_configs` of ``configs`` once per site (``sites``: the named arguments of each
-    launch the variants serve), and the configs every site keeps: a config the pruner made or
-    changed counts as the same at two sites when its constexprs and options are equal.
-    Raises LaunchModelError (that of the first site whose pruning fails) and when no config is
-    kept at every site."""
+    launch the variants serve, on each of its tuning workloads; Triton prunes at every launch
+    with that launch's arguments), and per launch the configs every one of its sites keeps
+    (``launches``: per site the number of its launch, 0, 1, ...; None: each site a launch of
+    its own). A config the pruner made or changed counts as the same at two sites when its
+    constexprs and options are equal. Raises LaunchModelError (that of the first site whose
+    pruning fails, e.g. a pruner that keeps nothing for it) and when no config is kept for
+    every site of one launch."""
     outcomes = [
         prune_configs(
             configs,
@@ -241,18 +250,31 @@ def prune_per_site(
         )
         for named in sites
     ]
-    keys = [{_config_key(c) for c in o.kept} for o in outcomes]
-    kept, indices = [], []
-    for c, i in zip(outcomes[0].kept, outcomes[0].kept_indices):
-        if all(_config_key(c) in k for k in keys[1:]):
-            kept.append(c)
-            indices.append(i)
-    if not kept:
-        raise LaunchModelError(
-            "no config is kept for every launch: "
-            + "; ".join(
-                f"launch {s} keeps configs {', '.join('new' if i is None else str(i) for i in o.kept_indices)}"
-                for s, o in enumerate(outcomes)
+    launches = list(range(len(outcomes))) if launches is None else list(launches)
+    kept, indices, position = [], [], {}
+    allowed = []
+    for launch in sorted(set(launches)):
+        mine_sites = [o for o, l in zip(outcomes, launches) if l == launch]
+        keys = [{_config_key(c) for c in o.kept} for o in mine_sites[1:]]
+        mine = []
+        for c, i in zip(mine_sites[0].kept, mine_sites[0].kept_indices):
+            key = _config_key(c)
+            if not all(key in k for k in keys):
+                continue
+            if key not in position:
+                position[key] = len(kept)
+                kept.append(c)
+                indices.append(i)
+            if position[key] not in mine:
+                mine.append(position[key])
+        if not mine:
+            raise LaunchModelError(
+                f"no config is kept for every tuning workload of launch {launch}: "
+                + "; ".join(
+                    f"site {s} keeps configs {', '.join('new' if i is None else str(i) for i in o.kept_indices)}"
+                    for s, (o, l) in enumerate(zip(outcomes, launches))
+                    if l == launch
+                )
             )
-        )
-    return SitePruning(tuple(outcomes), tuple(kept), tuple(indices))
+        allowed.append(tuple(mine))
+    return SitePruning(tuple(outcomes), tuple(kept), tuple(indices), tuple(allowed))

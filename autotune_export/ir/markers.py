@@ -4,12 +4,21 @@ marks host ops and stays, harmlessly: a module may be compiled again). A variant
 config on its export, :data:`autotune_export.contract.VARIANT_CONFIG_ATTR`, stays too (read by
 emit-autotune-initializer and ``inspect``; :mod:`autotune_export.ir.variant_config`)."""
 
-__all__ = ["FAKE_ZEROS_ATTR", "FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
+__all__ = ["ALLOWED_ATTR", "FAKE_ZEROS_ATTR", "FIXED_CHOICE_ATTR", "SCRATCH_ATTR", "TARGETS_ATTR", "ZEROED_ATTR"]
 
 #: On a ``flow.dispatch`` whose variant is fixed (``autotune.choice = K : i32``): set by
 #: emit-autotune-initializer on the benchmark entries' copies of the host function, read by
 #: lower-autotuning-dispatch.
 FIXED_CHOICE_ATTR = "autotune.choice"
+
+#: On a host ``flow.dispatch`` of a group whose own ``prune_configs_by`` keeps fewer configs
+#: than the group (Triton prunes at every launch with that launch's arguments):
+#: ``[@variant, ...]``, the variants (exports of the group's executable) that this dispatch may
+#: run, in Triton's order for its arguments; the first is what it runs when the group's choice
+#: is another variant. Set by materialize-triton-variants, read by emit-autotune-initializer
+#: (no benchmark or check entry of another variant at this dispatch) and by
+#: lower-autotuning-dispatch (which maps any other choice to the first and removes it).
+ALLOWED_ATTR = "autotune.allowed"
 
 #: On an export that needs Triton's global scratch: ``[bytes per program, alignment]`` (i64),
 #: set by materialize-triton-variants, read (and removed) by lower-autotuning-dispatch, which

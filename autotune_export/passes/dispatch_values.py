@@ -7,7 +7,7 @@ folded in Python) and the static shapes of the tensors bound to its pointers; wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 from autotune_export.cuda import abi
 from autotune_export.cuda.launch_plan import UNKNOWN, as_parameter, signed
@@ -18,7 +18,7 @@ from autotune_export.support.diagnostics import location_of
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
-__all__ = ["UNKNOWN", "bound_shapes", "dispatch_scalars", "evaluate", "tune_workloads"]
+__all__ = ["UNKNOWN", "Site", "bound_shapes", "dispatch_label", "dispatch_scalars", "evaluate", "tune_workloads"]
 
 
 def _width(t) -> int | None:
@@ -161,11 +161,37 @@ def tune_workloads(op) -> list:
     return [items]
 
 
-def dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int | None, dict[str, Any], set[str]]]:
+def dispatch_label(site, k: int, line: bool = True) -> str:
+    """How remarks, the reflection and ``inspect`` name dispatch ``site``, the ``k``-th of its
+    group in the module's order: ``dispatch 1 in @f (line 12)``; no line where its location
+    has none or ``line`` is False (what goes into the module: a module printed and read again
+    has other lines, and ``-p a,b`` must give the bytes ``-p a | -p b`` gives)."""
+    from autotune_export.ir.walk import enclosing_function
+
+    host = enclosing_function(site)
+    where = location_of(site.location, None) if line else None
+    line = f" (line {where.line})" if where is not None and getattr(where, "line", None) else ""
+    return f"dispatch {k} in @{sym_name(host) if host is not None else '?'}{line}"
+
+
+class Site(NamedTuple):
+    """One launch of a group on one tuning workload, as :func:`dispatch_scalars` reads it:
+    ``label`` (``dispatch 1 in @f (line 12), tune_workload 0``), ``workload`` (the
+    ``tune_workload`` index, None without), ``values`` ({parameter: value or UNKNOWN, pointer:
+    shape}), ``from_workload`` (names known only from the tuning workload), ``dispatch`` (the
+    dispatch's index among the group's dispatches, in the module's order)."""
+
+    label: str
+    workload: int | None
+    values: dict
+    from_workload: set
+    dispatch: int
+
+
+def dispatch_scalars(source, op, group: AutotuneGroup) -> list[Site]:
     """What each launch of the group passes its scalar parameters: one entry per dispatch to
-    the group (in the module's order) and per ``tune_workload`` (or one, without), as
-    ``(label, workload index or None, {parameter: value, or UNKNOWN}, names known only from
-    the tuning workload)``; the pointer parameters whose tensor's shape is known have it there
+    the group (in the module's order) and per ``tune_workload`` (or one, without), a
+    :class:`Site`; the pointer parameters whose tensor's shape is known have it there
     too, a tuple (:func:`_bound_shapes`). A value is :func:`_evaluate` of the dispatch's operand on the
     workload, as the kernel receives it (:func:`~autotune_export.cuda.launch_plan.as_parameter`); a name is "from the tuning
     workload" when it is known with the workload and not without (a dynamic shape). The label
@@ -185,9 +211,7 @@ def dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int | 
         if host is None or len(given) != len(scalars):
             continue  # check_dispatches reports a dispatch that does not fit the signature
         entry = host.regions[0].blocks[0]
-        where = location_of(site.location, None)
-        line = f" (line {where.line})" if where is not None and getattr(where, "line", None) else ""
-        label = f"dispatch {k} in @{sym_name(host)}{line}"
+        label = dispatch_label(site, k)
         static = {p.name: evaluate(v, entry, None) for p, v in zip(scalars, given)}
         shapes = bound_shapes(group, site, entry, None)
         for w, workload in enumerate(workloads):
@@ -199,7 +223,7 @@ def dispatch_scalars(source, op, group: AutotuneGroup) -> list[tuple[str, int | 
                 if values[p.name] is not UNKNOWN and static[p.name] is UNKNOWN:
                     from_workload.add(p.name)
             tag = f", tune_workload {w}" if len(workloads) > 1 else ""
-            out.append((label + tag, w if workload is not None else None, values, from_workload))
+            out.append(Site(label + tag, w if workload is not None else None, values, from_workload, k))
     return out
 
 

@@ -59,6 +59,7 @@ from autotune_export.contract import (
     slot_names,
 )
 from autotune_export.ir import functions as fn
+from autotune_export.ir.allowed import allowed_indices
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (
@@ -82,6 +83,7 @@ from autotune_export.passes.bench_entries import (
     workload_entry,
     workload_of_entry,
 )
+from autotune_export.passes.dispatch_values import dispatch_label
 from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
@@ -127,6 +129,7 @@ class _GroupPlan:
     workload_of: str = ""
     arity: int = 0
     checks: list[str] = field(default_factory=list)  # per variant, its check entry
+    allowed: list = field(default_factory=list)  # the reflection's allowed entries (GroupReflection.allowed)
     compare: str = ""  # the device-side comparison of check results, or ""
 
     @property
@@ -208,7 +211,15 @@ class EmitAutotuneInitializer(ModulePass):
                 ]
                 plans.append(
                     _GroupPlan(
-                        exe=exe, group=group, op=op, names=names, default=default, host=host, site=site, workloads=workloads
+                        exe=exe,
+                        group=group,
+                        op=op,
+                        names=names,
+                        default=default,
+                        host=host,
+                        site=site,
+                        workloads=workloads,
+                        allowed=_allowed_sites(ctx, exe, group, sites, site),
                     )
                 )
         return plans
@@ -318,6 +329,7 @@ class EmitAutotuneInitializer(ModulePass):
                         {"workload": list(values), "variant": p.group.variants.index(v)} for values, v in p.group.choices or []
                     ],
                     default_frozen=p.group.default is not None,
+                    allowed=p.allowed,
                 )
                 for p in plans
             ]
@@ -381,6 +393,34 @@ def _host_call(group: AutotuneGroup, op, exe: str, sites) -> tuple:
     if _untunable(group, host, inputs) is not None:
         return host, site, None
     return host, site, [[None] * len(inputs)]
+
+
+def _allowed_sites(ctx: PassContext, exe: str, group: AutotuneGroup, sites, tuned) -> list[dict]:
+    """The reflection's ``allowed`` entries of ``group`` (:attr:`GroupReflection.allowed`): per
+    dispatch of the group (among ``sites``, in the module's order) that carries
+    :data:`~autotune_export.ir.markers.ALLOWED_ATTR`, its label, host, whether it is ``tuned``
+    (the dispatch the benchmark and check entries run) and the variant indices it may run, in
+    its order. Raises DiagnosticError at a dispatch whose attribute is malformed."""
+    out = []
+    mine = [d for d in sites if (exe, group.name) in entry_point_refs(d)]
+    for k, d in enumerate(mine):
+        try:
+            indices = allowed_indices(d, list(group.variants))
+        except ValueError as err:
+            raise DiagnosticError.at(
+                location_of(d.location, ctx.source.name), f"this dispatch of @{exe}::@{group.name}: {err}"
+            ) from None
+        if indices is not None:
+            host = enclosing_function(d)
+            out.append(
+                {
+                    "site": dispatch_label(d, k, line=False),
+                    "host": sym_name(host) if host is not None else "",
+                    "tuned": d == tuned,
+                    "variants": indices,
+                }
+            )
+    return out
 
 
 def _tune_values(group: AutotuneGroup, attrs: list, given_texts: list[str], inputs, host_name: str) -> list:

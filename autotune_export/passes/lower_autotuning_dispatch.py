@@ -33,6 +33,11 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
   iota, random numbers) is hoisted by iree-compile's const-eval into an initializer that it
   JIT-compiles for llvm-cpu, where the external CUDA executable has no code (iree-compile
   3.13 crashes in LLVMCPUAssignImportOrdinals);
+* a dispatch carrying ``autotune.allowed = [@variant, ...]`` (materialize-triton-variants:
+  its own ``prune_configs_by`` keeps fewer configs than the group, :data:`ALLOWED_ATTR`) runs
+  only those: before the chain, ``%choice`` not among them becomes the first of them (an
+  ``arith.select``; a known choice is replaced by it), the variant Triton's order for that
+  launch's arguments puts first; the attribute is removed;
 * the group ops are removed: the output is plain IREE input.
 """
 
@@ -41,7 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune_export.ir.markers import SCRATCH_ATTR
-from autotune_export.support.diagnostics import DiagnosticError, location_of
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from autotune_export.ir import binding
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import (
@@ -56,7 +61,8 @@ from autotune_export.ir.walk import (
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
 from autotune_export.contract import names_for, slot_names
-from autotune_export.ir.markers import FIXED_CHOICE_ATTR
+from autotune_export.ir.allowed import allowed_indices
+from autotune_export.ir.markers import ALLOWED_ATTR, FIXED_CHOICE_ATTR
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, hal, util
 
@@ -146,6 +152,7 @@ class LowerAutotuningDispatch(ModulePass):
         scratch_of: dict[tuple[str, str], list] = {}
         tables: dict[tuple[str, str], _WorkloadTable] = {}
         entries: dict[tuple[str, str], dict[int, str]] = {}
+        variants_of: dict[tuple[str, str], list[str]] = {}
         globals_present = {sym_name(op.operation) for op in module.body.operations if isa(op, util.GlobalOp)}
         for source in executable_sources(module):
             exe = sym_name(source)
@@ -181,6 +188,7 @@ class LowerAutotuningDispatch(ModulePass):
                     group=group,
                 )
                 entries[(exe, group.name)] = entry_of
+                variants_of[(exe, group.name)] = list(group.variants)
                 for k, v in enumerate(group.variants):
                     member_of[(exe, v)] = (entry_of[k], k, (group.divisible or [], group.equal_one or []) if guarded else None)
                 needs = [exports[name] for name, _, _ in chain if SCRATCH_ATTR in exports[name].attributes]
@@ -199,11 +207,20 @@ class LowerAutotuningDispatch(ModulePass):
             if (exe, name) in chains:
                 head, choice_global, divisible, default = chains[(exe, name)]
                 table = tables[(exe, name)]
+                allowed = _allowed(dispatch, exe, name, variants_of[(exe, name)])
+                if allowed is not None and FIXED_CHOICE_ATTR not in dispatch.attributes:
+                    _warn_frozen(ctx, dispatch, table, allowed)
                 if FIXED_CHOICE_ATTR in dispatch.attributes:
                     # A benchmark's copy of the host: the variant is fixed, not the global's.
                     choice_global, default, table = None, int(dispatch.attributes[FIXED_CHOICE_ATTR].value), None
+                if allowed is not None and (choice_global is None and (table is None or table.empty)):
+                    # A choice known here: one this dispatch may not run is its first allowed.
+                    if default not in allowed:
+                        default = allowed[0]
+                    allowed = None
+                if FIXED_CHOICE_ATTR in dispatch.attributes:
                     head = entries[(exe, name)].get(default, head)
-                self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)), table)
+                self._rewrite(dispatch, exe, head, choice_global, default, divisible, scratch_of.get((exe, name)), table, allowed)
             elif (exe, name) in member_of:
                 head, k, divisible = member_of[(exe, name)]
                 self._rewrite(dispatch, exe, head, None, k, divisible, scratch_of.get((exe, name)))
@@ -256,7 +273,12 @@ class LowerAutotuningDispatch(ModulePass):
         divisible: list[int] | None = None,
         scratch: list | None = None,
         table: "_WorkloadTable | None" = None,
+        allowed: list[int] | None = None,
     ) -> None:
+        """Replace ``dispatch`` by one of export ``first`` (the chain's head) with the choice
+        as an extra workload value: the i32 global ``choice_global`` (then the per-workload
+        ``table``), else the constant ``constant``; with ``allowed`` (variant indices, the first
+        the dispatch's own default) a choice not among them becomes ``allowed[0]``."""
 
         with dispatch.context, dispatch.location:
             point = ir.InsertionPoint(dispatch)
@@ -287,6 +309,14 @@ class LowerAutotuningDispatch(ModulePass):
                         loaded = arith.ConstantOp(i32, constant or 0).result
                     if table is not None:
                         loaded = table.select(loaded, binding.DispatchOperands.of(dispatch).workload, dispatch)
+                    if allowed is not None:
+                        # Triton prunes at every launch: a variant this dispatch's pruning
+                        # rejected never runs here, whatever the group's choice.
+                        ok = None
+                        for k in allowed:
+                            eq = arith.CmpIOp(arith.CmpIPredicate.eq, loaded, arith.ConstantOp(i32, k).result).result
+                            ok = eq if ok is None else arith.OrIOp(ok, eq).result
+                        loaded = arith.SelectOp(ok, loaded, arith.ConstantOp(i32, allowed[0]).result).result
                     choice = arith.IndexCastOp(index, loaded).result
             view = dispatch.opview  # flow.DispatchOp: its operand groups and attributes
             parts = binding.DispatchOperands.of(dispatch)  # IREE's binding rule reads them
@@ -332,7 +362,7 @@ class LowerAutotuningDispatch(ModulePass):
             # Discardable attributes stay on the dispatch; the fixed choice is consumed here.
             for k in range(len(dispatch.attributes)):
                 named = dispatch.attributes[k]
-                if named.name not in ("operandSegmentSizes", "entry_points", "tied_operands", FIXED_CHOICE_ATTR):
+                if named.name not in ("operandSegmentSizes", "entry_points", "tied_operands", FIXED_CHOICE_ATTR, ALLOWED_ATTR):
                     new.attributes[named.name] = named.attr
             for old, repl in zip(dispatch.results, new.results):
                 old.replace_all_uses_with(repl)
@@ -372,6 +402,47 @@ class LowerAutotuningDispatch(ModulePass):
             one = arith.ConstantOp(index, 1).result
             nil = arith.ConstantOp(index, 0).result
             return arith.SelectOp(ok, one, nil).result
+
+
+def _warn_frozen(ctx: PassContext, dispatch, table: _WorkloadTable, allowed: list[int]) -> None:
+    """A warning at ``choices(...)`` (with a note at ``dispatch``) for each frozen choice that
+    names a variant the dispatch may not run (its own ``prune_configs_by`` rejects it) and whose
+    workload values the dispatch can have (its workload values are not all constants, or equal
+    the frozen ones): the dispatch runs its first allowed variant instead, as the guard
+    built by :meth:`LowerAutotuningDispatch._rewrite` does."""
+    given = binding.DispatchOperands.of(dispatch).workload
+    known = []
+    for w in given:
+        op = defining_op(w)
+        known.append(
+            int(ir.IntegerAttr(op.attributes["value"]).value)
+            if op is not None and isa(op, arith.ConstantOp) and isinstance(op.attributes["value"], ir.IntegerAttr)
+            else None
+        )
+    group = table.group
+    for key, k in table.frozen:
+        if k in allowed or (len(key) == len(known) and all(x is not None for x in known) and list(key) != known):
+            continue
+        ctx.emit_remark(
+            Diagnostic(
+                "warning",
+                f"choices(...) of @{group.name} picks @{group.variants[k]} for workload [{', '.join(map(str, key))}], which "
+                f"the prune_configs_by of a dispatch with that workload rejects: it runs @{group.variants[allowed[0]]} "
+                "there, the first variant its own pruning keeps (Triton prunes at every launch)",
+                group.at("choices"),
+                [Diagnostic("note", "the dispatch is here", location_of(dispatch.location, ctx.source.name))],
+            )
+        )
+
+
+def _allowed(dispatch, exe: str, group: str, variants: list[str]) -> list[int] | None:
+    """The indices in ``variants`` (group ``@exe::@group``'s) of the variants ``dispatch`` may
+    run (:func:`autotune_export.ir.allowed.allowed_indices`), None without the attribute.
+    Raises DiagnosticError at the dispatch for a malformed attribute."""
+    try:
+        return allowed_indices(dispatch, variants)
+    except ValueError as err:
+        raise DiagnosticError.at(location_of(dispatch.location), f"this dispatch of @{exe}::@{group}: {err}") from None
 
 
 def _same_op(a, b) -> bool:

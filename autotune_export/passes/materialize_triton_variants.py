@@ -66,6 +66,9 @@ from autotune_export.cuda import abi, launch_plan, link
 from autotune_export.cuda.link import keep_at_most, resources_refusal, threads_refusal  # noqa: F401  (re-exported)
 from autotune_export.cuda.targets import MAX_BINDINGS, MAX_CONSTANTS, TargetError, check_ptx_version, parse_targets
 from autotune_export.ir import binding
+from autotune_export.ir.markers import ALLOWED_ATTR
+from autotune_export.ir.params import variant_name
+from iree.compiler import ir
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
 from autotune_export.support.diagnostics import did_you_mean, location_of
@@ -180,6 +183,7 @@ class _Planned:
     archs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     dispatches: list[Any] = dataclasses.field(default_factory=list)  # flow.dispatch ops naming the group
     tied: tuple = ()  # the pointers bound to the tensor operands, in operand order (see _tied_outputs)
+    allowed: tuple = ()  # (dispatch index, config positions) for dispatches that may run fewer configs (Planned.allowed)
 
 
 @register
@@ -405,7 +409,17 @@ class MaterializeTritonVariants(ModulePass):
         planned = launch_plan.plan_launch(request, kernel, ksrc)
         _report(ctx, planned.diagnostics)
         configs = [list(cfg) for cfg in planned.configs]
-        return _Planned(source, op, group, configs, list(planned.constexprs), list(planned.specs), 0, list(request.archs))
+        return _Planned(
+            source,
+            op,
+            group,
+            configs,
+            list(planned.constexprs),
+            list(planned.specs),
+            0,
+            list(request.archs),
+            allowed=planned.allowed,
+        )
 
     def _materialize(self, ctx: PassContext, item: _Planned, results, tc) -> None:
         """The link and build stages for one planned group: its compiled variants linked into
@@ -451,4 +465,35 @@ class MaterializeTritonVariants(ModulePass):
         check_written(ctx, item, linked.plan, linked.written)
         check_updated(ctx, item, linked.plan, linked.updated)
         check_read_first(ctx, item, linked.plan, linked.read_first - linked.updated)
+        allowed = _allowed_variants(ctx, item, linked.bundle.group.variants)
         write_bundle(linked.bundle, source=item.source, group_op=item.op, location=group.location)
+        for dispatch, names in allowed:
+            with dispatch.context:
+                dispatch.attributes[ALLOWED_ATTR] = ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(n) for n in names])
+
+
+def _allowed_variants(ctx: PassContext, item: _Planned, variants) -> list:
+    """``[(flow.dispatch op, [variant names])]``: for each dispatch of ``item`` whose own
+    ``prune_configs_by`` keeps fewer configs than the group (:attr:`_Planned.allowed`), the
+    variants it may run among ``variants`` (the group's, after linking), in Triton's order for
+    its arguments; dispatches that may run every variant are left out. Raises DiagnosticError
+    at a dispatch whose every kept config was pruned when linking (Triton would have no config
+    to run there)."""
+    out = []
+    group = item.group
+    for d, positions in item.allowed:
+        if d >= len(item.dispatches):
+            continue
+        dispatch = item.dispatches[d]
+        names = [variant_name(group.name, pos, item.configs[pos]) for pos in positions]
+        names = [n for n in names if n in variants]
+        if not names:
+            raise DiagnosticError.at(
+                location_of(dispatch.location, ctx.source.name),
+                f"every config that prune_configs_by keeps for this dispatch of @{group.name} (the group's configs "
+                f"{', '.join(map(str, positions))}) was pruned when linking (the remarks say why): it has no variant to run",
+                [Diagnostic("note", f"the group @{group.name} is here", group.location)],
+            )
+        if len(names) < len(variants):
+            out.append((dispatch, names))
+    return out

@@ -12,6 +12,7 @@ from autotune_export.cuda import abi
 from autotune_export.cuda.resources import Resources, ResourceError
 from autotune_export.frontend.reader import parse_source
 from autotune_export.ir import hal_attrs
+from autotune_export.ir.allowed import allowed_names
 from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
 from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (
@@ -24,6 +25,7 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes import PassContext, run_pipeline
+from autotune_export.passes.dispatch_values import dispatch_label
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import Diagnostic
 from autotune_export.tools.inspect_model import (
@@ -248,6 +250,15 @@ def inspect_mlir(
                         if STRIDED_KEY in refl:
                             strided = strided_of({STRIDED_KEY: ir.StringAttr(refl[STRIDED_KEY]).value}, f"@{host}", notes)
                     break
+            allowed = []
+            for k, site in enumerate(d for d in dispatch_sites(module) if (exe, g.name) in entry_point_refs(d)):
+                try:
+                    narrowed = allowed_names(site)
+                except ValueError as err:
+                    notes.append(f"@{exe}::@{g.name}: {dispatch_label(site, k)}: {err}")
+                    continue
+                if narrowed is not None:
+                    allowed.append((dispatch_label(site, k), narrowed))
             pruned = [
                 d.message.split(": ", 1)[1] if ": " in d.message else d.message
                 for d in remarks
@@ -272,6 +283,7 @@ def inspect_mlir(
                     choices=list(g.choices or []),
                     strided=strided,
                     space=_space_info(original),
+                    allowed=allowed,
                 )
             )
     return Inspection(source.name, "mlir", executables, groups, notes)

@@ -121,6 +121,10 @@ class GroupInfo:
     #: ``iree.reflection`` :data:`~autotune_export.contract.STRIDED_KEY`, written by
     #: ``launch_to_mlir``): what the host passes for each (docs/call-sites.md, "Strided tensors").
     strided: list = field(default_factory=list)
+    #: The dispatch sites that may run fewer variants than the group (the kernel's
+    #: ``prune_configs_by`` keeps fewer configs for their arguments): ``(site label, variant
+    #: names in Triton's order for its arguments)``; any other choice runs the first there.
+    allowed: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -192,6 +196,7 @@ class Inspection:
                         [{"workload": list(values), "variant": v} for values, v in g.choices] if g.choices is not None else None
                     ),
                     "pruned": list(g.pruned),
+                    "allowed": [{"site": site, "variants": list(names)} for site, names in g.allowed],
                     "strided": [dataclasses.asdict(t) for t in g.strided],
                     "space": g.space.to_json() if g.space else None,
                 }
@@ -229,6 +234,11 @@ class Inspection:
             if g.choices:
                 frozen = ", ".join("[" + ", ".join(map(str, values)) + f"] = @{v}" for values, v in g.choices)
                 out.append(f"  choices:     {frozen} (frozen per workload; any other workload: the default)")
+            for site, names in g.allowed:
+                out.append(
+                    f"  allowed:     {site}: {', '.join('@' + n for n in names)} (its own prune_configs_by keeps "
+                    f"fewer; any other choice runs @{names[0]} there)"
+                )
             if g.specialized:
                 out.append(f"  specialized: {_guard_text(g)}")
             if g.space:

@@ -135,6 +135,7 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
                 specialized=specialized,
                 host=meta.host,
                 choices=_frozen_choices(meta, names, f"@{meta.executable}::@{meta.group}", notes),
+                allowed=_allowed(meta, names, f"@{meta.executable}::@{meta.group}", notes),
             )
         )
         fn = vm_module.lookup_function(meta.host) if meta.host else None
@@ -156,6 +157,18 @@ def _ordinal(executables: list[ExecutableInfo], exe_name: str, export: str) -> i
         if e.name == exe_name and export in e.exports:
             return e.exports.index(export)
     return None
+
+
+def _allowed(meta: GroupReflection, names: list[str], where: str, notes: list[str]) -> list:
+    """The group's dispatch sites that may run fewer variants (reflection ``allowed``) as
+    :attr:`GroupInfo.allowed`; a malformed entry is a note and left out."""
+    out = []
+    for entry in meta.allowed or []:
+        try:
+            out.append((str(entry["site"]), [names[int(k)] for k in entry["variants"]]))
+        except (KeyError, TypeError, ValueError, IndexError):
+            notes.append(f"{where}: an allowed entry of the reflection metadata is malformed: {entry!r}")
+    return out
 
 
 def _frozen_choices(meta: GroupReflection, names: list[str], where: str, notes: list[str]):

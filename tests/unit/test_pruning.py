@@ -199,7 +199,7 @@ def test_scalars_the_tuning_workload_determines():
         (op,) = find_groups(module)
         group = AutotuneGroup.from_op(op, "<test>")
         (source,) = executable_sources(module)
-        ((label, workload, known, from_workload),) = _dispatch_scalars(source, op, group)
+        ((label, workload, known, from_workload, _),) = _dispatch_scalars(source, op, group)
     assert label == "dispatch 0 in @h (line 23)" and workload == 0
     assert from_workload == {"a", "b", "c", "d", "e", "f", "g"}  # the host's arguments are dynamic
     # a = cdiv(4096, 3); b = -7 read as u32; c = -7 as i64; d = 2.5 * 2.5; e = 7 > -1; f = 7 from
@@ -223,8 +223,9 @@ def test_scalars_of_each_tuning_workload():
     # one launch per workload, each pruned with its own values: cdiv(4096, 3), cdiv(8192, 3)
     assert [label for label, *_ in sites] == ["dispatch 0 in @h (line 23), tune_workload 0",
                                               "dispatch 0 in @h (line 23), tune_workload 1"]
-    assert [values["a"] for _, _, values, _ in sites] == [1366, 2731]
-    assert all(values["f"] == 7 and values["d"] == 6.25 for _, _, values, _ in sites)
+    assert [site.values["a"] for site in sites] == [1366, 2731]
+    assert all(site.values["f"] == 7 and site.values["d"] == 6.25 for site in sites)
+    assert [site.dispatch for site in sites] == [0, 0]
 
 
 TWO_DISPATCHES = '''
@@ -252,12 +253,8 @@ util.func public @SECOND(%x: tensor<256xf32>) -> tensor<256xf32> {
 '''
 
 
-@pytest.mark.parametrize("order", ["big first", "small first"])
-def test_pruning_runs_for_every_dispatch_of_the_group(order):
-    """Issue 21.5: prune_configs_by ran on the first dispatch's values only, so configs the
-    kernel's own pruner rejects for the second dispatch (BLOCK > n of an unmasked kernel) were
-    compiled and selectable for it, and the outcome depended on the order of the functions.
-    The group keeps what every dispatch keeps; a remark says what pruning saw."""
+def _plan_two_dispatches(text):
+    """materialize-triton-variants' plan stage on ``text``: ``(planned item, remark texts)``."""
     from autotune_export.frontend.reader import SourceFile, find_groups, parse_source
     from autotune_export.ir.group import AutotuneGroup
     from autotune_export.ir.walk import executable_sources
@@ -265,11 +262,6 @@ def test_pruning_runs_for_every_dispatch_of_the_group(order):
     from autotune_export.passes.materialize_triton_variants import MaterializeTritonVariants
     from autotune_export.cuda import triton_compile as tc
 
-    text = TWO_DISPATCHES
-    if order == "small first":
-        text = text.replace("@FIRST", "@TMP").replace("@SECOND", "@FIRST").replace("@TMP", "@SECOND")
-        a, b = text.index("util.func public @SECOND"), text.index("util.func public @FIRST")
-        text = text[:a] + text[b:] + "\n" + text[a:b]
     module = parse_source(SourceFile(text, "<test>", str(ROOT)))
     remarks = []
     ctx = PassContext(source=SourceFile(text, "<test>", str(ROOT)), remark=remarks.append)
@@ -278,22 +270,67 @@ def test_pruning_runs_for_every_dispatch_of_the_group(order):
         (source,) = executable_sources(module)
         group = AutotuneGroup.from_op(op, "<test>")
         item = MaterializeTritonVariants(target="sm_90")._plan(ctx, source, op, group, tc)
-    assert [dict(c)["BLOCK"] for c in item.configs] == [128, 256]  # 512 and 1024 exceed n = 256
-    messages = [r.message for r in remarks]
+    return item, [r.message for r in remarks]
+
+
+def _small_first(text):
+    text = text.replace("@FIRST", "@TMP").replace("@SECOND", "@FIRST").replace("@TMP", "@SECOND")
+    a, b = text.index("util.func public @SECOND"), text.index("util.func public @FIRST")
+    return text[:a] + text[b:] + "\n" + text[a:b]
+
+
+@pytest.mark.parametrize("order", ["big first", "small first"])
+def test_pruning_runs_for_every_dispatch_of_the_group(order):
+    """Issue 21.5: prune_configs_by ran on the first dispatch's values only, so configs the
+    kernel's own pruner rejects for the second dispatch (BLOCK > n of an unmasked kernel) were
+    compiled and selectable for it, and the outcome depended on the order of the functions.
+    Each dispatch may run what its own pruning keeps (Triton prunes at every launch with its
+    own arguments); the group compiles what some dispatch may run (main kept only what EVERY
+    dispatch keeps, so the n = 65536 dispatch lost BLOCK = 512 and 1024, which Triton runs for
+    it); remarks say what pruning saw and what each dispatch may run."""
+    text = TWO_DISPATCHES if order == "big first" else _small_first(TWO_DISPATCHES)
+    item, messages = _plan_two_dispatches(text)
+    assert [dict(c)["BLOCK"] for c in item.configs] == [128, 256, 512, 1024]
+    # the n = 256 dispatch, by its place in the module and its host's name
+    small, host = (1, "@SECOND") if order == "big first" else (0, "@FIRST")
+    # The n = 256 dispatch may run BLOCK 128 and 256 only: 512 and 1024 exceed its n.
+    assert item.allowed == ((small, (0, 1)),)
     assert any("config 2 {BLOCK = 512" in m and "pruned for dispatch" in m for m in messages), messages
     saw = next(m for m in messages if " saw " in m)
     assert "n = 65536" in saw and "n = 256" in saw
-    assert any("keeps 2 of 4 triton.autotune configs (those kept for every one of 2 dispatches" in m for m in messages)
+    assert not any("keeps 2 of 4" in m for m in messages), messages
+    assert any(f"dispatch {small} in {host}" in m and "may run only the group's configs 0, 1" in m for m in messages), messages
 
 
-def test_no_config_kept_for_every_dispatch_is_an_error():
+def test_a_dispatch_keeps_what_every_one_of_its_workloads_keeps():
+    """A dispatch pruned on several tuning workloads may run what every one of them keeps
+    (one guard per dispatch site); the other dispatch what its own pruning keeps."""
+    from autotune_export.cuda import launch_model
+
+    configs = _configs()
+    tuner = launch_model.Autotune(tuple(launch_model.Config.of(c) for c in configs), tuple(configs),
+                                  early_config_prune=lambda cs, a, **k: [c for c in cs if c.kwargs["BLOCK"] <= a["B"]])
+    out = launch_model.prune_per_site(configs, [{"B": 128}, {"B": 256}, {"B": 1024}], autotune=tuner,
+                                      launches=[0, 1, 1])
+    assert out.kept_indices == (0, 1)  # launch 1 keeps 128 and 256 on both of its workloads
+    assert out.allowed == ((0,), (0, 1))
+
+
+def test_each_launch_keeps_its_own_configs():
+    """Two launches whose pruners keep disjoint configs: main refused the group ("no config
+    is kept for every launch"); Triton runs config 0 at the first and config 1 at the second,
+    and so does the group now. Several sites of ONE launch (its tuning workloads) that keep
+    nothing in common are still an error: no variant may run at that dispatch."""
     from autotune_export.cuda import launch_model
 
     configs = _configs()
     tuner = launch_model.Autotune(tuple(launch_model.Config.of(c) for c in configs), tuple(configs),
                                   early_config_prune=lambda cs, a, **k: [c for c in cs if c.kwargs["BLOCK"] == a["B"]])
-    with pytest.raises(launch_model.LaunchModelError, match="no config is kept for every launch: launch 0 keeps configs 0; "
-                                                            "launch 1 keeps configs 1"):
-        launch_model.prune_per_site(configs, [{"B": 128}, {"B": 256}], autotune=tuner)
+    out = launch_model.prune_per_site(configs, [{"B": 128}, {"B": 256}], autotune=tuner)
+    assert out.kept_indices == (0, 1) and out.allowed == ((0,), (1,))
+    with pytest.raises(launch_model.LaunchModelError, match="no config is kept for every tuning workload of launch 0: "
+                                                            "site 0 keeps configs 0; site 1 keeps configs 1"):
+        launch_model.prune_per_site(configs, [{"B": 128}, {"B": 256}], autotune=tuner, launches=[0, 0])
     out = launch_model.prune_per_site(configs, [{"B": 128}, {"B": 128}], autotune=tuner)
-    assert out.kept_indices == (0,)
+    assert out.kept_indices == (0,) and out.allowed == ((0,), (0,))
+

@@ -32,6 +32,7 @@ __all__ = [
     "CALL_JITTER_MS",
     "AUTO_BUDGET_MS_PER_VARIANT",
     "ROUND0_BUDGET_FACTOR",
+    "MIN_KERNEL_SHARE",
     "CallSampler",
     "race_calls",
     "pick",
@@ -145,6 +146,10 @@ FIRST_ROUND_NOISE = 0.02
 #: fastest variant is never dropped on one late call. Two or more samples need no such
 #: allowance: a variant's fastest sample bounds it, and one late call does not move it.
 CALL_JITTER_MS = 4.0
+
+#: :class:`CallSampler` sizes a variant's calls from at least this share of its one-iteration
+#: call (the rest may be the per-call cost: fake-data fills, the host round trip).
+MIN_KERNEL_SHARE = 0.25
 
 #: The whole-group budget of :class:`WallClock`'s race when none is given: this many ms per
 #: variant (Triton's ``do_bench`` spends 125 ms per config), warm-up included ...
@@ -262,6 +267,10 @@ def contenders(
     return kept, len(kept) <= 1 or tied
 
 
+#: The pairs of calls (one iteration, two iterations) :class:`CallSampler` measures the
+#: per-call cost on.
+_PAIRS = 4
+
 #: The most iterations one call of :class:`CallSampler` runs.
 _MAX_ITERS = 100_000
 
@@ -274,10 +283,13 @@ class CallSampler:
     :meth:`start` warms the device up on ``runs[0]`` (calls of one iteration for at least
     ``warmup_ms`` and twice) and measures the per-call cost that is not the dispatches (fake
     data fills, the host round trip): ``fixed = 2 * t(run(1)) - t(run(2))``, once per group (the
-    fake data and the call are the same for every variant). A variant's first :meth:`sample`
-    probes it with one iteration and sizes its calls: ``iters`` iterations, so that a call lasts
-    about ``call_ms`` (host jitter of tens of microseconds stays well below the 1% the tie rule
-    resolves); when one iteration already lasts that long, the probe is the first sample. A
+    fake data and the call are the same for every variant), from medians of four pairs of calls
+    ``run(1)``, ``run(2)`` taken in turn (and the last four warm-up calls for ``t(run(1))``),
+    which count towards ``warmup_ms``. A variant's first :meth:`sample` probes it with one
+    iteration and sizes its calls: ``iters`` iterations, so that a call lasts about ``call_ms``
+    (host jitter of tens of microseconds stays well below the 1% the tie rule resolves), from at
+    least :data:`MIN_KERNEL_SHARE` of the probe; when one iteration already lasts that long, the
+    probe is the first sample. :attr:`log` lists every call (variant, iterations, ms). A
     sample is ``(t(run(iters)) - fixed) / (iters * unroll)`` ms per run. ``profile``: a
     :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to. ``clock``:
     seconds, ``time.perf_counter`` (read at each call) by default; :class:`GivenTimings`
@@ -306,6 +318,8 @@ class CallSampler:
         self.last_call_ms: dict[int, float] = {}
         self._pending: dict[int, float] = {}
         self._last_warmup = 0.0
+        #: Every call, in order: (variant, iterations, ms), warm-up and probes included.
+        self.log: list[tuple[int, int, float]] = []
         self.started_at = self.clock()
 
     def spent_ms(self) -> float:
@@ -328,6 +342,7 @@ class CallSampler:
             self.runs[k](n)
             ms = (self.clock() - t0) * 1e3
         self.dispatched[k] = self.dispatched.get(k, 0) + n * self.unroll
+        self.log.append((k, n, ms))
         if self.profile is not None:
             self.profile.count_dispatches(n * self.unroll)
         return ms
@@ -339,19 +354,33 @@ class CallSampler:
         # Calls of one iteration for warmup_ms, at least two. Their number is set from the
         # second call (the first may load or allocate), not by watching the clock: a loop that
         # stops on the call that crosses warmup_ms ends on a late call more often than not.
+        # The pairs for the fixed cost below, when they are taken, count towards warmup_ms (as
+        # three calls of one iteration each).
         ones = [self._call(0, 1, "warm-up (device, first variant)") for _ in range(2)]
         count = min(1000, max(2, math.ceil(self.warmup_ms / max(min(ones), 1e-3))))
-        ones += [self._call(0, 1, "warm-up (device, first variant)") for _ in range(count - 2)]
-        # (Lower) medians: a late call (CALL_JITTER_MS) moves neither.
+        pairs_too = min(ones) < 4 * self.call_ms
+        ones += [self._call(0, 1, "warm-up (device, first variant)") for _ in range(count - 2 - 3 * _PAIRS * pairs_too)]
+        # (Lower) median: a late call (CALL_JITTER_MS) does not move it.
         t1 = statistics.median_low(ones[1:])
-        if t1 < 4 * self.call_ms:
-            twos = [self._call(0, 2, "warm-up (device, first variant)") for _ in range(3 if t1 < self.call_ms else 2)]
-            t2 = statistics.median(twos) if len(twos) == 3 else min(twos)
-            self.fixed = min(max(0.0, 2 * t1 - t2), t1)
-        # else: one iteration lasts 4 calls' worth; its fixed part (fills, host round trip: a
-        # fraction of a ms) is left in the samples, the same for every variant.
+        if pairs_too:
+            # The per-call cost from _PAIRS pairs of calls of one and of two iterations taken in
+            # turn, so that a drift of the device's speed moves both alike (calls of two
+            # iterations taken after all those of one, on a device still speeding up, made it
+            # too large: 0.78 ms for 0.5 on a device 2x slow to 1x over 80 ms, 0.53 now), and
+            # from medians of four, which one late call does not move (the lesser of two calls
+            # of two iterations, as before, was low by their noise and the fixed cost high by as
+            # much: replayed on the H200's recorded calls at 4096^3, +-30% a call, it sized some
+            # variants' calls 2-6x too long; tests/unit/test_race_replay.py).
+            pairs = [(self._call(0, 1, "warm-up (device, first variant)"), self._call(0, 2, "warm-up (device, first variant)"))
+                     for _ in range(_PAIRS)]
+            t1 = statistics.median(ones[1:][-_PAIRS:] + [a for a, _ in pairs])
+            self.fixed = min(max(0.0, 2 * t1 - statistics.median([b for _, b in pairs])), t1)
+            self._last_warmup = pairs[-1][0]
+        else:
+            # One iteration lasts 4 calls' worth; its fixed part (fills, host round trip: a
+            # fraction of a ms) is left in the samples, the same for every variant.
+            self._last_warmup = ones[-1]
         self._pending[0] = t1
-        self._last_warmup = ones[-1]
 
     def sample(self, k: int) -> float:
         if k not in self.iters:
@@ -362,9 +391,10 @@ class CallSampler:
                     # A short kernel: a second probe is cheap, and one late probe would make
                     # its calls too short (the per-call cost then weighs on its samples).
                     t1 = min(t1, self._call(k, 1, "probe calls (one per variant)"))
-            # The kernels' part of a one-iteration call; at least a tenth of the call, so that
-            # an overestimated fixed cost never makes calls of millions of iterations.
-            per_call = max(t1 - self.fixed, 0.1 * t1, 1e-4)
+            # The kernels' part of a one-iteration call; at least a quarter of the call, so that
+            # an overestimated fixed cost never makes calls more than 4x what t1 alone gives
+            # (calls too long cost the race rounds; ones too short only add noise).
+            per_call = max(t1 - self.fixed, MIN_KERNEL_SHARE * t1, 1e-4)
             self.iters[k] = min(_MAX_ITERS, max(1, math.ceil(self.call_ms / per_call)))
             if self.iters[k] == 1:
                 # One iteration fills a call: the probe is the first sample. Variant 0's is its
@@ -389,14 +419,17 @@ def race_calls(
     call_ms: float = 3.0,
     profile=None,
     clock: Callable[[], float] | None = None,
+    log: list | None = None,
 ) -> list[list[float]]:
     """The default search on benchmark entries (``runs`` and ``unroll`` as for
     :class:`CallSampler`): :class:`CallSampler` (warm-up, calls sized from each kernel's time)
     and :func:`race` on it. Returns per-run samples (ms) per variant, in order. ``budget_ms``:
     the whole-group budget, warm-up included (None: :data:`AUTO_BUDGET_MS_PER_VARIANT` per
     variant, raised after round 0 to :data:`ROUND0_BUDGET_FACTOR` times what warm-up and round
-    0 took; ``math.inf``: none). Python's garbage collector is off while it runs (as
-    ``timeit`` does), so that no collection lands in a timed call. :class:`WallClock` runs it
+    0 took; ``math.inf``: none). ``log``: a list that
+    receives :attr:`CallSampler.log` (every call: variant, iterations, ms). Python's garbage
+    collector is off while it runs (as ``timeit`` does), so that no collection lands in a
+    timed call. :class:`WallClock` runs it
     on the wall clock, :class:`GivenTimings` (``call_overhead_ms``) on a simulated one."""
     sampler = CallSampler(runs, unroll, warmup_ms=warmup_ms, call_ms=call_ms, profile=profile, clock=clock)
     auto = budget_ms is None
@@ -415,6 +448,8 @@ def race_calls(
     finally:
         if collecting:
             gc.enable()
+        if log is not None:
+            log[:] = sampler.log
     if profile is not None:
         profile.kernel_ms += sum(n * statistics.median(samples[k]) for k, n in sampler.dispatched.items() if samples[k])
     return samples
@@ -505,6 +540,9 @@ class WallClock:
         self.race_warmup_ms, self.call_ms = race_warmup_ms, call_ms
         self.flush = flush
         self.profile = profile
+        #: The calls of the last race (variant index within the measured ones, iterations,
+        #: ms), warm-up and probes included: :attr:`CallSampler.log`.
+        self.calls: list[tuple[int, int, float]] = []
 
     def measure(
         self,
@@ -533,6 +571,7 @@ class WallClock:
                 warmup_ms=self.race_warmup_ms,
                 call_ms=self.call_ms,
                 profile=self.profile,
+                log=self.calls,
             )
         if self.flush is not None:
             return [self._flushed_samples(run, warmup, rep) for run in runs]

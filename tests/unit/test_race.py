@@ -157,9 +157,10 @@ def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
     # after a second sample: one call of 4 ms may be CALL_JITTER_MS late, a 2x slower sample
     # alone does not show it is slower.
     assert len(samples[4]) == 1 and len(samples[0]) == len(samples[2]) == 2
-    # The whole tuning: 25 ms of warm-up, then per variant two probes and a call of about 3 ms,
-    # and a second call of four (Triton's do_bench spends 125 ms per config: 625 ms here).
-    assert clock["now"] * 1e3 < 100
+    # The whole tuning: 25 ms of warm-up and three pairs of calls of one and two iterations
+    # (the fixed cost), then per variant two probes and a call of about 3 ms, and a second call
+    # of four (Triton's do_bench spends 125 ms per config: 625 ms here).
+    assert clock["now"] * 1e3 < 110
     assert profile.dispatches == sum(len(c) and sum(c) * 8 for c in calls)
     assert profile.kernel_ms == pytest.approx(sum(sum(c) * 8 * cost for c, cost in zip(calls, costs)), rel=1e-6)
 
@@ -220,3 +221,48 @@ def test_call_sampler_skips_the_fixed_cost_call_when_one_iteration_is_long(clock
     sampler.start()
     assert sampler.fixed == 0.0 and calls[0] == [1, 1]
     assert sampler.sample(0) == pytest.approx(2.0 + 0.4 / 8)
+
+
+def _drifting_entries(clock, costs_ms, speed, overhead_ms=0.5, unroll=8):
+    """Benchmark entries on a device whose speed drifts: a call's dispatches take ``speed(t)``
+    times their cost, t the simulated ms at the call's start."""
+    calls = [[] for _ in costs_ms]
+
+    def make(k):
+        def run(n):
+            calls[k].append(n)
+            clock["now"] += (overhead_ms + n * unroll * costs_ms[k] * speed(clock["now"] * 1e3)) / 1e3
+        return run
+
+    return [make(k) for k in range(len(costs_ms))], calls
+
+
+def test_fixed_cost_from_calls_taken_in_turn_on_a_drifting_device(clock):
+    """A device still speeding up during the warm-up (2x slow, back to full speed linearly over
+    50 ms; the H200's warm-up calls in a process's first tuning were 1.4-1.5x slower than the
+    probes after them): the fixed cost comes from calls of one and two iterations taken in turn,
+    so the drift moves both alike: 0.70 ms for a true 0.5, where calls of two iterations taken
+    after all those of one made it 0.92 ms and the second variant's calls 8 iterations long
+    instead of 4 (0.8 ms per iteration: 3 ms calls); 5 now."""
+    speed = lambda ms: 2.0 - 1.0 * min(ms, 50.0) / 50.0  # noqa: E731
+    runs, calls = _drifting_entries(clock, [0.09, 0.1], speed)
+    sampler = timing.CallSampler(runs, 8, warmup_ms=25, call_ms=3.0)
+    sampler.start()
+    assert 0.5 <= sampler.fixed < 0.72
+    clock["now"] = 0.2  # past the drift
+    sampler.sample(1)
+    assert sampler.iters[1] <= 5
+
+
+def test_warm_up_calls_then_pairs_for_the_fixed_cost(clock):
+    """The warm-up: calls of one iteration, then four pairs of calls of one and two iterations
+    (the fixed cost), which count towards warmup_ms as twelve calls of one iteration;
+    :attr:`CallSampler.log` lists every call."""
+    runs, calls = _drifting_entries(clock, [0.09], lambda ms: 1.0)
+    sampler = timing.CallSampler(runs, 8, warmup_ms=25, call_ms=3.0)
+    sampler.start()
+    count = math.ceil(25 / (0.5 + 8 * 0.09))  # 21 calls of 1.22 ms
+    assert calls[0] == [1] * (count - 12) + [1, 2] * 4
+    assert [(k, n) for k, n, _ in sampler.log] == [(0, n) for n in calls[0]]
+    assert sampler.log[-1][2] == pytest.approx(0.5 + 2 * 8 * 0.09)
+    assert sampler.fixed == pytest.approx(0.5)

@@ -100,7 +100,10 @@ def worker_iree(vmfb: str, runs: int, profile: bool) -> dict:
         out_runs.append({"wall_s": wall, "pick": pick, "samples": {v.variant: len(v.times_ms) for v in timings},
                          "medians_ms": {v.variant: v.median_ms for v in timings},
                          # Every sample, in the order taken: what benchmarks/tuning_replay.py replays.
-                         "times_ms": {v.variant: list(v.times_ms) for v in timings}, "notes": mod.notes})
+                         "times_ms": {v.variant: list(v.times_ms) for v in timings}, "notes": mod.notes,
+                         # Every call of the race (variant index, iterations, ms), warm-up and
+                         # probes included (WallClock.calls; absent before it existed).
+                         "calls": [[k, n, round(ms, 4)] for k, n, ms in getattr(mod.benchmarker, "calls", [])]})
         variants, tune_args = group.variants, group.tune_args
         del mod
     return {"load_s": loads[0], "load_s_all": loads, "variants": variants, "tune_args": tune_args, "runs": out_runs,

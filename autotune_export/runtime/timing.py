@@ -371,8 +371,10 @@ class CallSampler:
             # of two iterations, as before, was low by their noise and the fixed cost high by as
             # much: replayed on the H200's recorded calls at 4096^3, +-30% a call, it sized some
             # variants' calls 2-6x too long; tests/unit/test_race_replay.py).
-            pairs = [(self._call(0, 1, "warm-up (device, first variant)"), self._call(0, 2, "warm-up (device, first variant)"))
-                     for _ in range(_PAIRS)]
+            pairs = [
+                (self._call(0, 1, "warm-up (device, first variant)"), self._call(0, 2, "warm-up (device, first variant)"))
+                for _ in range(_PAIRS)
+            ]
             t1 = statistics.median(ones[1:][-_PAIRS:] + [a for a, _ in pairs])
             self.fixed = min(max(0.0, 2 * t1 - statistics.median([b for _, b in pairs])), t1)
             self._last_warmup = pairs[-1][0]

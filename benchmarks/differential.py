@@ -800,7 +800,7 @@ def _module_launches(path: str):
     launches = []
     for src in executable_sources(module):
         for op in groups_of(src):
-            got, _ = check._launches_of_group(ctx, module, src, op, args)
+            got, _ = check.launches_of_group(ctx, module, src, op, args)
             launches += got
     return launches
 

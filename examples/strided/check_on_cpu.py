@@ -46,7 +46,7 @@ def module_launches(path: str) -> list:
     out = []
     for src in executable_sources(module):
         for op in groups_of(src):
-            out += check._launches_of_group(ctx, module, src, op, args)[0]
+            out += check.launches_of_group(ctx, module, src, op, args)[0]
     return out
 
 

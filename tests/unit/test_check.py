@@ -138,7 +138,7 @@ def _launches(tmp_path, text: str, **kw):
     launches, skipped = [], []
     for src in executable_sources(module):
         for op in groups_of(src):
-            got, why = check._launches_of_group(ctx, module, src, op, _args(**kw))
+            got, why = check.launches_of_group(ctx, module, src, op, _args(**kw))
             launches += got
             skipped += why
     return launches, skipped

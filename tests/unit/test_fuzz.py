@@ -797,7 +797,7 @@ class KernelCase:
             launches = []
             for src in executable_sources(module):
                 for op in groups_of(src):
-                    launches += check._launches_of_group(ctx, module, src, op, args)[0]
+                    launches += check.launches_of_group(ctx, module, src, op, args)[0]
         except DiagnosticError as err:
             if not any(d.severity == "error" for d in err.diagnostics):
                 out.crashes.append(f"DiagnosticError without an error: {err}")

@@ -441,5 +441,5 @@ def test_the_kernel_s_own_reset_to_zero_applies(kernels, tmp_path):
     (src,) = executable_sources(module)
     (op,) = groups_of(src)
     args = argparse.Namespace(target="sm_80", seed=0, timeout=60.0, reference=None, group=None)
-    (planned,), _ = check._launches_of_group(ctx, module, src, op, args)
+    (planned,), _ = check.launches_of_group(ctx, module, src, op, args)
     assert [(b.param, b.fill) for b in planned.buffers] == [("x_ptr", "data"), ("acc_ptr", "zeros")]

@@ -19,7 +19,6 @@ exit status 1 and no output (usage errors too); internal errors exit with status
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import re
@@ -30,7 +29,6 @@ from typing import Callable, Sequence
 from autotune_export import __version__
 from autotune_export.cuda.ptx import parse_ptx_version
 from autotune_export.cuda.workers import jobs_argument
-from autotune_export.cuda.targets import CudaTarget, TargetError, iree_codegen_target, parse_targets
 from autotune_export.support import files, progress
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, did_you_mean, location_of
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
@@ -38,12 +36,13 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import read_objects, target_backend
 from autotune_export.ir.walk import executable_sources, groups_of, module_functions, sym_name
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, parse_pipeline, run_pipeline
+from autotune_export.tools.cli_io import check_output, read_source, stdout_for_output, write_output
+from autotune_export.tools.iree_compiler import cuda_targets, iree_compile
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
-from iree.compiler.tools import CompilerToolError, compile_str
 from autotune_export.passes import PASSES, pass_options
 from autotune_export.passes import pipeline as pipeline_options
 
-__all__ = ["main", "compile_source", "iree_compile", "read_source", "SUBCOMMANDS"]
+__all__ = ["main", "compile_source", "iree_compile", "read_source", "write_output", "SUBCOMMANDS"]
 
 # --- subcommands ------------------------------------------------------------------------------
 #: ``autotune-export NAME ARGS...`` runs ``MODULE.main(ARGS) -> exit status`` when NAME is a key
@@ -156,289 +155,6 @@ def compile_source(source: SourceFile, passes: str | Sequence, ctx: PassContext,
     module = parse_source(source)
     run_pipeline(passes, ctx, module, **options)
     return print_module(module, source.name)
-
-
-_IREE_DIAG = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning|note|remark): (?P<msg>.*)$")
-
-
-def _generated_function(text: str, line: int) -> str | None:
-    """The function of the generated IREE input ``text`` that holds 1-based ``line``."""
-    lines = text.split("\n")
-    for i in range(min(line, len(lines)) - 1, -1, -1):
-        m = re.match(r"\s*(?:util\.func|func\.func)\s+(?:public\s+|private\s+)?@(\"[^\"]*\"|[\w$.]+)", lines[i])
-        if m:
-            return m.group(1)
-    return None
-
-
-def _iree_failure(report: str) -> str:
-    """One line for an iree-compile failure without an ``error:`` diagnostic (a crash):
-    its exit code, the pass it crashed in (the first ``...Pass::runOnOperation`` frame of its
-    stack dump) and its first line of output that is neither the tool's banner nor the dump."""
-    lines = [ln.strip() for ln in report.splitlines() if ln.strip()]
-    code = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("Error code:")), None)
-    frame = next((m.group(1) for ln in lines if (m := re.search(r"(\w+Pass)::runOnOperation", ln))), None)
-    skip = (
-        "Error invoking",
-        "Error code:",
-        "Diagnostics:",
-        "Please report",
-        "Stack dump:",
-        "Invoked with",
-        "iree-compile ",
-        "Need more information",
-    )
-    first = next((ln for ln in lines if not ln.startswith(skip) and not re.match(r"^(#\d+|\d+\.\s)", ln)), None)
-    parts = []
-    if code is not None:
-        signal = -int(code) if code.lstrip("-").isdigit() and int(code) < 0 else None
-        parts.append(f"it crashed (signal {signal})" if signal else f"exit code {code}")
-    if frame:
-        parts.append(f"in IREE's {frame}")
-    if first:
-        parts.append(first)
-    return ", ".join(parts) if parts else (lines[0] if lines else "no output")
-
-
-def _iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None, codegen: str | None) -> DiagnosticError:
-    """iree-compile's failure as diagnostics: positions in the user's input (``-``, the name
-    MLIR's Python parser gives the buffer, when the text carries the input's locations) are
-    reported there; positions in generated text (``<stdin>``) name the generated function.
-    The first error and its notes (at most four) are kept; a known failure gets a hint."""
-    diags: list[Diagnostic] = []
-    for raw in str(err).splitlines():
-        m = _IREE_DIAG.match(raw.strip())
-        if m is None:
-            continue
-        sev, msg = m.group("sev"), m.group("msg").strip()
-        if sev == "note" and (not diags or msg.startswith("see current operation")):
-            continue
-        loc = None
-        if m.group("file") == "-" and source_name is not None:
-            loc = Location(source_name, int(m.group("line")), int(m.group("col")))
-        elif m.group("file") == "<stdin>":
-            where = _generated_function(text, int(m.group("line")))
-            msg = f"{msg} (in @{where}, generated by autotune-export)" if where else msg
-        if sev == "note":
-            if len(diags[-1].notes) < 4:
-                diags[-1].notes.append(Diagnostic("note", msg, loc))
-            continue
-        if sev == "error" and any(d.severity == "error" for d in diags):
-            break  # the first error is the cause
-        diags.append(Diagnostic(sev, msg, loc))
-    errors = [d for d in diags if d.severity == "error"]
-    if not errors:
-        return DiagnosticError.at(None, f"iree-compile failed: {_iree_failure(str(err))}")
-    first = errors[0]
-    first.message = f"iree-compile failed: {first.message}"
-    if "missing GPU target" in first.message:
-        first.notes.append(
-            Diagnostic(
-                "note",
-                f"IREE 3.13 has no code-generation target for {codegen or 'this architecture'}: the dispatches IREE "
-                "generates itself (not the Triton variants) need one it knows, e.g. --iree-cuda-target=sm_89 "
-                "(autotune-export picks it unless --iree-compile-arg overrides it)",
-            )
-        )
-    return DiagnosticError([first])
-
-
-def iree_compile(
-    text: str,
-    target: str,
-    output: str,
-    extra_args: Sequence[str] = (),
-    backend: str = "cuda",
-    *,
-    debug_text: str | Callable[[], str] | None = None,
-    source_name: str | None = None,
-    search_dirs: Sequence[str] = (),
-) -> None:
-    """Compile IREE input ``text`` to a .vmfb at ``output``.
-
-    ``backend`` ``cuda``: for the CUDA ``target`` (``sm_90``, or a list ``sm_80,sm_90``: the
-    lowest architecture is iree-compile's codegen target, or the nearest one IREE generates
-    code for, :func:`autotune_export.cuda.targets.iree_codegen_target`); ``llvm-cpu``: for the
-    host CPU (groups whose variants IREE compiles itself from an MLIR body; ``target`` is not
-    used). Relative object paths resolve in ``search_dirs``, then the current directory (as
-    verify-autotuning-groups looks for them). Runs the ``iree-compile`` of the installed
-    iree-base-compiler. ``output`` is written as :func:`write_output` writes (atomically, or
-    into a device such as ``/dev/null``): it is left untouched when compiling fails.
-
-    Raises DiagnosticError with iree-compile's first error when it fails: located in the input
-    ``source_name`` when ``debug_text`` (the same module printed with its locations, compiled
-    again only after a failure, so the .vmfb does not change) lets iree-compile say where, else
-    naming the generated function; also for an unsupported ``target`` and when ``output``
-    cannot be written.
-    """
-
-    search = [f"--iree-hal-executable-object-search-path={d}" for d in search_dirs]
-    codegen = None
-    if backend == "llvm-cpu":
-        args = [
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=llvm-cpu",
-            "--iree-llvmcpu-target-cpu=host",
-            *search,
-            *extra_args,
-        ]
-    else:
-        # With several architectures (sm_80,sm_90) the module carries one executable variant per
-        # architecture; iree-compile's own CUDA codegen target is the lowest of them.
-        lowest = min(_targets(target), key=lambda t: t.capability)
-        # IREE 3.13 generates no code for sm_90/sm_100: its own dispatches get the nearest
-        # architecture it knows (iree_codegen_target); the Triton objects keep theirs.
-        codegen = iree_codegen_target(lowest)
-        args = ["--iree-hal-target-device=cuda", f"--iree-cuda-target={codegen}", *search, *extra_args]
-    try:
-        vmfb = compile_str(text, extra_args=args)
-    except CompilerToolError as err:
-        failure = err
-        if debug_text is not None:
-            located_text = debug_text() if callable(debug_text) else debug_text
-            try:  # once more with the input's locations, so that iree-compile names them
-                compile_str(located_text, extra_args=args)
-            except CompilerToolError as located:
-                failure, text = located, located_text
-        given = [a.split("=", 1)[1] for a in args if a.startswith("--iree-cuda-target=")]
-        raise _iree_diagnostics(failure, text, source_name, given[-1] if given else codegen) from None
-    write_output(output, vmfb)
-
-
-def write_output(path: str, data: bytes | str) -> None:
-    """Write the command's output ``data`` to ``path``: a regular file (or a new one) atomically
-    (:func:`autotune_export.support.files.atomic_write`, default permissions: no partial
-    file, ever); anything else that exists and is not a directory (``/dev/null``, a FIFO, a
-    terminal) is opened and written in place, as shells and MLIR tools write to it (an atomic
-    write would replace the device by a file). Raises DiagnosticError when it cannot."""
-    try:
-        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-            with open(path, "wb") as f:
-                f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        else:
-            files.atomic_write(path, data)
-    except OSError as exc:
-        raise DiagnosticError.at(None, f"cannot write '{path}': {exc.strerror or exc}") from None
-
-
-def _targets(target: str) -> list[CudaTarget]:
-    """``--target`` as :class:`~autotune_export.cuda.targets.CudaTarget` objects; a
-    DiagnosticError (one line, naming the supported targets) for anything else."""
-    try:
-        return parse_targets(target)
-    except TargetError as err:
-        raise DiagnosticError.at(None, str(err)) from None
-
-
-def read_source(path: str) -> SourceFile:
-    """Read an input file (``-``: stdin) as a :class:`~autotune_export.frontend.SourceFile`.
-
-    Relative ``triton("kernel.py", ...)`` paths then resolve against the file's directory (the
-    current directory for stdin). Raises DiagnosticError when it cannot be read or is not UTF-8.
-    """
-    return _read_input(path)
-
-
-def _decode(data: bytes, name: str) -> str:
-    """``data`` as UTF-8 text; a DiagnosticError at the line and column (in characters) of the
-    first byte that is not UTF-8."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = data[: err.start]
-        line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", errors="replace")) + 1
-        raise DiagnosticError.at(
-            Location(name, line, col),
-            f"invalid UTF-8 (byte 0x{data[err.start]:02X}); autotune-export reads MLIR as UTF-8 text",
-        ) from None
-
-
-def _read_input(path: str) -> SourceFile:
-    if path == "-":
-        if sys.stdin is None:
-            raise DiagnosticError.at(None, "no standard input to read ('-')")
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # a text-only stream (tests replace sys.stdin)
-            return SourceFile(sys.stdin.read(), "<stdin>", os.getcwd())
-        data = stream.read()
-        _refuse_vmfb("<stdin>", data)
-        return SourceFile(_decode(data, "<stdin>"), "<stdin>", os.getcwd())
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as err:
-        raise DiagnosticError.at(None, f"cannot read '{path}': {err.strerror}") from None
-    _refuse_vmfb(path, data)
-    return SourceFile(_decode(data, path), path, os.path.dirname(os.path.abspath(path)))
-
-
-def _refuse_vmfb(name: str, data: bytes) -> None:
-    """A compiled module given to the compile command (which reads MLIR text): a
-    DiagnosticError naming the subcommands that take it, not an MLIR parse error about
-    its bytes. What a .vmfb is: :mod:`autotune_export.tools.inspection`'s test."""
-    from autotune_export.tools.inspection import is_vmfb
-
-    if is_vmfb("" if name == "<stdin>" else name, data[:8]):
-        raise DiagnosticError.at(
-            None, f"{name} is a compiled module (.vmfb); use autotune-export inspect/tune (this command compiles .mlir)"
-        )
-
-
-@contextlib.contextmanager
-def _stdout_for_output(reserve: bool):
-    """With ``reserve`` (``-o -``): while the command runs, whatever else writes to standard
-    output (a kernel file printing when it is imported, Triton's and LLVM's own dumps,
-    compile workers started meanwhile) goes to standard error, so that standard output gets
-    the IR alone, written after this (``sys.stdout`` and file descriptor 1 are restored)."""
-    if not reserve:
-        yield
-        return
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-    saved_fd = None
-    try:
-        saved_fd = os.dup(1)
-        os.dup2(2, 1)
-    except OSError:  # no descriptor 1 or 2: nothing to keep apart
-        saved_fd = None
-    saved = sys.stdout
-    sys.stdout = sys.stderr
-    try:
-        yield
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        sys.stdout = saved
-        if saved_fd is not None:
-            os.dup2(saved_fd, 1)
-            os.close(saved_fd)
-
-
-def _check_output(path: str, emit: str) -> None:
-    """Before any work: ``-o PATH`` can be written (not a directory; the nearest existing
-    directory above it, where atomic_write makes the missing ones, is a writable directory).
-    Raises DiagnosticError."""
-    if path == "-":
-        return
-    if os.path.isdir(path):
-        suffix = ".vmfb" if emit == "vmfb" else ".mlir"
-        raise DiagnosticError.at(None, f"-o {path} is a directory; give a file name (e.g. {os.path.join(path, 'out' + suffix)})")
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        up = os.path.dirname(parent)
-        if up == parent:
-            break
-        parent = up
-    if not os.path.isdir(parent):
-        raise DiagnosticError.at(None, f"cannot write -o {path}: {parent} is not a directory")
-    if os.path.exists(path) and not os.path.isfile(path):
-        # A device or a FIFO (/dev/null): written in place (write_output).
-        if not os.access(path, os.W_OK):
-            raise DiagnosticError.at(None, f"cannot write -o {path}: permission denied")
-        return
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise DiagnosticError.at(None, f"cannot write -o {path}: the directory {parent} is not writable")
 
 
 def _check_backend(module, source: SourceFile, backend: str) -> None:
@@ -614,7 +330,7 @@ def _run(args) -> int:
     passes = args.passes if args.passes is not None else DEFAULT_PIPELINES[args.emit]
     compiles, record = _build_record(args, passes)
     printed: list[str] = []  # the IR for standard output (-o -), written when the build is done
-    with _stdout_for_output(args.output == "-" and args.emit != "vmfb"):
+    with stdout_for_output(args.output == "-" and args.emit != "vmfb"):
         try:
             rc = _build(args, lambda: _start_workers_early(args, compiles, record), printed.append)
         finally:
@@ -654,7 +370,7 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
     # Unknown passes and options, and an unsupported --target, are reported once, before any
     # input is read.
     build_pipeline(passes, **options)
-    _targets(args.target)
+    cuda_targets(args.target)
     if args.emit == "vmfb" and args.output == "-" and not args.verify_diagnostics:
         raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
     if args.emit == "vmfb" and args.split_input_file and not args.verify_diagnostics:
@@ -665,8 +381,8 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
             "and a .vmfb holds one; build one split per file, or emit text (--emit iree) and "
             "give it to iree-compile --split-input-file",
         )
-    _check_output(args.output, args.emit)
-    source = _read_input(args.input)
+    check_output(args.output, args.emit)
+    source = read_source(args.input)
     on_input()  # the input is read: workers may start while it is parsed
     collected: list[Diagnostic] = []
 

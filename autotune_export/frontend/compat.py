@@ -46,14 +46,20 @@ lines move.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
 
-import lark
-
-from autotune_export.support.diagnostics import DiagnosticError, Location
+from autotune_export.frontend.compat_layouts import normalize_layout, rewrite_layouts
+from autotune_export.frontend.compat_tokens import (
+    Edits,
+    Tok,
+    is_token,
+    lex,
+    match_brackets,
+    offset_location,
+    one_line,
+)
+from autotune_export.support.diagnostics import DiagnosticError
 
 __all__ = ["normalize", "normalize_layout"]
 
@@ -61,336 +67,10 @@ __all__ = ["normalize", "normalize_layout"]
 _LAYOUT_TRIGGERS = re.compile(r"push_constants|#hal\.executable\.layout|\bsets\b")
 _OP_TRIGGERS = re.compile(r"\battributes\b|\^|hal\.interface\.bindings|hal\.device\.targets")
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>[ \t\r\n]+)
-  | (?P<comment>//[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*"?)
-  | (?P<hash>\#[A-Za-z_][A-Za-z0-9_$.]*)
-  | (?P<at>@(?:[A-Za-z_][A-Za-z0-9_$.]*|"(?:[^"\\\n]|\\.)*"?))
-  | (?P<value>%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?)
-  | (?P<block>\^[A-Za-z0-9_$.\-]+)
-  | (?P<bang>![A-Za-z_][A-Za-z0-9_$.]*)
-  | (?P<id>[A-Za-z_][A-Za-z0-9_$.]*)
-  | (?P<number>[0-9][A-Za-z0-9_.]*)
-  | (?P<arrow>->)
-  | (?P<punct>[\s\S])
-    """,
-    re.VERBOSE,
-)
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-
 #: Inherent attributes (MLIR properties) that used to be written in ``attributes {...}``.
 _SOURCE_PROPS = frozenset({"objects"})
 _EXPORT_PROPS = frozenset({"workgroup_size", "subgroup_size", "workgroup_local_memory", "source_locs"})
 _VISIBILITY = frozenset({"public", "private", "nested"})
-
-
-class _Tok(NamedTuple):
-    kind: str
-    text: str
-    start: int
-    end: int
-
-
-def _lex(text: str) -> list[_Tok]:
-    return [
-        _Tok(kind, m.group(), m.start(), m.end())
-        for m in _TOKEN.finditer(text)
-        if (kind := m.lastgroup) != "ws" and kind != "comment"
-    ]
-
-
-def _match(toks: list[_Tok]) -> dict[int, int]:
-    """Index of the closing token of every ``(``, ``[`` and ``{`` that is properly closed.
-    At a closer that does not match the innermost opener the openers it skips stay unmatched."""
-    out: dict[int, int] = {}
-    stack: list[int] = []
-    for i, t in enumerate(toks):
-        if t.kind != "punct":
-            continue
-        if t.text in _OPEN:
-            stack.append(i)
-        elif t.text in ")]}":
-            # Unwind to the innermost opener of this kind (brackets of garbage stay unmatched).
-            for depth in range(len(stack) - 1, -1, -1):
-                if _OPEN[toks[stack[depth]].text] == t.text:
-                    out[stack[depth]] = i
-                    del stack[depth:]
-                    break
-    return out
-
-
-def _match_angle(toks: list[_Tok], i: int, limit: int | None = None) -> int | None:
-    """``toks[i]`` is ``<``: index of its ``>`` (nesting ``<>`` only; ``->`` is its own token)."""
-    depth = 0
-    end = len(toks) if limit is None else limit
-    for j in range(i, end):
-        t = toks[j]
-        if t.kind != "punct":
-            continue
-        if t.text == "<":
-            depth += 1
-        elif t.text == ">":
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
-
-
-def _is(toks: list[_Tok], i: int, text: str, kind: str | None = None) -> bool:
-    return 0 <= i < len(toks) and toks[i].text == text and (kind is None or toks[i].kind == kind)
-
-
-def _one_line(text: str) -> str:
-    """``text`` (a span of MLIR) on one line: comments dropped, line breaks made spaces."""
-    out = []
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
-        if kind == "comment":
-            continue
-        out.append(" " if kind == "ws" and "\n" in m.group(0) else m.group(0))
-    return re.sub(r"  +", " ", "".join(out)).strip()
-
-
-def _location(text: str, filename: str, offset: int) -> Location:
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return Location(filename, line, col)
-
-
-class _Edits:
-    """Non-overlapping replacements of spans of one text, each padded to its span's line count."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.items: list[tuple[int, int, str]] = []
-
-    def replace(self, start: int, end: int, new: str) -> None:
-        lines = self.text.count("\n", start, end)
-        have = new.count("\n")
-        if have > lines:  # never add lines: keep what follows where it was
-            new = new.replace("\n", " ")
-            have = 0
-        self.items.append((start, end, new + "\n" * (lines - have)))
-
-    def insert(self, at: int, new: str) -> None:
-        self.items.append((at, at, new.replace("\n", " ")))
-
-    def apply(self) -> str:
-        items = sorted(self.items, key=lambda e: (e[0], e[1]))
-        out, pos = [], 0
-        for start, end, new in items:
-            if start < pos:  # overlapping edit: a bug here, never silently garbled output
-                raise AssertionError(f"overlapping compat edits at offset {start}")
-            out.append(self.text[pos:start])
-            out.append(new)
-            pos = end
-        out.append(self.text[pos:])
-        return "".join(out)
-
-    def new_offset(self, old: int) -> int:
-        """Where offset ``old`` (not inside an edited span) lands after :meth:`apply`."""
-        delta = sum(len(new) - (end - start) for start, end, new in self.items if end <= old)
-        return old + delta
-
-
-# --------------------------------------------------------------------------------------------
-# Pre-3.0 pipeline layouts
-# --------------------------------------------------------------------------------------------
-
-_LAYOUT_GRAMMAR = r"""
-start: [item ("," item)*]
-?item: "push_constants" "=" INT          -> push_constants
-     | "sets" "=" "[" [set ("," set)*] "]" -> sets
-     | "flags" "=" flags                 -> layout_flags
-set: SET_NAME? "<" INT "," "bindings" "=" "[" [binding ("," binding)*] "]" ("," "flags" "=" flags)? ">"
-binding: BINDING_NAME? "<" INT "," NAME ("," flags)? ">"
-flags: NAME | STRING
-SET_NAME: "#hal.descriptor_set.layout"
-BINDING_NAME: "#hal.descriptor_set.binding"
-NAME: /[A-Za-z_][A-Za-z0-9_]*/
-STRING: /"[^"\\\n]*"/
-%import common.INT
-%import common.WS
-%ignore WS
-COMMENT: /\/\/[^\n]*/
-%ignore COMMENT
-"""
-
-_TERMINALS = {
-    "COMMA": "','",
-    "EQUAL": "'='",
-    "LESSTHAN": "'<'",
-    "MORETHAN": "'>'",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "INT": "an integer",
-    "NAME": "a name",
-    "STRING": "a string",
-    "SET_NAME": "#hal.descriptor_set.layout",
-    "BINDING_NAME": "#hal.descriptor_set.binding",
-    "$END": "the end of the layout",
-    "PUSH_CONSTANTS": "'push_constants'",
-    "SETS": "'sets'",
-    "FLAGS": "'flags'",
-    "BINDINGS": "'bindings'",
-}
-_BINDING_FLAGS = ("ReadOnly", "Indirect")
-_DESCRIPTOR_TYPES = ("storage_buffer", "uniform_buffer")
-
-
-@functools.lru_cache(maxsize=1)
-def _layout_parser() -> lark.Lark:
-    return lark.Lark(_LAYOUT_GRAMMAR, parser="lalr", propagate_positions=True, cache=True)
-
-
-class _LayoutError(ValueError):
-    def __init__(self, message: str, offset: int):
-        super().__init__(message)
-        self.offset = offset
-
-
-def _flag_names(node, allowed: tuple[str, ...], what: str) -> list[str]:
-    tok = node.children[0]
-    text = str(tok).strip('"')
-    names = [n.strip() for n in text.split("|") if n.strip() and n.strip() != "None"]
-    for n in names:
-        if n not in allowed:
-            raise _LayoutError(f"unknown {what} flag '{n}'; expected {' or '.join(allowed)}", tok.start_pos)
-    return names
-
-
-@functools.lru_cache(maxsize=256)
-def _normalize_layout_cached(body: str):
-    return normalize_layout(body)
-
-
-def normalize_layout(body: str) -> tuple[str, list[tuple[int, int]]]:
-    """The 3.x spelling of a pre-3.0 layout whose text inside ``<...>`` is ``body``, e.g.
-    ``push_constants = 1, sets = [<0, bindings = [<0, storage_buffer, ReadOnly>]>]``, and the
-    ``(set, binding)`` pairs of its bindings in the order of the new ``bindings = [...]``.
-
-    Raises ValueError (with an ``offset`` into ``body`` when it has one) for a malformed layout
-    or one that names a binding twice."""
-    try:
-        tree = _layout_parser().parse(body)
-    except lark.exceptions.UnexpectedInput as err:
-        pos = getattr(err, "pos_in_stream", None)
-        token = getattr(err, "token", None)
-        if pos is None or (token is not None and getattr(token, "type", "") == "$END"):
-            pos = len(body)
-        m = re.compile(r'"[^"\n]*"?|[A-Za-z_][A-Za-z0-9_.]*|[0-9]+|\S').match(body, pos)
-        found = f"'{m.group(0)}'" if m else "the end of the layout"
-        expected = sorted({_TERMINALS.get(e, e.lower()) for e in getattr(err, "expected", ()) or ()})
-        hint = f"expected {' or '.join(expected)}, " if expected and len(expected) <= 4 else ""
-        raise _LayoutError(f"{hint}found {found}", pos) from None
-    constants = 0
-    flags: list[str] = []
-    bindings: dict[tuple[int, int], tuple[str, list[str], int]] = {}
-    seen_items: set[str] = set()
-    for item in tree.children:
-        if item is None:
-            continue
-        if item.data in seen_items:
-            raise _LayoutError(f"'{item.data.removeprefix('layout_')}' is given twice", item.meta.start_pos)
-        seen_items.add(item.data)
-        if item.data == "push_constants":
-            constants = int(item.children[0])
-        elif item.data == "layout_flags":
-            flags += _flag_names(item.children[0], ("Indirect",), "layout")
-        else:
-            for st in item.children:
-                if st is None:
-                    continue
-                parts = [c for c in st.children if not (isinstance(c, lark.Token) and c.type == "SET_NAME")]
-                set_no = int(parts[0])
-                for b in parts[1:]:
-                    if b is None:
-                        continue
-                    if isinstance(b, lark.Tree) and b.data == "flags":
-                        flags += _flag_names(b, ("Indirect",), "descriptor set")
-                        continue
-                    bparts = [c for c in b.children if not (isinstance(c, lark.Token) and c.type == "BINDING_NAME")]
-                    number, dtype = int(bparts[0]), str(bparts[1])
-                    if dtype not in _DESCRIPTOR_TYPES:
-                        raise _LayoutError(
-                            f"unknown descriptor type '{dtype}'; expected {' or '.join(_DESCRIPTOR_TYPES)}", bparts[1].start_pos
-                        )
-                    bflags = (
-                        _flag_names(bparts[2], _BINDING_FLAGS, "binding") if len(bparts) > 2 and bparts[2] is not None else []
-                    )
-                    key = (set_no, number)
-                    if key in bindings:
-                        raise _LayoutError(f"set {set_no} binding {number} is declared twice", b.meta.start_pos)
-                    bindings[key] = (dtype, bflags, b.meta.start_pos)
-    items = []
-    if constants:
-        items.append(f"constants = {constants}")
-    rendered = []
-    for key in sorted(bindings):
-        dtype, bflags, _ = bindings[key]
-        ordered = [f for f in _BINDING_FLAGS if f in bflags]
-        if len(ordered) > 1:
-            rendered.append(f'#hal.pipeline.binding<{dtype}, "{"|".join(ordered)}">')
-        elif ordered:
-            rendered.append(f"#hal.pipeline.binding<{dtype}, {ordered[0]}>")
-        else:
-            rendered.append(f"#hal.pipeline.binding<{dtype}>")
-    items.append("bindings = [" + ", ".join(rendered) + "]")
-    if flags:
-        items.append("flags = Indirect")
-    return "#hal.pipeline.layout<" + ", ".join(items) + ">", sorted(bindings)
-
-
-_LAYOUT_NAMES = ("#hal.pipeline.layout", "#hal.executable.layout")
-
-
-def _rewrite_layouts(text: str, filename: str):
-    """Phase 1: every pre-3.0 layout attribute in its 3.x spelling.
-
-    Returns the new text (``text`` itself when nothing changed), the (set, binding) order of
-    layouts bound to an alias (``#name = #hal.pipeline.layout<...>``) and of the others by
-    their offset in the new text, and the tokens of ``text``."""
-    toks = _lex(text)
-    edits = _Edits(text)
-    by_alias: dict[str, list[tuple[int, int]]] = {}
-    by_offset: dict[int, list[tuple[int, int]]] = {}
-    pending: list[tuple[int, list[tuple[int, int]]]] = []
-    for i, t in enumerate(toks):
-        if t.kind != "hash" or t.text not in _LAYOUT_NAMES or not _is(toks, i + 1, "<") or toks[i + 1].start != t.end:
-            continue
-        close = _match_angle(toks, i + 1)
-        if close is None:
-            continue
-        first = toks[i + 2] if i + 2 < close else None
-        old = t.text == "#hal.executable.layout" or (first is not None and first.text in ("push_constants", "sets"))
-        if not old:
-            continue
-        body_start, body_end = toks[i + 1].end, toks[close].start
-        try:
-            new, keys = _normalize_layout_cached(text[body_start:body_end])
-        except _LayoutError as err:
-            raise DiagnosticError.at(
-                _location(text, filename, body_start + err.offset),
-                f"malformed pre-3.0 layout {t.text}<push_constants = N, sets = [...]>: {err}",
-            ) from None
-        edits.replace(t.start, toks[close].end, new)
-        if i >= 2 and toks[i - 1].text == "=" and toks[i - 2].kind == "hash":
-            by_alias[toks[i - 2].text] = keys
-        else:
-            pending.append((t.start, keys))
-    if not edits.items:
-        return text, by_alias, by_offset, toks
-    for start, keys in pending:
-        by_offset[edits.new_offset(start)] = keys
-    return edits.apply(), by_alias, by_offset, toks
-
-
-# --------------------------------------------------------------------------------------------
-# Ops
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -400,7 +80,7 @@ class _Entry:
     last: int
 
 
-def _dict_entries(toks: list[_Tok], open_i: int, close_i: int) -> list[_Entry] | None:
+def _dict_entries(toks: list[Tok], open_i: int, close_i: int) -> list[_Entry] | None:
     """Entries of the attribute dictionary ``toks[open_i] == '{'`` .. ``toks[close_i]``, split at
     top-level commas (``<...>`` of dialect attributes nests too). None when it does not look
     like one (then nothing is rewritten)."""
@@ -429,11 +109,11 @@ def _dict_entries(toks: list[_Tok], open_i: int, close_i: int) -> list[_Entry] |
     return entries
 
 
-def _entry_text(text: str, toks: list[_Tok], e: _Entry) -> str:
+def _entry_text(text: str, toks: list[Tok], e: _Entry) -> str:
     return text[toks[e.first].start : toks[e.last].end]
 
 
-def _interface_bindings(toks: list[_Tok], e: _Entry) -> list[tuple[int, int]] | None:
+def _interface_bindings(toks: list[Tok], e: _Entry) -> list[tuple[int, int]] | None:
     """The (set, binding) pairs of ``hal.interface.bindings = [#hal.interface.binding<S, B>, ...]``."""
     seq = toks[e.first : e.last + 1]
     if len(seq) < 4 or seq[1].text != "=" or seq[2].text != "[" or seq[-1].text != "]":
@@ -459,14 +139,14 @@ class _OpRewriter:
     def __init__(self, text: str, filename: str, by_alias, by_offset, toks=None):
         self.text = text
         self.filename = filename
-        self.toks = toks if toks is not None else _lex(text)
-        self.match = _match(self.toks)
-        self.edits = _Edits(text)
+        self.toks = toks if toks is not None else lex(text)
+        self.match = match_brackets(self.toks)
+        self.edits = Edits(text)
         self.by_alias = by_alias
         self.by_offset = by_offset
 
     def error(self, offset: int, message: str) -> DiagnosticError:
-        return DiagnosticError.at(_location(self.text, self.filename, offset), message)
+        return DiagnosticError.at(offset_location(self.text, self.filename, offset), message)
 
     def run(self) -> str:
         toks = self.toks
@@ -494,7 +174,7 @@ class _OpRewriter:
 
     def _dict_at(self, j: int) -> tuple[int, int] | None:
         """``attributes {...}`` at token ``j``: indices of ``{`` and ``}``."""
-        if _is(self.toks, j, "attributes", "id") and _is(self.toks, j + 1, "{", "punct") and (j + 1) in self.match:
+        if is_token(self.toks, j, "attributes", "id") and is_token(self.toks, j + 1, "{", "punct") and (j + 1) in self.match:
             return j + 1, self.match[j + 1]
         return None
 
@@ -583,14 +263,14 @@ class _OpRewriter:
         n = len(toks)
         while j < n:
             t = toks[j]
-            if t.kind == "id" and t.text in ("ordinal", "layout", "fallback") and _is(toks, j + 1, "(", "punct"):
+            if t.kind == "id" and t.text in ("ordinal", "layout", "fallback") and is_token(toks, j + 1, "(", "punct"):
                 close = match.get(j + 1)
                 if close is None:
                     return
                 if t.text == "layout":
                     layout_keys = self._layout_keys(j + 1, close)
                 j = close + 1
-            elif t.kind == "id" and t.text in ("condition", "count") and _is(toks, j + 1, "(", "punct"):
+            elif t.kind == "id" and t.text in ("condition", "count") and is_token(toks, j + 1, "(", "punct"):
                 close = match.get(j + 1)
                 if close is None:
                     return
@@ -601,8 +281,8 @@ class _OpRewriter:
                     return
                 region_end = match[k]
                 j = region_end + 1
-            elif t.kind == "punct" and t.text == "<" and _is(toks, j + 1, "{", "punct") and (j + 1) in match:
-                if not _is(toks, match[j + 1] + 1, ">"):
+            elif t.kind == "punct" and t.text == "<" and is_token(toks, j + 1, "{", "punct") and (j + 1) in match:
+                if not is_token(toks, match[j + 1] + 1, ">"):
                     return
                 has_props = True
                 j = match[j + 1] + 2
@@ -642,7 +322,7 @@ class _OpRewriter:
                 return
             self.edits.replace(toks[attr_i].start, toks[close_i].end, "")
             if split:
-                self.edits.insert(toks[region_end].end, " " + _one_line(split))
+                self.edits.insert(toks[region_end].end, " " + one_line(split))
             return
         self._rewrite_dict_in_place(attr_i, (open_i, close_i), _EXPORT_PROPS, layout_keys, export=True)
 
@@ -668,17 +348,17 @@ class _OpRewriter:
         dropped when its (set, binding) pairs ascend (see the module doc)."""
         toks, match = self.toks, self.match
         j, n = i + 1, len(toks)
-        if _is(toks, j, "{", "punct") and j in match:  # {@a::@b, @c::@d}
+        if is_token(toks, j, "{", "punct") and j in match:  # {@a::@b, @c::@d}
             j = match[j] + 1
         else:  # @a::@b
-            while j < n and (toks[j].kind == "at" or _is(toks, j, ":", "punct")):
+            while j < n and (toks[j].kind == "at" or is_token(toks, j, ":", "punct")):
                 j += 1
-        if _is(toks, j, "[", "punct") and j in match:  # the workload
+        if is_token(toks, j, "[", "punct") and j in match:  # the workload
             j = match[j] + 1
-        if not (_is(toks, j, "(", "punct") and j in match):
+        if not (is_token(toks, j, "(", "punct") and j in match):
             return
         j = match[j] + 1
-        if not (_is(toks, j, "{", "punct") and j in match):
+        if not (is_token(toks, j, "{", "punct") and j in match):
             return
         open_i, close_i = j, match[j]
 
@@ -716,10 +396,10 @@ class _OpRewriter:
         label = open_i + 1
         k = label + 1
         args = ""
-        if _is(toks, k, "(", "punct") and k in self.match:
-            args = _one_line(self.text[toks[k].end : toks[self.match[k]].start])
+        if is_token(toks, k, "(", "punct") and k in self.match:
+            args = one_line(self.text[toks[k].end : toks[self.match[k]].start])
             k = self.match[k] + 1
-        if not _is(toks, k, ":", "punct") or k >= close_i:
+        if not is_token(toks, k, ":", "punct") or k >= close_i:
             return
         self.edits.replace(toks[open_i].start, toks[k].end, f"count({args}) -> (index, index, index) {{")
 
@@ -735,7 +415,7 @@ def normalize(text: str, filename: str = "-") -> str:
     by_offset: dict = {}
     toks = None
     if _LAYOUT_TRIGGERS.search(text):
-        new, by_alias, by_offset, toks = _rewrite_layouts(text, filename)
+        new, by_alias, by_offset, toks = rewrite_layouts(text, filename)
         if new is not text:
             text, toks = new, None
     if not _OP_TRIGGERS.search(text):

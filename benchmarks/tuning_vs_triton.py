@@ -45,6 +45,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -238,6 +239,10 @@ def worker_triton(space: str, shapes: list, runs: int, jobs: int) -> dict:
 #: how far above the ncu-fastest variant a pick may be.
 RATIO_GOAL, WITHIN = 0.25, 1.01
 
+#: Of --deadline-s, what our side leaves for triton.autotune's and the ncu ruler (s1 run: ~70 s
+#: and ~30 s), and triton.autotune's for the ruler.
+RESERVE_AFTER_OURS_S, RESERVE_AFTER_TRITON_S = 150.0, 60.0
+
 
 def done_when(summary: list[dict], runs: int) -> list[dict]:
     """Issue 24's "Done when" criteria on the table's rows (``summary``: one dict per case, as
@@ -281,6 +286,9 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="print the phase profile of our first tuning per case")
     ap.add_argument("--isolation", default="none", choices=("none", "auto", "process"),
                     help="AUTOTUNE_EXPORT_ISOLATION of our side (default none: in-process, as triton.autotune)")
+    ap.add_argument("--deadline-s", type=float, default=320.0,
+                    help="the whole run's time limit in seconds (default 320: the H200 run of 05:17 took 115 s); each step's"
+                         " worker is limited so that the later steps keep their share, and one past its limit is an error row")
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--vmfb", default=None, help=argparse.SUPPRESS)
@@ -308,11 +316,22 @@ def main() -> int:
 
     me = os.path.abspath(__file__)
     failed = []
+    started = time.monotonic()
+
+    def worker(argv: list, env: dict, reserve_s: float) -> dict:
+        """A worker's JSON, its time limited so that ``reserve_s`` of --deadline-s stays for the
+        steps after it (a hung worker ends as an error row, not the whole run)."""
+        limit = max(5.0, args.deadline_s - (time.monotonic() - started) - reserve_s)
+        try:
+            return C.run_json_worker(argv, env=env, timeout=limit)
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {limit:.0f} s (--deadline-s {args.deadline_s:.0f})"}
+
     report = {"env": C.environment(gpu=True), "isolation": args.isolation, "ours": {}, "triton": {}}
     for space, shape, vmfb in cases:
         case = f"{space}:{'x'.join(map(str, shape))}"
-        r = C.run_json_worker([me, "--worker", "iree", "--vmfb", vmfb, "--runs", str(args.runs)]
-                              + (["--profile"] if args.profile else []), env={"AUTOTUNE_EXPORT_ISOLATION": args.isolation})
+        r = worker([me, "--worker", "iree", "--vmfb", vmfb, "--runs", str(args.runs)] + (["--profile"] if args.profile else []),
+                   {"AUTOTUNE_EXPORT_ISOLATION": args.isolation}, reserve_s=RESERVE_AFTER_OURS_S)
         report["ours"][case] = r
         if "error" in r:
             failed.append(f"ours {case}: {r['error']}")
@@ -323,8 +342,9 @@ def main() -> int:
     for space in dict.fromkeys(s for s, _, _ in cases):
         shapes = ",".join("x".join(map(str, sh)) for s, sh, _ in cases if s == space)
         with tempfile.TemporaryDirectory(prefix=f"triton-{space}-") as cache:
-            r = C.run_json_worker([me, "--worker", "triton", "--space", space, "--shapes", shapes, "--runs", str(args.runs),
-                                   "--jobs", str(args.jobs), "--cases", args.cases], env={"TRITON_CACHE_DIR": cache})
+            r = worker([me, "--worker", "triton", "--space", space, "--shapes", shapes, "--runs", str(args.runs),
+                        "--jobs", str(args.jobs), "--cases", args.cases], {"TRITON_CACHE_DIR": cache},
+                       reserve_s=RESERVE_AFTER_TRITON_S if not args.no_ncu else 0)
         report["triton"][space] = r
         if "error" in r:
             failed.append(f"triton {space}: {r['error']}")
@@ -332,7 +352,8 @@ def main() -> int:
     ruler = {}
     if not args.no_ncu:
         variants = {c: o["variants"] for c, o in report["ours"].items() if "variants" in o}
-        r = C.ncu_kernel_times([me, "--worker", "ncu-ruler", "--cases", args.cases, "--vmfb-dir", args.vmfb_dir], timeout=300)
+        r = C.ncu_kernel_times([me, "--worker", "ncu-ruler", "--cases", args.cases, "--vmfb-dir", args.vmfb_dir],
+                               timeout=max(5.0, args.deadline_s - (time.monotonic() - started)))
         if "error" in r:
             failed.append(f"ncu ruler: {r['error']}")
             print(f"  ncu ruler: {r['error']}", flush=True)

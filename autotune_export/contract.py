@@ -84,7 +84,8 @@ def config_json(config) -> list | None:
 class TuningWorkload:
     """One tuning workload of a group (reflection field ``workloads``): ``tune_args`` (the fake
     arguments' types as MLIR text, one per host argument), ``bench`` (one benchmark entry
-    ``(n: index) -> ...`` per variant, running ``n * unroll`` dispatches) and ``workload`` (an
+    ``(n: index) -> ...`` per variant, running ``n * unroll`` dispatches; ``""`` for a variant
+    the dispatch it runs may not run, :meth:`GroupReflection.tuned_allowed`) and ``workload`` (an
     entry ``() -> (i64, ...)`` returning the dispatch's workload values on these arguments, or
     "")."""
 
@@ -100,8 +101,9 @@ class GroupReflection:
 
     Required: ``executable`` and ``group`` symbol; ``variants`` (export names, in order);
     ``default`` (variant index); ``select`` (entry ``(i32) -> ()`` setting the choice);
-    ``bench`` (one benchmark entry per variant on the first tuning workload, [] when the group
-    cannot be tuned on fake data); ``host`` (the function holding its first dispatch).
+    ``bench`` (one benchmark entry per variant on the first tuning workload, ``""`` for a
+    variant the dispatch it runs may not run (see ``allowed``), [] when the group cannot be
+    tuned on fake data); ``host`` (the function holding its first dispatch).
 
     Optional (modules of earlier releases lack them; readers get the defaults): ``choice``
     (the i32 global), ``unroll`` (:data:`BENCH_UNROLL`), ``tune_args`` (the first workload's
@@ -159,12 +161,13 @@ class GroupReflection:
         return f"{self.executable}::{self.group}"
 
     def tuned_allowed(self) -> list[int]:
-        """The variants (indices, in order) that the dispatch the benchmark and check entries
-        run may run (its ``allowed`` entry marked ``tuned``; every variant without one): the
-        only ones tuning may select."""
+        """The variants (indices) that the dispatch the benchmark and check entries run may
+        run: its ``allowed`` entry marked ``tuned``, in its order (the first is what it runs
+        for any other choice); every variant, in order, without one. The only variants tuning
+        times and round-robin rotates."""
         for entry in self.allowed:
-            if isinstance(entry, dict) and entry.get("tuned"):
-                return sorted(int(k) for k in entry.get("variants", []))
+            if isinstance(entry, dict) and entry.get("tuned") and entry.get("variants"):
+                return [int(k) for k in entry["variants"]]
         return list(range(len(self.variants)))
 
     def tuning_workloads(self) -> list[TuningWorkload]:

@@ -6,7 +6,9 @@ For each group ``@G`` of executable ``@E`` (prefix ``P = __autotune.E.G``, symbo
 * ``util.global private mutable @P.choice = D : i32`` -- the variant in use (``D`` is the
   group's ``default``, else 0); lower-autotuning-dispatch feeds it to the condition chain;
 * ``util.func public @P.select(%variant: i32)`` -- sets the choice;
-* ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` -- runs the group's
+* ``util.func public @P.bench.K(%iters: index)`` per variant ``K`` (except those the dispatch
+  it runs may not run, :data:`~autotune_export.ir.markers.ALLOWED_ATTR`: ``""`` in the
+  reflection, and no check entry either but the default's) -- runs the group's
   dispatch, fixed to variant ``K``, ``iters * BENCH_UNROLL`` times on fake buffers
   of its own (:mod:`autotune_export.passes.bench_entries`): the sizes and scalars come from
   the host function's pure computations on fake arguments of the tuning workload (the host's
@@ -239,13 +241,23 @@ class EmitAutotuneInitializer(ModulePass):
             return []
 
         fn.util_func(names["select"], [i32], [], select, ip=point)
+        # The dispatch tuning measures runs only what its own prune_configs_by keeps: no
+        # benchmark or check entry of another variant there (the default's check entry stays:
+        # it runs what that dispatch runs for the default choice, the cross-check's reference).
+        allowed = next((set(e["variants"]) for e in plan.allowed if e["tuned"]), None)
         for w, work in enumerate(plan.workloads):
             try:
                 for k, bench in enumerate(work.benches):
+                    if allowed is not None and k not in allowed:
+                        work.benches[k] = ""
+                        continue
                     out_types = bench_entry(bench, plan.site, plan.host, work.fakes, k, point)
                     bench_calls.append((bench, out_types))
                 if w == 0:  # cross-checking runs on the first workload
                     for k in range(len(plan.group.variants)):
+                        if allowed is not None and k not in allowed and k != plan.default:
+                            plan.checks.append("")
+                            continue
                         plan.checks.append(f"{names['check']}.{k}")
                         bench_entry(plan.checks[-1], plan.site, plan.host, work.fakes, k, point, check=True)
                     if compare_entry(names["compare"], plan.site, point):

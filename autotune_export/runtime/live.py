@@ -112,7 +112,12 @@ class LiveCalls:
         with ``allow_unchecked``): round-robin never runs them on live data."""
         if self.allow_unchecked:
             return set()
-        return {k for k in range(len(info.variants)) if k != info.default and not (k < len(info.check) and info.check[k])}
+        allowed = set(info.tuned_allowed())  # the others never run at the host's dispatch: nothing to check
+        return {
+            k
+            for k in range(len(info.variants))
+            if k != info.default and k in allowed and not (k < len(info.check) and info.check[k])
+        }
 
     def _may_rotate(self, info: GroupInfo) -> bool:
         """Whether round-robin may rotate ``info``'s live calls: False (with a note and a
@@ -136,9 +141,12 @@ class LiveCalls:
         cross-check dropped or cannot check (:meth:`_unchecked`) are left out."""
         self._check_all(info)  # live calls return their results: a wrong variant must never run on them
         self._references.pop(info.key, None)
-        dropped = self.dropped.get(info.key, set()) | self._unchecked(info)
+        # The variants the host's dispatch may not run (its own prune_configs_by rejects them:
+        # contract.GroupReflection.tuned_allowed) are never rotated there either.
+        allowed = info.tuned_allowed()
+        dropped = self.dropped.get(info.key, set()) | self._unchecked(info) | (set(range(len(info.variants))) - set(allowed))
         if len(dropped) == len(info.variants):  # even the default failed on the fake data: the program's own choice runs
-            dropped = dropped - {info.default}
+            dropped = dropped - {info.default if info.default in allowed else allowed[0]}
         rounds = {v: _Rounds([]) for k, v in enumerate(info.variants) if k not in dropped}
         for k, v in enumerate(info.variants):
             if k in dropped:

@@ -89,15 +89,24 @@ class Tuning:
                 out = self._invoker(work.workload)()
                 values = [int(v) for v in (out if isinstance(out, (list, tuple)) else [out])]
         self._recorded_failures(info, key)
+        # Only the variants the measured dispatch may run (its own prune_configs_by keeps them:
+        # contract.GroupReflection.tuned_allowed) are timed, so only they can win.
+        allowed = set(info.tuned_allowed())
         with phase(self.profile, "tuning cache (read)"):
             hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
-            if hit is None or hit.get("variant") not in info.variants:
-                cached = {k: self._cached_timing(info, k, key, "bench") for k in range(len(info.variants))}
-        if hit is not None and hit.get("variant") in info.variants:
+            if hit is not None and (
+                hit.get("variant") not in info.variants or info.variants.index(hit["variant"]) not in allowed
+            ):
+                hit = None
+            if hit is None:
+                cached = {
+                    k: self._cached_timing(info, k, key, "bench") if k in allowed else None for k in range(len(info.variants))
+                }
+        if hit is not None:
             self._decide(info, values, info.variants.index(hit["variant"]), hit, None)
             return []
         failed = self._failed(info)  # never run again (a variant dropped by the cross-check is still timed)
-        missing = [k for k, t in cached.items() if t is None and k not in failed]
+        missing = [k for k, t in cached.items() if t is None and k not in failed and k in allowed]
         try:
             with phase(self.profile, "search (host side)"):
                 timed = self._measure(info, key, work.bench, missing)
@@ -266,6 +275,11 @@ class Tuning:
                 f"{info.key} has no benchmark entries (built without tune_workload for its host's dynamic "
                 "arguments); give it tune_workload(...), or time it on live calls (strategy='round-robin' "
                 "with allow_unchecked=True: its variants cannot be checked)"
+            )
+        if not works[workload].bench[variant]:
+            raise ValueError(
+                f"{info.key} has no benchmark entry for {info.variants[variant]}: the dispatch tuning measures may not run "
+                "it (the kernel's prune_configs_by does not keep it for that dispatch's arguments)"
             )
         fn = self.functions[works[workload].bench[variant]]
         (samples,) = self.benchmarker.measure(

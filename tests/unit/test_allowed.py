@@ -56,3 +56,44 @@ def test_round_robin_never_runs_a_disallowed_variant_on_live_data(vmfb, tmp_path
         seen.add(m.chosen["al_ex::scale"])
         np.testing.assert_array_equal(m("small", small), 2 * small)
     assert seen == {"plain", "short_ok"}
+
+
+@pytest.fixture(scope="module")
+def small_first(cpu_vmfb) -> pathlib.Path:
+    """The same module with @small first: the dispatch tuning measures (the group's first) is
+    the one that may run @plain only."""
+    text = (DATA / "cpu_allowed.mlir").read_text()
+    big = text.index("util.func public @big")
+    small = text.index("util.func public @small")
+    return cpu_vmfb(text[:big] + text[small:] + text[big:small], "cpu_allowed_small_first")
+
+
+def test_no_entry_for_a_variant_the_measured_dispatch_may_not_run(small_first, tmp_path):
+    m = _load(small_first, tmp_path)
+    info = m.groups["al_ex::scale"]
+    assert info.bench == ["__autotune.al_ex.scale.bench.0", ""]
+    assert info.check == ["__autotune.al_ex.scale.check.0", ""]
+    assert info.tuned_allowed() == [0]
+    assert [(e["site"], e["tuned"], e["variants"]) for e in info.allowed] == [("dispatch 0 in @small", True, [0])]
+    with pytest.raises(ValueError, match="no benchmark entry for short_ok"):
+        m.bench("scale", 1)
+
+
+def test_tuning_times_and_picks_only_what_the_measured_dispatch_may_run(small_first, tmp_path):
+    m = _load(small_first, tmp_path)
+    m.autotune()
+    assert [entry[2] for entry in m.benchmarker.log] == ["plain"]  # @short_ok is never timed
+    assert m.chosen["al_ex::scale"] == "plain"
+    small = np.arange(256, dtype=np.float32)
+    np.testing.assert_array_equal(m("small", small), 2 * small)
+
+
+def test_round_robin_rotates_only_over_what_the_host_dispatch_may_run(small_first, tmp_path):
+    m = _load(small_first, tmp_path, strategy="round-robin", min_rounds=3)
+    small = np.arange(256, dtype=np.float32)
+    seen = set()
+    for _ in range(8):
+        np.testing.assert_array_equal(m("small", small), 2 * small)
+        seen.add(m.chosen["al_ex::scale"])
+    assert seen == {"plain"}
+    assert {entry[2] for entry in m.benchmarker.log} == {"plain"}

@@ -162,8 +162,10 @@ def parse_pipeline(text: str) -> list[PassSpec]:
     except lark.UnexpectedInput as err:
         col = getattr(err, "column", None)
         where = f" at column {col}" if isinstance(col, int) and col > 0 else ""
+        # Shown escaped (a newline as backslash-n): a diagnostic is one line (docs/troubleshooting.md).
+        shown = text.encode("unicode_escape").decode("ascii")
         raise DiagnosticError.at(
-            None, f"malformed pass pipeline '{text}'{where}: expected name{{option=value ...}},name..."
+            None, f"malformed pass pipeline '{shown}'{where}: expected name{{option=value ...}},name..."
         ) from None
     specs = []
     for node in tree.children:

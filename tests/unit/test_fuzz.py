@@ -832,10 +832,12 @@ def kernel_cases(draw) -> KernelCase:
             top_k = draw(st.sampled_from(["1", "2", "0.5", "0", "-1", "'x'", "10"]))
             extra.append(f"prune_configs_by={{'perf_model': _model, 'top_k': {top_k}}}")
             valid &= top_k in ("1", "2", "0.5", "10") or len(blocks) == 1
+    named = {"reset_to_zero": [], "restore_value": []}  # what the kernel's triton.autotune names
     for clause in ("reset_to_zero", "restore_value"):
         if draw(st.integers(0, 3)) == 0:
             names = draw(st.lists(st.sampled_from(["out_ptr", "x_ptr", "n", "nope"]), max_size=2, unique=True))
             extra.append(f"{clause}={names!r}")
+            named[clause] = names
             valid &= all(n == "out_ptr" for n in names)
     heuristic = draw(st.sampled_from(list(_HEURISTICS)))
     valid &= _HEURISTICS[heuristic]
@@ -857,7 +859,13 @@ def kernel_cases(draw) -> KernelCase:
         valid &= not heuristic or True
     reset = ""
     if draw(st.integers(0, 4)) == 0:
-        reset = "\n      " + draw(st.sampled_from(["reset_to_zero(out_ptr)", "restore_value()", "reset_to_zero()"]))
+        clause = draw(st.sampled_from(["reset_to_zero(out_ptr)", "restore_value()", "reset_to_zero()"]))
+        reset = "\n      " + clause
+        name, _, inside = clause.partition("(")  # the module's clause replaces the kernel's list
+        named[name] = [inside.rstrip(")")] if inside.rstrip(")") else []
+    # out_ptr is an untied result in every host below: restoring it is refused unless it is
+    # also zeroed (zero_outputs.zero_fill_triton: a fresh result has nothing to restore).
+    valid &= "out_ptr" not in named["restore_value"] or "out_ptr" in named["reset_to_zero"]
     dynamic = draw(st.booleans())
     if dynamic:
         host = ("util.func public @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n  %c0 = arith.constant 0 : index\n"

@@ -76,3 +76,16 @@ def test_options_reach_their_passes():
     assert spec.target == "sm_80"
     with pytest.raises(TypeError, match="unknown pipeline option.*ptx_isa"):
         build_pipeline(DEFAULT_PIPELINES["iree"], ptx_isa=86)
+
+
+def test_malformed_spec_with_a_newline_is_one_line():
+    """A spec is echoed escaped, so its diagnostic stays one line (fuzz.py's 20,000-case run of
+    Dec 2 found a `// -----` line pasted into a -p spec printed over two lines)."""
+    from autotune_export.passes.pipeline import parse_pipeline
+    from autotune_export.support.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError) as err:
+        parse_pipeline("zero-fill-outputs,ma// -----\nterialize-triton-variants")
+    text = str(err.value)
+    assert "\n" not in text.strip(), text
+    assert "malformed pass pipeline 'zero-fill-outputs,ma// -----\\nterialize-triton-variants'" in text

@@ -56,7 +56,7 @@ from autotune_export.contract import (
 from autotune_export.ir import functions as fn
 from autotune_export.ir.walk import isa, walk
 from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, compare_entry
-from autotune_export.program.candidates import LEVELS, CpuTiles, neighbours
+from autotune_export.program.candidates import LEVELS, CpuTiles, decomposes_to_1d, neighbours
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, hal, iree_codegen, linalg, scf, stream, util
@@ -230,7 +230,9 @@ def build_program(
     for d in dispatches:
         d.site = sites.get((d.host, d.index))
         if backend != "cuda":
-            d.candidates = neighbours(d.default, d.loops, d.reductions, max_candidates - 1)
+            d.candidates = neighbours(
+                d.default, d.loops, d.reductions, max_candidates - 1, keep_unit_vector_tiles=decomposes_to_1d(d.translation_info)
+            )
     if tuning_results is not None:
         choices = {**_chosen_in(tuning_results, dispatches), **(choices or {})}
     fixed = _resolve_choices(choices or {}, dispatches)
@@ -529,16 +531,19 @@ def _configurations(cfg_module, level: str = "distribution") -> dict[str, tuple[
 
 def _tunable(dc_module, cfg_module, note) -> list[TunableDispatch]:
     configs = _configurations(cfg_module)
+    used = _used_executables(cfg_module)
     found = []
     for host, index, op in _dispatch_ops(dc_module):
         exe = f"{host}_dispatch_{index}"
         root = root_op(op)
         if root is None:
             continue
-        if exe not in configs:
+        cfg_exe = _configuring_executable(exe, host, index, configs, used)
+        if cfg_exe is None:
             note(f"@{exe} ({root.name}): IREE's configuration for it was not found; it keeps IREE's default")
             continue
-        export, cfg_root, config, translation = configs[exe]
+        export, cfg_root, config, translation = configs[cfg_exe]
+        export = _own_export(exe, cfg_exe, export)
         loops = _loops(root)
         tiles = _tiles(config)
         if loops is None or tiles is None:
@@ -578,14 +583,11 @@ def _tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, o
     for host, index, op in _dispatch_ops(dc_module):
         exe = f"{host}_dispatch_{index}"
         root = root_op(op)
-        # IREE deduplicates identical dispatches (a matmul in two functions): the executable
-        # that configures this one may be another's, named by the host's dispatch ops.
-        refs = used.get(host, [])
-        cfg_exe = exe if exe in configs else (refs[index] if index < len(refs) else None)
-        if root is None or cfg_exe not in configs:
+        cfg_exe = _configuring_executable(exe, host, index, configs, used)
+        if root is None or cfg_exe is None:
             continue
         export, cfg_root, config, translation = configs[cfg_exe]
-        export = exe + export[len(cfg_exe) :] if export.startswith(cfg_exe) else export
+        export = _own_export(exe, cfg_exe, export)
         default, candidates = cuda_candidates(executables[cfg_exe], cfg_root, config, translation, limits[0] - 1)
         if default is None:
             note(f"@{exe} ({root.name}): {candidates}; IREE's own code keeps its default")
@@ -618,6 +620,24 @@ def _tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, o
         d.extra = extra
         found.append(d)
     return found
+
+
+def _configuring_executable(exe: str, host: str, index: int, configs: dict, used: dict[str, list[str]]) -> str | None:
+    """The executable whose configuration (in ``configs``) is that of dispatch ``index`` of
+    ``host`` (IREE's name ``exe``), or None. IREE deduplicates identical dispatches (the same
+    matmul in two functions): the executable then is another host's, named by the host's
+    dispatch ops (``used``, :func:`_used_executables`)."""
+    if exe in configs:
+        return exe
+    refs = used.get(host, [])
+    ref = refs[index] if index < len(refs) else None
+    return ref if ref in configs else None
+
+
+def _own_export(exe: str, cfg_exe: str, export: str) -> str:
+    """The export name of the configuring executable ``cfg_exe`` (``<cfg_exe>_<op>``) as this
+    dispatch's own (``<exe>_<op>``): a group is named after its own dispatch."""
+    return exe + export[len(cfg_exe) :] if export.startswith(cfg_exe) else export
 
 
 def _used_executables(cfg_module) -> dict[str, list[str]]:

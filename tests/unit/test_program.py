@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autotune_export.program.build import _tiles, build_program
-from autotune_export.program.candidates import CpuTiles, neighbours, valid
+from autotune_export.program.candidates import CpuTiles, decomposes_to_1d, neighbours, valid
 from autotune_export.support.diagnostics import DiagnosticError
 
 #: Two matmuls of different shapes (chained) and a convolution, linalg on tensors, f32. The
@@ -62,6 +62,34 @@ def test_neighbours_step_one_tile_and_prune_by_divisibility():
     ]
     assert neighbours(_DEFAULT, [64, 96, 128], {2}, limit=2) == got[:2]
     assert neighbours(_DEFAULT, [64, 96, 128], {2}, limit=0) == []
+
+
+#: IREE's llvm-cpu default for the CI program's convolution (loops n, oh, ow, oc, kh, kw, ic).
+_CONV = CpuTiles((1, 4, 16, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8))
+_CONV_LOOPS, _CONV_RED = [2, 16, 16, 16, 3, 3, 8], {4, 5, 6}
+
+
+def test_conv_candidates_keep_the_unit_vector_tiles_of_the_1d_decomposition():
+    """A convolution IREE decomposes to 1-D (ConvTileAndDecomposeExpert) keeps the vector
+    tiles its default has at 1: oh tiled to 2 left the 2-D conv in scalar code, ~95x slower."""
+    info = "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<ConvTileAndDecomposeExpert>>"
+    assert decomposes_to_1d(info) and not decomposes_to_1d(info.replace("ConvTileAndDecompose", "DoubleTiling"))
+    got = neighbours(_CONV, _CONV_LOOPS, _CONV_RED, limit=20, keep_unit_vector_tiles=True)
+    assert [(c.distribution, c.vector_common_parallel, c.vector_reduction) for c in got] == [
+        ((2, 4, 16, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 8, 16, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 2, 16, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 4, 8, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 4, 16, 16, 0, 0, 0), (1, 1, 16, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 4, 16, 16, 0, 0, 0), (1, 1, 4, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 4, 16, 16, 0, 0, 0), (1, 1, 8, 8, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)),
+        ((1, 4, 16, 16, 0, 0, 0), (1, 1, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 4)),
+    ]
+    # Without the rule the oh vector tile 2 (the slow candidate) is among them.
+    loose = neighbours(_CONV, _CONV_LOOPS, _CONV_RED, limit=20)
+    assert ((1, 4, 16, 16, 0, 0, 0), (1, 2, 8, 16, 0, 0, 0), (0, 0, 0, 0, 1, 1, 8)) in [
+        (c.distribution, c.vector_common_parallel, c.vector_reduction) for c in loose
+    ]
 
 
 def test_valid_refuses_tiles_that_do_not_divide_or_sit_on_the_wrong_level():
@@ -159,6 +187,70 @@ def test_every_variant_of_every_group_matches_numpy(built, tmp_path):
 
 
 @pytest.mark.integration
+def test_every_conv_variant_is_vectorized():
+    """Every variant of the convolution's group (all candidates: cap 10) compiles to vector
+    FMAs on llvm-cpu; before the 1-D decomposition rule (candidates.decomposes_to_1d) the
+    candidate with the oh vector tile 2 compiled to one scalar FMA in a loop (~95x slower)."""
+    from iree.compiler.tools import compile_str
+
+    got = build_program(PROGRAM, max_candidates=10)
+    (conv,) = [g for g in got.groups if "_conv_" in g.group]
+    flags = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+    out = compile_str(got.mlir, extra_args=[*flags, "--compile-from=global-optimization", "--compile-to=executable-targets"]).decode()
+    bodies = re.split(r"\n  hal\.executable (?:private )?@", out)[1:]
+    convs = [b for b in bodies if re.search(r"hal\.executable\.export public @\w+_conv_2x16x16x16x3x3x8_f32 ", b)]
+    assert len(convs) == len(conv.variants)
+    vector_fmas = [len(re.findall(r"llvm\.intr\.fmuladd.*vector<", b)) for b in convs]
+    assert all(n > 0 for n in vector_fmas), vector_fmas
+    assert len(conv.variants) == 9  # IREE's default and all eight candidates the rule leaves
+
+
+#: One matmul in two functions: IREE deduplicates the two dispatches into one executable.
+TWICE = """
+func.func @f(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x96xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %m : tensor<64x96xf32>
+}
+func.func @g(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> tensor<64x96xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %m : tensor<64x96xf32>
+}
+"""
+
+
+@pytest.mark.integration
+def test_a_dispatch_iree_merged_with_another_gets_candidates(tmp_path):
+    """@g's matmul is @f's (IREE keeps one executable, @f_dispatch_0): its configuration is
+    read from the executable @g dispatches, so @g gets a group with candidates too (it had
+    none: "IREE's configuration for it was not found"), and every variant of both is right."""
+    from autotune_export.runtime import AutotunedModule
+
+    remarks = []
+    got = build_program(TWICE, max_candidates=3, remark=lambda d: remarks.append(d.format()))
+    assert [(g.key, len(g.variants)) for g in got.groups] == [
+        ("f_dispatch_0::f_dispatch_0_matmul_64x96x128_f32", 3),
+        ("g_dispatch_0::g_dispatch_0_matmul_64x96x128_f32", 3),
+    ]
+    assert got.groups[0].configs == got.groups[1].configs and not any("not found" in r for r in remarks)
+    path = tmp_path / "twice.vmfb"
+    path.write_bytes(got.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=False)
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((64, 128), dtype=np.float32), rng.standard_normal((128, 96), dtype=np.float32)
+    for key, info in module.groups.items():
+        for k in range(len(info.variants)):
+            module.select(key, k)
+            out = module.functions[info.host](a, b).to_host()
+            np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-3, err_msg=f"{key} variant {k}")
+
+
+@pytest.mark.integration
 def test_cli_writes_the_module(tmp_path):
     src = tmp_path / "p.mlir"
     src.write_text(PROGRAM)
@@ -182,8 +274,8 @@ def test_a_candidate_iree_rejects_drops_its_group_candidates_with_a_warning(monk
 
     generate = build.neighbours
 
-    def with_a_bad_one(default, loops, reductions, limit):
-        out = generate(default, loops, reductions, limit)
+    def with_a_bad_one(default, loops, reductions, limit, **kw):
+        out = generate(default, loops, reductions, limit, **kw)
         if len(loops) == 3:  # the matmuls: a tile IREE's verifier rejects
             out[-1] = CpuTiles(default.distribution, default.vector_common_parallel, (0, 16, 16))
         return out

@@ -389,9 +389,12 @@ class CallSampler:
             t1 = self._pending.pop(k, None)
             if t1 is None:
                 t1 = self._call(k, 1, "probe calls (one per variant)")
-                if t1 < 4 * self.call_ms:
+                if t1 < self.call_ms:
                     # A short kernel: a second probe is cheap, and one late probe would make
-                    # its calls too short (the per-call cost then weighs on its samples).
+                    # its calls too short (the per-call cost then weighs on its samples). Not
+                    # for a probe of call_ms or more: its calls are of one or two iterations
+                    # anyway, and the second probe cost the H200's 4096^3 tuning 8 calls of
+                    # 4.3 ms (and the budget 1.5x as much, ROUND0_BUDGET_FACTOR).
                     t1 = min(t1, self._call(k, 1, "probe calls (one per variant)"))
             # The kernels' part of a one-iteration call; at least a quarter of the call, so that
             # an overestimated fixed cost never makes calls more than 4x what t1 alone gives

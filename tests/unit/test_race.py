@@ -137,7 +137,7 @@ def test_call_sampler_sizes_calls_from_the_kernel_time_and_removes_the_fixed_cos
     # Calls of about 3 ms: ceil(3 / 0.16) = 19 iterations; one iteration already lasts 2.4 and 16 ms.
     assert sampler.iters == {0: 19, 1: 2, 2: 1}
     assert calls[2] == [1, 1]  # the 16 ms variant: its probe is its first sample, no extra call
-    assert calls[1] == [1, 1, 2, 2]  # a short kernel: two probes (one late probe would size it wrong)
+    assert calls[1] == [1, 1, 2, 2]  # a 2.8 ms call: two probes (one late probe would size it wrong)
 
 
 def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
@@ -157,9 +157,10 @@ def test_wall_clock_race_finds_the_fastest_and_stops_timing_the_slow(clock):
     # after a second sample: one call of 4 ms may be CALL_JITTER_MS late, a 2x slower sample
     # alone does not show it is slower.
     assert len(samples[4]) == 1 and len(samples[0]) == len(samples[2]) == 2
-    # The whole tuning: 25 ms of warm-up and three pairs of calls of one and two iterations
-    # (the fixed cost), then per variant two probes and a call of about 3 ms, and a second call
-    # of four (Triton's do_bench spends 125 ms per config: 625 ms here).
+    # The whole tuning: 25 ms of warm-up (four pairs of calls of one and two iterations for the
+    # fixed cost among them), then per variant one probe (two for the 0.1 ms ones, whose
+    # one-iteration call is under 3 ms) and a call of about 3 ms, and a second call of four
+    # (Triton's do_bench spends 125 ms per config: 625 ms here).
     assert clock["now"] * 1e3 < 110
     assert profile.dispatches == sum(len(c) and sum(c) * 8 for c in calls)
     assert profile.kernel_ms == pytest.approx(sum(sum(c) * 8 * cost for c, cost in zip(calls, costs)), rel=1e-6)
@@ -266,3 +267,16 @@ def test_warm_up_calls_then_pairs_for_the_fixed_cost(clock):
     assert [(k, n) for k, n, _ in sampler.log] == [(0, n) for n in calls[0]]
     assert sampler.log[-1][2] == pytest.approx(0.5 + 2 * 8 * 0.09)
     assert sampler.fixed == pytest.approx(0.5)
+
+
+def test_one_probe_where_one_iteration_already_lasts_a_call(clock):
+    """A variant whose one-iteration call lasts call_ms or more (4.05 ms: 0.5 ms per run) is
+    probed once, then sized (one iteration already fills 3 ms: its probe is its first sample);
+    one of 2.45 ms (0.3 ms per run) twice, the lesser sizing it (2 iterations)."""
+    runs, calls = _entries(clock, [0.02, 0.5, 0.3], overhead_ms=0.05)
+    sampler = timing.CallSampler(runs, 8, warmup_ms=5, call_ms=3.0)
+    sampler.start()
+    sampler.sample(1)
+    sampler.sample(2)
+    assert calls[1] == [1] and sampler.iters[1] == 1
+    assert calls[2] == [1, 1, 2] and sampler.iters[2] == 2

@@ -110,29 +110,46 @@ def _fast_suite_compiles_nothing(request, monkeypatch):
     yield
 
 
+def _shared_build_dir(tmp_path_factory) -> pathlib.Path:
+    """This session's folder for builds that every pytest-xdist worker reads: the session's
+    temporary root (the workers' ``popen-gwN`` folders are in it), else this process's."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return base / "cpu-vmfb"
+
+
 @pytest.fixture(scope="session")
 def cpu_vmfb(tmp_path_factory):
     """``build(source, name=None) -> Path``: the ``.vmfb`` that ``autotune-export SOURCE --emit
     vmfb --backend llvm-cpu`` writes, for ``source`` a path (tests/unit/data/...) or the text of
-    a module (written to ``NAME.mlir`` first). Built once per session (per worker under
-    pytest-xdist) for each text: an iree-compile for the CPU costs seconds, and a module's tests
-    only read the file. Asserts that the command succeeds."""
+    a module (written to ``NAME.mlir`` first). Built once per session for each (name, text), by
+    whichever pytest-xdist worker asks first, under a lock in the session's temporary root (an
+    iree-compile for the CPU costs 1.5-3 CPU-seconds, and tests in several files read the same
+    module); the file is read-only, as every test only reads it. Asserts that the command
+    succeeds."""
+    import filelock
+
     from autotune_export.tools import cli
 
-    built: dict[str, pathlib.Path] = {}
+    shared = _shared_build_dir(tmp_path_factory)
+    shared.mkdir(exist_ok=True)
 
     def build(source: str | os.PathLike, name: str | None = None) -> pathlib.Path:
         if isinstance(source, os.PathLike):
             text, name = pathlib.Path(source).read_text(), name or pathlib.Path(source).stem
         else:
             text, name = source, name or "module"
-        key = hashlib.sha256(text.encode()).hexdigest()
-        if key not in built:
-            tmp = tmp_path_factory.mktemp(name)
-            src, out = tmp / f"{name}.mlir", tmp / f"{name}.vmfb"
-            src.write_text(text)
-            assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-            built[key] = out
-        return built[key]
+        folder = shared / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        out = folder / f"{name}.vmfb"
+        with filelock.FileLock(str(folder) + ".lock"):
+            if not out.exists():
+                folder.mkdir(exist_ok=True)
+                src, partial = folder / f"{name}.mlir", folder / f"{name}.partial.vmfb"
+                src.write_text(text)
+                assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(partial)]) == 0
+                partial.chmod(0o444)
+                partial.replace(out)  # whole or absent: a worker that failed leaves no .vmfb behind
+        return out
 
     return build

@@ -12,15 +12,13 @@ import pytest
 
 from autotune_export.runtime import AutotunedModule, GivenTimings
 from autotune_export.runtime.checking import CHECK_TOLERANCES
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cmp") / "cpu_group.vmfb"
-    assert cli.main([str(DATA / "cpu_group.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+def module(cpu_vmfb):
+    out = cpu_vmfb(DATA / "cpu_group.mlir")  # test_runtime.py's build
     return AutotunedModule(out, driver="local-task", cache=None, benchmarker=GivenTimings({"slow": 2.0, "fast": 1.0}),
                            profile=True)
 

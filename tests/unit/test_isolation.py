@@ -22,7 +22,6 @@ import pytest
 
 from autotune_export.runtime.isolation import Isolation, VariantFailure, WorkerUnavailable
 from autotune_export.runtime.tuner import AutotunedModule, GivenTimings, TuningCache
-from autotune_export.tools import cli
 
 DATA = pathlib.Path(__file__).parent / "data"
 DRIVER = "local-task"
@@ -34,10 +33,8 @@ SMALL_LOCAL_MEMORY = ["--task_worker_local_memory=65536"]
 
 
 @pytest.fixture(scope="module")
-def faulty(tmp_path_factory) -> pathlib.Path:
-    out = tmp_path_factory.mktemp("faulty") / "cpu_faulty.vmfb"
-    assert cli.main([str(DATA / "cpu_faulty.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
-    return out
+def faulty(cpu_vmfb) -> pathlib.Path:
+    return cpu_vmfb(DATA / "cpu_faulty.mlir")
 
 
 def _isolation(path: pathlib.Path, **kw) -> Isolation:

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from autotune_export.runtime.tuner import AutotunedModule
-from autotune_export.tools import cli
 
 SOURCE = """
 func.func @double_bf16(%x: tensor<8xbf16>) -> tensor<8xbf16> {
@@ -30,13 +29,10 @@ func.func @fp8_to_f32(%x: tensor<8xf8E4M3FN>, %y: tensor<8xf8E5M2>) -> tensor<8x
 
 
 @pytest.fixture(scope="module")
-def module(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mldtypes")
+def module(cpu_vmfb):
     # a group of the project's CPU test data, so that the module is one autotune-export builds
     group = (pathlib.Path(__file__).parent / "data" / "cpu_group.mlir").read_text()
-    (tmp / "m.mlir").write_text(group + SOURCE)
-    assert cli.main([str(tmp / "m.mlir"), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(tmp / "m.vmfb")]) == 0
-    return AutotunedModule(tmp / "m.vmfb", driver="local-task", cache=None)
+    return AutotunedModule(cpu_vmfb(group + SOURCE, "m"), driver="local-task", cache=None)
 
 
 def test_bf16_argument_and_result(module):

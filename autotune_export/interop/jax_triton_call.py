@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import os
 import re
-import struct
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from autotune_export import contract
 from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TorchDtype, TritonDtype, descriptor_refusal
-from iree.compiler import ir
 from autotune_export.cuda import launch_model
 from autotune_export.cuda.targets import TargetError
-from autotune_export.ir import builders
 from autotune_export.cuda.targets import parse_target
-from iree.compiler.dialects import arith
-from autotune_export.frontend.reader import new_context, print_module
 from autotune_export.interop.kernel_usage import call_mismatch
 from autotune_export.support import files
 from autotune_export.interop.jax_triton_grid import grid_expressions
+from autotune_export.interop.jax_triton_host import CallArg, host_text
 from autotune_export.interop.jax_triton_kernel import TritonKernel, captured_kernel, locate_kernel, unwrap_kernel
 from autotune_export.interop.jax_triton_types import (
-    ELEMENT_TYPES,
     JaxTritonError,
     KernelNotImportableError,
     array_types,
-    as_i32,
     scalar_type,
-    tensor_type,
 )
 
 
@@ -41,22 +32,7 @@ from autotune_export.interop.jax_triton_types import (
 # triton_call -> module text
 
 
-@dataclass
-class _CallArg:
-    index: int  # position among the kernel's runtime parameters
-    name: str
-    value: Any
-    is_array: bool
-    triton_type: str
-    shape: tuple[int, ...] = ()
-    elem: str = ""
-
-    @property
-    def tensor_type(self) -> str:
-        return tensor_type(self.shape, self.elem)
-
-
-def _view_of(a: "_CallArg") -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _view_of(a: "CallArg") -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Shape and element strides of array argument ``a`` as the launch passed it: the view of a
     :class:`~autotune_export.cuda.launch_model.StorageSpan` (``a.value.span``, set by
     launch_to_mlir for a strided tensor), else ``a.shape`` dense in row-major order."""
@@ -278,7 +254,17 @@ def call_to_mlir(
     ones (Triton's ``Autotuner.run``). Under Triton's convention the heuristics, pruners and
     grid callable see each tensor as a
     :class:`~autotune_export.cuda.launch_model.TensorArgument` (dtype, shape, strides, element
-    size) and the grid callable every kernel argument by name. Raises JaxTritonError."""
+    size) and the grid callable every kernel argument by name. Raises JaxTritonError.
+
+    The steps, in order (each raises JaxTritonError for what it checks, so the first problem
+    of a call is the one reported): :func:`_parameter_names` (which parameters the arguments
+    and outputs are), :func:`_typed_arguments` and :func:`_check_argument_order` (each
+    argument typed; an order the kernel does not have), :func:`_checked_aliases`,
+    :func:`_named_arguments` (what heuristics, pruners and the grid see), :func:`_variants`
+    (Triton's launch model), :func:`_config_rows` (the group's configs and each config's grid
+    arguments), :func:`~autotune_export.interop.jax_triton_grid.grid_expressions`,
+    :func:`_zeroed_output_indices`, :func:`_kernel_file` and :func:`_call_group` (the group),
+    :func:`~autotune_export.interop.jax_triton_host.host_text` (the module)."""
     if output is not None:
         relative_to = os.path.dirname(os.path.abspath(os.fspath(output)))
     if compute_capability is not None:
@@ -289,8 +275,67 @@ def call_to_mlir(
     if not outs:
         raise JaxTritonError("`out_shape` lists no output")
     runtime = k.runtime_names
+    in_names, out_names, outs = _parameter_names(k, len(flat), outs, output_params, metaparams)
+    call_args, out_args = _typed_arguments(flat, outs, in_names, out_names)
+    _check_argument_order(k, len(flat), call_args, out_args)
+    aliases = _checked_aliases(input_output_aliases, call_args, out_args)
+    named_args = _named_arguments(convention, call_args, out_args, runtime, positional_constexprs)
+    try:
+        capability = parse_target(target).capability
+    except TargetError:
+        capability = None  # the header comment names it; the CLI's --target decides
+    variants = _variants(
+        k,
+        metaparams,
+        named_args,
+        num_warps,
+        num_stages,
+        num_ctas,
+        capability,
+        convention,
+        positional_constexprs,
+        keyword_arguments,
+    )
+    rows, metas, envs = _config_rows(k, variants, metaparams, named_args, convention, positional_constexprs)
+    grid_exprs, _how = grid_expressions(grid, metas, envs)
+    zeroed = _zeroed_output_indices(zeroed_outputs, metas, len(outs))
+    path, attr, embedded = _kernel_file(kernel, k, kernel_source, relative_to)
+    group = _call_group(k, path, attr, embedded, call_args, out_args, rows, grid_exprs, convention, zeroed, aliases)
+    exe = f"{group.name}_ex"
+    func = name or "main"
+    text = host_text(
+        group,
+        exe,
+        func,
+        call_args,
+        out_args,
+        aliases,
+        zeroed,
+        target,
+        _how,
+        origin + origin_note,
+        [p for p in runtime if p in host_outputs],
+    )
+    if output is not None:
+        files.atomic_write(os.fspath(output), text)
+    return text
+
+
+def _parameter_names(
+    k: TritonKernel, n_args: int, outs: list, output_params: Sequence[str] | None, metaparams: Mapping[str, Any]
+) -> tuple[list[str], list[str], list]:
+    """Which of kernel ``k``'s non-constexpr parameters (:attr:`TritonKernel.runtime_names`, in
+    declaration order) the call's ``n_args`` flattened arguments and its outputs ``outs`` are:
+    ``(input parameter names in argument order, output parameter names, outs)``. Without
+    ``output_params`` (jax-triton) the outputs are the last parameters; with it (a
+    PyTorch-style launch) they are the named ones and the outputs come back reordered to
+    kernel parameter order, the inputs filling the other parameters in order. Raises
+    JaxTritonError for an ``output_params`` entry that is no such parameter, a repeated one or
+    one count too many or few, a number of arguments and outputs other than the parameters',
+    and a metaparameter (``metaparams``) that is not a constexpr of ``k``."""
+    runtime = k.runtime_names
     if output_params is None:  # jax-triton: the outputs are the last parameters
-        in_names, out_names = runtime[: len(flat)], runtime[len(flat) :]
+        in_names, out_names = runtime[:n_args], runtime[n_args:]
     else:
         out_names = list(output_params)
         bad = [p for p in out_names if p not in runtime]
@@ -305,31 +350,45 @@ def call_to_mlir(
         order = sorted(range(len(outs)), key=lambda j: runtime.index(out_names[j]))  # kernel order
         outs, out_names = [outs[j] for j in order], [out_names[j] for j in order]
         in_names = [p for p in runtime if p not in out_names]
-    if len(flat) + len(outs) != len(runtime):
+    if n_args + len(outs) != len(runtime):
         raise JaxTritonError(
             f"kernel '{k.name}' has {len(runtime)} non-constexpr parameters ({', '.join(runtime)}), but the call passes "
-            f"{len(flat)} argument(s) and {len(outs)} output(s)"
+            f"{n_args} argument(s) and {len(outs)} output(s)"
         )
     unknown = [m for m in metaparams if m not in k.constexpr_names]
     if unknown:
         raise JaxTritonError(
             f"'{unknown[0]}' is not a constexpr parameter of '{k.name}' (constexprs: {', '.join(k.constexpr_names) or 'none'})"
         )
+    return in_names, out_names, outs
 
-    call_args: list[_CallArg] = []
+
+def _typed_arguments(
+    flat: Sequence[Any], outs: Sequence[Any], in_names: Sequence[str], out_names: Sequence[str]
+) -> tuple[list[CallArg], list[CallArg]]:
+    """Each flattened argument (``flat``, parameter names ``in_names``) and output (``outs``,
+    ``out_names``) as a :class:`CallArg` with its Triton type: None -> ``none`` (Triton's JIT
+    makes it a constexpr None, not passed by the dispatch), a static bool/int/float/np.float32
+    -> its scalar type (np.float32: ``fp32``, the value a Python float), an array (``.shape``
+    and ``.dtype``) -> a pointer type with the static shape (ints) and element type of
+    :func:`~autotune_export.interop.jax_triton_types.array_types`; outputs are numbered after
+    the arguments. Raises JaxTritonError for a host-side TensorDescriptor (TMA descriptors
+    are refused: :func:`autotune_export.ir.group.descriptor_refusal`), any other argument, an
+    output without ``.shape``/``.dtype`` and an unsupported dtype."""
+    call_args: list[CallArg] = []
     for i, a in enumerate(flat):
         pname = in_names[i]
         if a is None:
             # Triton's JIT makes a None argument a constexpr None: not a kernel parameter, and
             # not passed by the dispatch (signature type `none`).
-            call_args.append(_CallArg(i, pname, None, False, NONE_TYPE))
+            call_args.append(CallArg(i, pname, None, False, NONE_TYPE))
         elif _is_static_scalar(a):
             value = float(a) if not isinstance(a, (bool, int, float)) else a
             ttype = "fp32" if not isinstance(a, (bool, int, float)) else scalar_type(a)
-            call_args.append(_CallArg(i, pname, value, False, ttype))
+            call_args.append(CallArg(i, pname, value, False, ttype))
         elif hasattr(a, "shape") and hasattr(a, "dtype"):
             tt, elem = array_types(a.dtype, f"argument {i} ('{pname}')")
-            call_args.append(_CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
+            call_args.append(CallArg(i, pname, a, True, "*" + tt, tuple(int(d) for d in a.shape), elem))
         elif hasattr(a, "block_shape") and hasattr(a, "base"):
             # triton.tools.tensor_descriptor.TensorDescriptor: a host-side TMA descriptor.
             raise JaxTritonError(
@@ -341,21 +400,29 @@ def call_to_mlir(
             raise JaxTritonError(
                 f"argument {i} ('{pname}') is neither an array (.shape/.dtype), a static bool/int/float nor None: {type(a).__name__}"
             )
-    out_args: list[_CallArg] = []
+    out_args: list[CallArg] = []
     for j, o in enumerate(outs):
         pname = out_names[j]
         if not (hasattr(o, "shape") and hasattr(o, "dtype")):
             raise JaxTritonError(f"output {j} ('{pname}') has no .shape/.dtype")
         tt, elem = array_types(o.dtype, f"output {j} ('{pname}')")
-        out_args.append(_CallArg(len(flat) + j, pname, o, True, "*" + tt, tuple(int(d) for d in o.shape), elem))
-    # Arguments in an order the kernel does not have: say which one (not a compile error later).
+        out_args.append(CallArg(len(flat) + j, pname, o, True, "*" + tt, tuple(int(d) for d in o.shape), elem))
+    return call_args, out_args
+
+
+def _check_argument_order(k: TritonKernel, n_args: int, call_args: list[CallArg], out_args: list[CallArg]) -> None:
+    """Arguments in an order kernel ``k`` does not have (an array where its code uses a scalar,
+    or the other way round: :func:`~autotune_export.interop.kernel_usage.call_mismatch`) are
+    named here, not found as a compile error later. ``n_args``: the number of flattened
+    arguments (outputs are numbered after them). None arguments are not compared. Raises
+    JaxTritonError."""
     wrong = call_mismatch(
         k.name,
         k.jit.fn,
-        runtime,
+        k.runtime_names,
         [
             (
-                f"output {a.index - len(flat)}" if a in out_args else f"argument {a.index}",
+                f"output {a.index - n_args}" if a in out_args else f"argument {a.index}",
                 a.name,
                 a.is_array,
                 a.tensor_type if a.is_array else f"a static {a.triton_type} ({a.value!r})",
@@ -367,19 +434,39 @@ def call_to_mlir(
     if wrong is not None:
         raise JaxTritonError(wrong)
 
+
+def _checked_aliases(input_output_aliases: Mapping[int, int] | None, call_args: list[CallArg], out_args: list[CallArg]) -> dict:
+    """``input_output_aliases`` (jax-triton 0.3.x: an index among the ARRAY arguments -> an
+    output index) as a dict, checked: both indices exist, the input and the output have the
+    same shape and element type, and no two inputs alias one output. Raises JaxTritonError."""
     arrays = [a for a in call_args if a.is_array]
     aliases = dict(input_output_aliases or {})
     for src, dst in aliases.items():
         if not 0 <= int(src) < len(arrays):
             raise JaxTritonError(f"input_output_aliases: input {src} is not an array argument (there are {len(arrays)})")
-        if not 0 <= int(dst) < len(outs):
-            raise JaxTritonError(f"input_output_aliases: output {dst} does not exist (there are {len(outs)})")
+        if not 0 <= int(dst) < len(out_args):
+            raise JaxTritonError(f"input_output_aliases: output {dst} does not exist (there are {len(out_args)})")
         a, o = arrays[int(src)], out_args[int(dst)]
         if (a.shape, a.elem) != (o.shape, o.elem):
             raise JaxTritonError(f"input_output_aliases: input {src} is {a.tensor_type} but output {dst} is {o.tensor_type}")
     if len(set(aliases.values())) != len(aliases):
         raise JaxTritonError("input_output_aliases: two inputs alias the same output")
+    return aliases
 
+
+def _named_arguments(
+    convention: launch_model.Convention,
+    call_args: list[CallArg],
+    out_args: list[CallArg],
+    runtime: Sequence[str],
+    positional_constexprs: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The kernel's arguments by parameter name, as the launch model's heuristics, pruners and
+    grid see them. Under Triton's convention: in kernel parameter order (``runtime``), each
+    tensor a :class:`~autotune_export.cuda.launch_model.TensorArgument` answering what a
+    torch.Tensor of that dtype and shape answers (a strided view, ``a.value.span``, with the
+    view's own shape and strides, :func:`_view_of`), the scalars as given, then the constexprs
+    given by position. Under jax-triton's: each argument's value (the array spec itself)."""
     if convention is launch_model.TRITON:
         # What Triton's launch hands to heuristics, pruners and the grid: the tensors (here
         # stand-ins answering what a torch.Tensor of that dtype and shape answers), the
@@ -398,23 +485,27 @@ def call_to_mlir(
         named_args.update(positional_constexprs or {})
     else:
         named_args = {a.name: a.value for a in call_args + out_args}
-    try:
-        capability = parse_target(target).capability
-    except TargetError:
-        capability = None  # the header comment names it; the CLI's --target decides
-    variants = _variants(
-        k,
-        metaparams,
-        named_args,
-        num_warps,
-        num_stages,
-        num_ctas,
-        capability,
-        convention,
-        positional_constexprs,
-        keyword_arguments,
-    )
+    return named_args
 
+
+def _config_rows(
+    k: TritonKernel,
+    variants: list,
+    metaparams: Mapping[str, Any],
+    named_args: Mapping[str, Any],
+    convention: launch_model.Convention,
+    positional_constexprs: Mapping[str, Any] | None,
+) -> tuple[list[list[tuple[str, Any]]], list[dict[str, Any]], list[dict[str, int]]]:
+    """Per variant (:func:`_variants`): ``(rows, metas, envs)``. ``rows``: the group's config,
+    every constexpr the kernel needs in declaration order (values through
+    :func:`_config_value`), then ``num_warps``, ``num_stages`` and, when set, ``num_ctas``
+    (other than 1) and ``maxnreg``; a constexpr named like a launch option is left to the
+    option (Triton binds the launch's num_warps to both; the config holds it once).
+    ``metas``: what the grid callable gets: under Triton's convention every kernel argument
+    by name and the variant's constexprs (Triton's launcher calls ``grid(bound_args)``); under
+    jax-triton's the metaparameters and the constexprs the call, the config or a heuristic
+    gave. ``envs``: the config's integer constexprs (not bools, not options), the names a
+    grid expression may use. Raises JaxTritonError for a config value of another type."""
     # Config entries: every constexpr the kernel needs, in declaration order, then options.
     # A constexpr named like a launch option has the option's value (Triton binds the
     # launch's num_warps to both); the group's config holds it once, as the option.
@@ -444,16 +535,36 @@ def call_to_mlir(
         envs.append(
             {key: val for key, val in row if key not in OPTION_NAMES and isinstance(val, int) and not isinstance(val, bool)}
         )
-    grid_exprs, _how = grid_expressions(grid, metas, envs)
+    return rows, metas, envs
 
+
+def _zeroed_output_indices(
+    zeroed_outputs: Sequence[int] | Callable[[dict], Sequence[int]], metas: list[dict[str, Any]], n_outs: int
+) -> set[int]:
+    """The output indices zero-filled before the launch: ``zeroed_outputs`` itself, or, when it
+    is a callable of the metaparameters, the union of its answers over the configs (``metas``:
+    each config's metaparameter dict, a copy passed). Raises JaxTritonError for an index that
+    is not one of the ``n_outs`` outputs."""
     zeroed: set[int] = set()
     for meta in metas:
         z = zeroed_outputs(dict(meta)) if callable(zeroed_outputs) else zeroed_outputs
         for j in z or ():
-            if not 0 <= int(j) < len(outs):
-                raise JaxTritonError(f"zeroed_outputs: output {j} does not exist (there are {len(outs)})")
+            if not 0 <= int(j) < n_outs:
+                raise JaxTritonError(f"zeroed_outputs: output {j} does not exist (there are {n_outs})")
             zeroed.add(int(j))
+    return zeroed
 
+
+def _kernel_file(
+    kernel: Any, k: TritonKernel, kernel_source: tuple[str, str] | None, relative_to: str | None
+) -> tuple[str, str, Any]:
+    """``(path, attribute, embedded)`` of the ``triton("path", "attribute")`` clause: the kernel
+    located from its Python function (:func:`~autotune_export.interop.jax_triton_kernel.locate_kernel`),
+    else, for a kernel that cannot be imported from a file, its captured source embedded in the
+    group (``embedded``, :func:`~autotune_export.interop.jax_triton_kernel.captured_kernel`);
+    ``kernel_source`` as given instead (the path made absolute). The path is made relative to
+    ``relative_to`` when given. Raises JaxTritonError (KernelNotImportableError) when the kernel
+    can be neither located nor captured."""
     embedded = None
     if kernel_source is None:
         try:
@@ -465,8 +576,30 @@ def call_to_mlir(
         path = os.path.abspath(path)
     if relative_to is not None and os.path.isabs(path):
         path = os.path.relpath(path, relative_to)
+    return path, attr, embedded
 
+
+def _call_group(
+    k: TritonKernel,
+    path: str,
+    attr: str,
+    embedded: Any,
+    call_args: list[CallArg],
+    out_args: list[CallArg],
+    rows: list[list[tuple[str, Any]]],
+    grid_exprs: list,
+    convention: launch_model.Convention,
+    zeroed: set[int],
+    aliases: Mapping[int, int],
+) -> AutotuneGroup:
+    """The group of the call: named after the kernel (characters other than ``[A-Za-z0-9_]``
+    made ``_``), its signature in kernel parameter order (outputs marked), the configs
+    ``rows``, an empty workload (shapes and scalars are static) and the grid ``grid_exprs``.
+    Under jax-triton's convention ``zeroed`` outputs are its ``reset_to_zero`` and the
+    aliased outputs not zeroed its ``restore_value``, written whenever the kernel has the
+    corresponding autotuner lists; under Triton's both clauses are left out (see below)."""
     kname = re.sub(r"[^A-Za-z0-9_]", "_", k.name)
+    runtime = k.runtime_names
     group = AutotuneGroup(
         name=kname,
         triton=(path, attr),
@@ -493,180 +626,4 @@ def call_to_mlir(
         group.reset_to_zero = [out_args[j].name for j in sorted(zeroed)]
     if convention is not launch_model.TRITON and getattr(tuner, "restore_value", None):
         group.restore_value = [out_args[j].name for j in sorted({int(v) for v in aliases.values()} - zeroed)]
-    exe = f"{kname}_ex"
-    func = name or "main"
-    text = _host_text(
-        group,
-        exe,
-        func,
-        call_args,
-        out_args,
-        aliases,
-        zeroed,
-        target,
-        _how,
-        origin + origin_note,
-        [p for p in runtime if p in host_outputs],
-    )
-    if output is not None:
-        files.atomic_write(os.fspath(output), text)
-    return text
-
-
-def _strided_tensors(takes, out_args, host_outs) -> list:
-    """The :class:`~autotune_export.contract.StridedTensor` of each array argument that is a
-    strided view (``a.value.span``, set by launch_to_mlir), with the host function's argument
-    (its place in ``takes``) and result (its place among ``out_args``) that carry it."""
-    out = []
-    for a in list(takes) + [o for o in out_args if o not in takes]:
-        span = getattr(a.value, "span", None)
-        if span is None or not span.strided:
-            continue
-        argument = takes.index(a) if a in takes else None
-        result = out_args.index(a) if a in out_args else None
-        out.append(
-            contract.StridedTensor(a.name, argument, result, list(span.view_shape), list(span.strides), span.kind, a.tensor_type)
-        )
-    return out
-
-
-def _ranked_tensor_type(a: _CallArg) -> ir.RankedTensorType:
-    """``a``'s tensor type (static shape, element type of :data:`DTYPES`), made with the
-    bindings in the current context."""
-    return ir.RankedTensorType.get(list(a.shape), ELEMENT_TYPES[a.elem]())
-
-
-def _scalar_constant(a: _CallArg) -> ir.Value:
-    """``arith.constant`` of static scalar ``a`` at the current insertion point: ``i1``, a
-    32-bit integer as signless ``i32`` (a ``u32`` by its bits), a 64-bit one as ``i64``, ``fp32``
-    (the value rounded to f32, as the launch passes it) or ``fp64``. Raises JaxTritonError for
-    another type."""
-    t = a.triton_type
-    if t == "i1":
-        return arith.ConstantOp(
-            ir.IntegerType.get_signless(1), ir.IntegerAttr.get(ir.IntegerType.get_signless(1), int(bool(a.value)))
-        ).result
-    if t in ("i32", "u32"):
-        i32 = ir.IntegerType.get_signless(32)
-        return arith.ConstantOp(i32, ir.IntegerAttr.get(i32, as_i32(int(a.value)))).result
-    if t in ("i64", "u64"):
-        i64 = ir.IntegerType.get_signless(64)
-        v = int(a.value) & (2**64 - 1)
-        return arith.ConstantOp(i64, ir.IntegerAttr.get(i64, v - 2**64 if v >= 2**63 else v)).result
-    if t == "fp32":
-        f32 = ir.F32Type.get()
-        return arith.ConstantOp(f32, ir.FloatAttr.get(f32, struct.unpack("<f", struct.pack("<f", float(a.value)))[0])).result
-    if t == "fp64":
-        f64 = ir.F64Type.get()
-        return arith.ConstantOp(f64, ir.FloatAttr.get(f64, float(a.value))).result
-    raise JaxTritonError(f"cannot pass static {t} argument '{a.name}'")
-
-
-def _zero_splat(rtype: ir.RankedTensorType) -> ir.Value:
-    """``flow.tensor.splat`` of a zero of ``rtype``'s element type, at the current insertion point."""
-    elem = rtype.element_type
-    if isinstance(elem, ir.IntegerType):
-        zero = arith.ConstantOp(elem, ir.IntegerAttr.get(elem, 0)).result
-    else:
-        zero = arith.ConstantOp(elem, ir.FloatAttr.get(elem, 0.0)).result
-    return ir.Operation.create("flow.tensor.splat", results=[rtype], operands=[zero]).result
-
-
-def _host_text(
-    group: AutotuneGroup,
-    exe: str,
-    func: str,
-    call_args,
-    out_args,
-    aliases,
-    zeroed,
-    target,
-    how,
-    origin: str,
-    host_outs: Sequence[str] = (),
-) -> str:
-    """The module of one call, built with the bindings and printed (the group in its sugared
-    form): ``hal.executable.source @exe`` holding ``group``, and ``util.func public @func``
-    that dispatches it. The host function takes the array arguments (in call order; with
-    ``host_outs``, those outputs too, every tensor in kernel parameter order) and returns the
-    outputs in kernel order. Dispatch operands: the arguments in kernel order (static scalars
-    as constants, None left out), then, when any output is tied (``zeroed``, ``aliases``,
-    ``host_outs``), one operand per output that its result is tied to: a zero splat (zeroed),
-    a clone of the aliased input, the host's own argument (``host_outs``), else an empty
-    tensor."""
-    from autotune_export.ir import functions
-
-    arrays = [a for a in call_args if a.is_array]
-    alias_of = {dst: src for src, dst in aliases.items()}
-    takes = arrays + [o for o in out_args if o.name in host_outs]
-    if host_outs:
-        order = [p.name for p in group.signature]
-        takes.sort(key=lambda a: order.index(a.name))  # kernel parameter order
-    tie_all = bool(zeroed) or bool(aliases) or bool(host_outs)
-    header = [
-        f"// Generated by {origin} from kernel '{group.triton[1]}'.",
-        f"// Compile: autotune-export THIS.mlir --emit vmfb --target {target} -o OUT.vmfb",
-        f"// Grid: {how} ({len(group.configs)} config{'s' if len(group.configs) != 1 else ''}).",
-    ]
-    for a in call_args + out_args:
-        span = getattr(a.value, "span", None) if a.is_array else None
-        if span is not None and span.strided:
-            header.append(
-                f"// Strided: '{a.name}' is a {span.describe()} ({span.kind}); the module's "
-                f"{'result' if a in out_args and a.name not in host_outs else 'argument'} is its storage "
-                f"span from its first element, {a.tensor_type}; the strides are passed as given "
-                '(docs/call-sites.md, "Strided tensors").'
-            )
-    with new_context(), ir.Location.unknown():
-        module = ir.Module.create()
-        top = ir.InsertionPoint(module.body)
-        source = builders.executable_source(exe, ip=top)
-        group.build(ip=builders.source_block(source))
-        in_types = [_ranked_tensor_type(a) for a in takes]
-        res_types = [_ranked_tensor_type(o) for o in out_args]
-
-        def body(params: list) -> list:
-            value_of = {id(a): v for a, v in zip(takes, params)}
-            operands = []
-            for a in call_args:
-                if a.triton_type == NONE_TYPE:
-                    continue  # a constexpr None: not passed
-                operands.append(value_of[id(a)] if a.is_array else _scalar_constant(a))
-            tied = []
-            for j, o in enumerate(out_args):
-                if not tie_all:
-                    tied.append(-1)
-                    continue
-                rtype = res_types[j]
-                if o.name in host_outs:
-                    operands.append(value_of[id(o)])
-                elif j in zeroed:
-                    operands.append(_zero_splat(rtype))
-                elif j in alias_of:
-                    src = value_of[id(arrays[alias_of[j]])]
-                    operands.append(ir.Operation.create("flow.tensor.clone", results=[rtype], operands=[src]).result)
-                else:
-                    operands.append(ir.Operation.create("flow.tensor.empty", results=[rtype], operands=[]).result)
-                tied.append(len(operands) - 1)
-            attrs = {
-                "entry_points": ir.ArrayAttr.get([ir.SymbolRefAttr.get([exe, group.name])]),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(operands), 0, 0]),
-            }
-            if tie_all:
-                attrs["tied_operands"] = ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied])
-            dispatch = ir.Operation.create("flow.dispatch", results=res_types, operands=operands, attributes=attrs)
-            return list(dispatch.results)
-
-        strided = _strided_tensors(takes, out_args, host_outs)
-        attributes = None
-        if strided:
-            attributes = {
-                "iree.reflection": ir.DictAttr.get({contract.STRIDED_KEY: ir.StringAttr.get(contract.encode_strided(strided))})
-            }
-        functions.util_func(func, in_types, res_types, body, attributes=attributes, ip=top)
-        module.operation.verify()
-        lines = print_module(module).rstrip("\n").split("\n")
-        if lines[0] == "module {" and lines[-1] == "}":  # the top-level ops without the implicit module
-            lines = [line[2:] if line.startswith("  ") else line for line in lines[1:-1]]
-            lines = [x for i, line in enumerate(lines) for x in ([line, ""] if line == "}" and i + 1 < len(lines) else [line])]
-        return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n"
+    return group

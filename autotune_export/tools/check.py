@@ -18,7 +18,8 @@ What is run, per dispatch of a group and per tuning workload (``tune_workload``;
 own static types without one):
 
 * the plan of materialize-triton-variants (:meth:`~autotune_export.passes.materialize_triton_variants.MaterializeTritonVariants.plan_group`:
-  the configs after ``prune_configs_by``, constexprs from heuristics and defaults,
+  the configs after ``prune_configs_by``, each dispatch only those its own pruning keeps,
+  its default its first where the group's is not among them; constexprs from heuristics and defaults,
   ``reset_to_zero`` applied to the dispatches, the outputs written in place);
 * the kernel's parameters bound as IREE binds the dispatch (:func:`autotune_export.cuda.abi.plan`:
   tensor operands in operand order, then untied results, against the signature's input

@@ -180,8 +180,13 @@ def launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list[
         default = names.index(group.default)
     launches, remarks = [], []
     exe = sym_name(source)
+    allowed = dict(item.allowed)  # per dispatch, the configs its own prune_configs_by keeps (the others never run there)
     for d_index, d in enumerate(item.dispatches):
         where = location_of(d.location, ctx.source.name)
+        mine = allowed.get(d_index)
+        indices = list(range(len(item.configs))) if mine is None else sorted(mine)
+        # What the dispatch runs for the default choice: the default, else its own first.
+        site_default = indices.index(default if mine is None or default in mine else mine[0])
         host = enclosing_function(d)
         entry = host.regions[0].blocks[0]
         host_args, host_results = _host_wiring(d, host)
@@ -236,7 +241,8 @@ def launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list[
                 continue
             env_work = dict(zip(group.workload or [], work_values))
             variants = []
-            for index, (cfg, consts) in enumerate(zip(item.configs, item.constexprs)):
+            for index in indices:
+                cfg, consts = item.configs[index], item.constexprs[index]
                 opts = dict(cfg)
                 env = {k: v for k, v in consts.items() if isinstance(v, int) and not isinstance(v, bool)}
                 env.update({o: opts.get(o, OPTION_DEFAULTS[o]) for o in ("num_warps", "num_stages")}, num_ctas=1)
@@ -271,7 +277,7 @@ def launches_of_group(ctx: PassContext, module, source, op, args) -> tuple[list[
                     buffers,
                     results,
                     variants,
-                    default,
+                    site_default,
                     args.seed,
                     args.timeout,
                     args.reference,

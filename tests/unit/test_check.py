@@ -197,6 +197,37 @@ def test_every_tune_workload_is_a_launch(tmp_path):
     assert [[v.grid[0] for v in launch.variants] for launch in launches] == [[2, 1, 1], [5, 3, 2]]
 
 
+def test_each_dispatch_runs_only_what_its_pruning_keeps(tmp_path):
+    """Issue 21.5: the group compiles what some dispatch's prune_configs_by keeps (up_to_n keeps
+    the blocks that fit in n; the kernel does not mask), and each dispatch is checked on its own
+    configs only: BLOCK 512 and 1024 never run at the n = 256 dispatch (they would read past its
+    buffers, as on the GPU), but do at the n = 65536 one (main: both ran 128 and 256 only)."""
+    import pathlib
+
+    (tmp_path / "p.py").write_text((pathlib.Path(__file__).parents[1] / "lit/Inputs/pruned_kernels.py").read_text())
+    text = (
+        _group("scale_unmasked", "x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32").replace("k.py", "p.py")
+        + """
+util.func public @big(%x: tensor<65536xf32>) -> tensor<65536xf32> {
+  %c = arith.constant 65536 : index
+  %n = arith.constant 65536 : i32
+  %r = flow.dispatch @ex::@g[%c](%x, %n) : (tensor<65536xf32>, i32) -> tensor<65536xf32>
+  util.return %r : tensor<65536xf32>
+}
+util.func public @small(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %c = arith.constant 256 : index
+  %n = arith.constant 256 : i32
+  %r = flow.dispatch @ex::@g[%c](%x, %n) : (tensor<256xf32>, i32) -> tensor<256xf32>
+  util.return %r : tensor<256xf32>
+}
+"""
+    )
+    big, small = _launches(tmp_path, text)[0]
+    assert [v.constexprs["BLOCK"] for v in big.variants] == [128, 256, 512, 1024]
+    assert [v.constexprs["BLOCK"] for v in small.variants] == [128, 256]
+    assert big.default == small.default == 0
+
+
 def test_unknown_sizes_are_reported_not_guessed(tmp_path):
     text = DYNAMIC.replace("      tune_workload([tensor<100xf32>, tensor<100xf32>], [tensor<300xf32>, tensor<300xf32>])\n", "")
     launches, skipped = _launches(tmp_path, text)

@@ -199,7 +199,12 @@ def _rows(module: AutotunedModule) -> list[dict]:
                             "relative": None,
                             "winner": False,
                             "dropped": True,
-                            "dropped_reason": reasons.get(variant, "not measured"),
+                            "dropped_reason": reasons.get(
+                                variant,
+                                "not measured"
+                                if info.variants.index(variant) in info.tuned_allowed()
+                                else "not run by the measured dispatch (its prune_configs_by does not keep it)",
+                            ),
                             "source": work["source"],
                         }
                     )

@@ -97,3 +97,13 @@ def test_round_robin_rotates_only_over_what_the_host_dispatch_may_run(small_firs
         seen.add(m.chosen["al_ex::scale"])
     assert seen == {"plain"}
     assert {entry[2] for entry in m.benchmarker.log} == {"plain"}
+
+
+def test_tune_report_says_why_a_variant_was_not_measured(small_first, tmp_path):
+    from autotune_export.tools.tune import _rows
+
+    m = _load(small_first, tmp_path)
+    m.autotune()
+    (row,) = [r for r in _rows(m) if r["variant"] == "short_ok"]
+    assert row["median_ms"] is None
+    assert row["dropped_reason"] == "not run by the measured dispatch (its prune_configs_by does not keep it)"

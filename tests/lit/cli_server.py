@@ -12,7 +12,7 @@ the client's. The child ends as the interpreter does (non-daemon threads joined,
 functions, streams flushed: a failed flush of stdout is status 120) but without freeing the
 imported modules, which would write to (and so copy) every page it shares with the server.
 
-    python cli_server.py serve SOCKET NAME=MODULE:FUNCTION=SCRIPT...
+    python cli_server.py serve SOCKET NAME=MODULE:FUNCTION=SCRIPT... [+MODULE...]
                                       the server: ends when its parent (lit) ends
     python -S -E cli_server.py SOCKET NAME ARGS...
                                       one command (the body of the shim named NAME)
@@ -20,31 +20,29 @@ imported modules, which would write to (and so copy) every page it shares with t
 The integration suite runs the installed ``autotune-export`` (lit.cfg.py), so the console
 script itself is still what a test runs there."""
 
-import array
-import json
-import os
-import signal
-import socket
 import sys
 import time
 
 #: How long a client waits for the server to listen (its start imports nothing first, but the
 #: machine may be loaded) before it gives up with an error.
 CONNECT_TIMEOUT_S = 300.0
-
-
-def _send_request(conn: socket.socket, name: str, argv: list[str]) -> None:
-    payload = json.dumps({"name": name, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
-    fds = array.array("i", [0, 1, 2])
-    conn.sendmsg([len(payload).to_bytes(8, "big")], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds.tobytes())])
-    conn.sendall(payload)
+#: Bytes of a C ``int`` (a file descriptor in SCM_RIGHTS data) on the platforms this runs on.
+_FD_SIZE = 4
 
 
 def client(path: str, name: str, argv: list[str]) -> None:
-    """Run ``NAME ARGV`` through the server at ``path``; exits as the command did."""
+    """Run ``NAME ARGV`` through the server at ``path``; exits as the command did. It imports
+    only modules built into the interpreter (``posix``, ``_socket``, ``_signal``, ``marshal``):
+    a client is started for every command, and ``socket``, ``json`` or ``os`` would double its
+    cost."""
+    import _signal
+    import _socket
+    import marshal
+    import posix
+
     deadline = time.monotonic() + CONNECT_TIMEOUT_S
     while True:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             conn.connect(path)
             break
@@ -52,30 +50,38 @@ def client(path: str, name: str, argv: list[str]) -> None:
             conn.close()
             if time.monotonic() > deadline:
                 sys.stderr.write(f"cli_server: no server at {path} after {CONNECT_TIMEOUT_S:.0f} s\n")
-                os._exit(3)
+                posix._exit(3)
             time.sleep(0.02)
-    _send_request(conn, name, argv)
+    payload = marshal.dumps({"name": name, "argv": argv, "cwd": posix.getcwd(), "env": dict(posix.environ)})
+    fds = b"".join(fd.to_bytes(_FD_SIZE, sys.byteorder) for fd in (0, 1, 2))
+    conn.sendmsg([len(payload).to_bytes(8, "big")], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+    conn.sendall(payload)
     reply = b""
     while chunk := conn.recv(64):
         reply += chunk
     kind, _, value = reply.decode().partition(" ")
     if kind == "exit":
-        os._exit(int(value))
+        posix._exit(int(value))
     if kind == "signal":
         sig = int(value)
-        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset
-            signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
+        if sig not in (_signal.SIGKILL, _signal.SIGSTOP):  # these two have no handler to reset
+            _signal.signal(sig, _signal.SIG_DFL)
+        posix.kill(posix.getpid(), sig)
     sys.stderr.write(f"cli_server: the server answered {reply!r}\n")
-    os._exit(3)
+    posix._exit(3)
 
 
-def _receive_request(conn: socket.socket) -> dict:
-    msg, ancdata, _, _ = conn.recvmsg(8, socket.CMSG_SPACE(3 * array.array("i").itemsize))
-    fds = array.array("i")
+def _receive_request(conn) -> dict:
+    """The request a client sent on ``conn`` (marshal: the client imports no json): name,
+    argv, cwd, env (bytes, as ``os.environb``) and the file descriptors it passed."""
+    import marshal
+    import socket
+
+    msg, ancdata, _, _ = conn.recvmsg(8, socket.CMSG_SPACE(3 * _FD_SIZE))
+    fds = []
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+            fds += [int.from_bytes(data[i : i + _FD_SIZE], sys.byteorder) for i in range(0, len(data) - _FD_SIZE + 1, _FD_SIZE)]
     size = int.from_bytes(msg, "big")
     payload = b""
     while len(payload) < size:
@@ -83,21 +89,23 @@ def _receive_request(conn: socket.socket) -> dict:
         if not chunk:
             raise ConnectionError("the client left before its request was read")
         payload += chunk
-    request = json.loads(payload)
-    request["fds"] = list(fds)
+    request = marshal.loads(payload)
+    request["fds"] = fds
     return request
 
 
 def _become_command(request: dict, prog: str) -> None:
     """In the forked child: take the command's streams, folder, environment and argv."""
     import io
+    import os
+    import signal
 
     for target, fd in enumerate(request["fds"]):
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environb.update(request["env"])
     sys.argv = [prog, *request["argv"]]
     sys.path[0] = os.path.dirname(prog)  # as for the console script: its folder, not this one's
     # Streams as a fresh interpreter makes them (encoding and errors are the server's, which
@@ -117,10 +125,15 @@ def _become_command(request: dict, prog: str) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def serve(path: str, programs: dict[str, tuple[str, str]]) -> dict:
+def serve(path: str, programs: dict[str, tuple[str, str]], preload: list[str] = ()) -> dict:
     """Listen at ``path``; in a forked child return that command's request, never in the
-    server (which exits when its parent, lit, is gone)."""
+    server (which exits when its parent, lit, is gone). The programs' modules are imported
+    first, then the modules ``preload`` names (what most commands import on their way: each
+    child would import them again)."""
+    import os
     import select
+    import signal
+    import socket
 
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -132,7 +145,7 @@ def serve(path: str, programs: dict[str, tuple[str, str]]) -> dict:
 
     import gc
 
-    for module, _ in programs.values():
+    for module in [module for module, _ in programs.values()] + list(preload):
         importlib.import_module(module)
     gc.freeze()  # a child's garbage collections leave the server's objects (and their pages) alone
 
@@ -189,6 +202,7 @@ def serve(path: str, programs: dict[str, tuple[str, str]]) -> dict:
 def _run_and_exit(main) -> None:
     """``sys.exit(main())`` and the interpreter's exit, except for freeing the modules."""
     import atexit
+    import os
     import threading
 
     try:
@@ -219,9 +233,9 @@ def _run_and_exit(main) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
-        specs = dict(arg.split("=", 1) for arg in sys.argv[3:])
+        specs = dict(arg.split("=", 1) for arg in sys.argv[3:] if not arg.startswith("+"))
         programs = {name: (spec.split("=", 1)[0].split(":")[0], spec.split("=", 1)[1]) for name, spec in specs.items()}
-        request = serve(sys.argv[2], programs)
+        request = serve(sys.argv[2], programs, [arg[1:] for arg in sys.argv[3:] if arg.startswith("+")])
         # Here only in a forked child: run the command as its console script does.
         import importlib
 

@@ -61,8 +61,13 @@ if CLI == "server":
         with open(shim, "w") as f:
             f.write(f'#!/bin/sh\nexec "{sys.executable}" -S -E "{server_py}" "{socket_path}" {name} "$@"\n')
         os.chmod(shim, 0o755)
+    # Modules that most autotune-export commands import on their way (reading a file, the compile
+    # command asks tools.inspection whether it is a .vmfb; inspection imports the runtime):
+    # imported once in the server, not in each child.
+    preload = ["autotune_export.runtime", "autotune_export.tools.inspection"]
     server = subprocess.Popen([sys.executable, server_py, "serve", socket_path,
-                               *(f"{name}={entry}={os.path.join(bindir, name)}" for name, entry in programs.items())],
+                               *(f"{name}={entry}={os.path.join(bindir, name)}" for name, entry in programs.items()),
+                               *(f"+{module}" for module in preload)],
                               env=dict(config.environment), stdin=subprocess.DEVNULL)
 
     def _stop_server():

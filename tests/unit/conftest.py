@@ -153,3 +153,12 @@ def cpu_vmfb(tmp_path_factory):
         return out
 
     return build
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The test files that build a CPU ``.vmfb`` (their tests use :func:`cpu_vmfb`) first, each
+    file's tests in their order: pytest-xdist (``--dist loadfile``) hands out files in this
+    order, so the long ones start first and the workers finish together instead of one running
+    the last long file alone. Every worker sorts the same collection the same way."""
+    heavy = {item.nodeid.split("::")[0] for item in items if "cpu_vmfb" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in heavy)  # stable: order kept within each part

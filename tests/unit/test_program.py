@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from autotune_export.program.build import _tiles, build_program
+from autotune_export.program.build import build_program
+from autotune_export.program.dispatches import tiles_of
 from autotune_export.program.candidates import CpuTiles, decomposes_to_1d, neighbours, valid
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools import cli
@@ -42,10 +43,10 @@ _DEFAULT = CpuTiles((8, 48, 0), (8, 16, 0), (0, 0, 16))
 
 def test_tiles_read_iree_config_and_print_it_back():
     text = "#iree_cpu.lowering_config<distribution = [8, 48, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 16]>"
-    assert _tiles(text) == _DEFAULT
+    assert tiles_of(text) == _DEFAULT
     assert _DEFAULT.text() == text
-    assert _tiles("#iree_cpu.lowering_config<vector_common_parallel = [8, 16]>") is None  # no distribution level
-    assert _tiles("#iree_gpu.lowering_config<{workgroup = [64, 64, 0]}>") is None
+    assert tiles_of("#iree_cpu.lowering_config<vector_common_parallel = [8, 16]>") is None  # no distribution level
+    assert tiles_of("#iree_gpu.lowering_config<{workgroup = [64, 64, 0]}>") is None
 
 
 def test_neighbours_step_one_tile_and_prune_by_divisibility():

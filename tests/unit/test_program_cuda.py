@@ -131,14 +131,14 @@ def matches():
     from iree.compiler import ir
     from iree.compiler.tools import compile_file
 
-    from autotune_export.program.build import _dispatch_ops, root_op
+    from autotune_export.program.dispatches import dispatch_ops, root_op
     from autotune_export.program.triton_candidates import match_matmul
 
     dc = compile_file(str(CASES), extra_args=["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_89", "--compile-to=dispatch-creation"])
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(dc.decode())
-        return {host: match_matmul(op, root_op(op)) for host, _i, op in _dispatch_ops(module)}
+        return {host: match_matmul(op, root_op(op)) for host, _i, op in dispatch_ops(module)}
 
 
 def test_plain_matmul_matches_with_row_major_strides(matches):

@@ -1,7 +1,7 @@
 """Build, on a machine with no GPU, the modules of the H200 whole-program benchmark.
 
     python benchmarks/program_h200/build.py [--out out/program_h200] [--max-candidates 6] [--max-triton-configs 12] [--jobs 2]
-                                            [--tuning-results R.json] [--only frozen]
+                                            [--tuning-results R.json] [--only frozen] [--flags-variant NAME=FLAG,...]
 
 From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program.md):
 
@@ -24,6 +24,12 @@ From benchmarks/program_h200/program.mlir (StableHLO, fp16 matmuls; docs/program
 ``--only NAME,...`` builds only those modules and keeps the others (and their manifest
 entries) from the OUT folder already there, e.g. ``--only frozen --tuning-results R.json`` adds
 the frozen build to a folder built before (the same options: variant names must match).
+
+``--flags-variant NAME=FLAG[,FLAG...]`` (repeatable) also builds ``NAME.vmfb``: ``plain`` or
+``frozen`` (NAME's prefix before ``_``) with these iree-compile flags added, e.g.
+``frozen_serial=--iree-stream-partitioning-favor=debug`` (IREE's dispatches of one region in
+order, no ``stream.cmd.concurrent``) or ``frozen_nomemo=--iree-hal-memoization=false``: the same
+program and choices, for run.py to time side by side (its flags are in the manifest).
 
 ``--small`` builds a 1/16-scale program for llvm-cpu instead (every matmul dimension / 16, no
 Triton: ``tuned.vmfb`` is ``iree_only.vmfb``), to try run.py on this machine:
@@ -89,22 +95,31 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="1/16 scale for llvm-cpu (run.py on this machine)")
     ap.add_argument("--tuning-results", metavar="R.json", help="also build frozen.vmfb with these choices")
-    ap.add_argument("--only", help=f"comma-separated modules to build ({', '.join(BUILDS)}); the others are kept from OUT")
+    ap.add_argument("--only", help=f"comma-separated modules to build ({', '.join(BUILDS)}, flags variants); the others are kept from OUT")
+    ap.add_argument("--flags-variant", action="append", default=[], metavar="NAME=FLAG[,FLAG...]", help="also build NAME.vmfb: plain or frozen (NAME's prefix) with these flags")
     args = ap.parse_args(argv)
-    only = set(args.only.split(",")) if args.only else set(BUILDS)
-    if not only <= set(BUILDS):
-        ap.error(f"--only takes {', '.join(BUILDS)}, not {', '.join(sorted(only - set(BUILDS)))}")
+    variants = {}
+    for spec in args.flags_variant:
+        name, _, flags = spec.partition("=")
+        if not re.fullmatch(r"(plain|frozen)_\w+", name) or not flags:
+            ap.error(f"--flags-variant {spec}: expected plain_SUFFIX=FLAG[,FLAG...] or frozen_SUFFIX=...")
+        variants[name] = flags.split(",")
+    names = (*BUILDS, *variants)
+    only = set(args.only.split(",")) if args.only else set(names)
+    if not only <= set(names):
+        ap.error(f"--only takes {', '.join(names)}, not {', '.join(sorted(only - set(names)))}")
     if args.tuning_results is None:
-        if args.only and "frozen" in only:
-            ap.error("--only frozen needs --tuning-results")
-        only.discard("frozen")
+        frozen = sorted(n for n in only if n.startswith("frozen"))
+        if args.only and frozen:
+            ap.error(f"--only {','.join(frozen)} needs --tuning-results")
+        only -= set(frozen)
     # Everything is written into OUT.partial and moved to OUT at the end: a folder copied while
     # a build runs is never a mix of two builds (manifest.json also holds each file's sha256,
     # which run.py checks).
     final, args.out = args.out, args.out.rstrip("/") + ".partial"
     shutil.rmtree(args.out, ignore_errors=True)
     kept = {}
-    if set(BUILDS) - only - {"frozen"} or (args.only and "frozen" not in only):
+    if args.only:
         # Modules not rebuilt come from the folder there (and must be of these options).
         try:
             with open(os.path.join(final, "manifest.json")) as f:
@@ -139,19 +154,20 @@ def main(argv=None) -> int:
     }
     from iree.compiler.tools import compile_str
 
-    if "plain" in only:
+    for name in [n for n in names if n.startswith("plain") and n in only]:
         t0 = time.perf_counter()
-        with open(os.path.join(args.out, "plain.vmfb"), "wb") as f:
-            f.write(compile_str(text, extra_args=[*plain_args, "--iree-input-type=stablehlo"]))
-        manifest["builds"]["plain"] = {"seconds": round(time.perf_counter() - t0, 1), "command": "iree-compile " + " ".join(plain_args)}
-        print(f"plain.vmfb: {manifest['builds']['plain']['seconds']} s", flush=True)
+        flags = [*plain_args, *variants.get(name, [])]
+        with open(os.path.join(args.out, f"{name}.vmfb"), "wb") as f:
+            f.write(compile_str(text, extra_args=[*flags, "--iree-input-type=stablehlo"]))
+        manifest["builds"][name] = {"seconds": round(time.perf_counter() - t0, 1), "command": "iree-compile " + " ".join(flags), "flags": variants.get(name, [])}
+        print(f"{name}.vmfb: {manifest['builds'][name]['seconds']} s", flush=True)
     results = None
-    if "frozen" in only:
+    if any(n.startswith("frozen") for n in only):
         from autotune_export.passes.pin_variants import load_results
 
         results = load_results(args.tuning_results)
         shutil.copyfile(args.tuning_results, os.path.join(args.out, "tuning_results.json"))
-    for name in ("iree_only", "tuned", "frozen"):
+    for name in [n for n in names if not n.startswith("plain")]:
         if name not in only or (args.small and name == "tuned"):
             continue
         t0 = time.perf_counter()
@@ -160,14 +176,14 @@ def main(argv=None) -> int:
             text,
             backend=backend,
             max_candidates=args.max_candidates,
-            iree_args=["--iree-input-type=stablehlo"],
+            iree_args=["--iree-input-type=stablehlo", *variants.get(name, [])],
             remark=lambda d: (remarks.append(d.format()), print(d.format(), flush=True)),
             target="sm_90",
             triton=name != "iree_only" and not args.small,
             jobs=args.jobs,
             object_format="cubin",
             max_triton=args.max_triton_configs,
-            tuning_results=results if name == "frozen" else None,
+            tuning_results=results if name.startswith("frozen") else None,
         )
         with open(os.path.join(args.out, f"{name}.vmfb"), "wb") as f:
             f.write(built.vmfb)
@@ -176,8 +192,9 @@ def main(argv=None) -> int:
             "bytes": len(built.vmfb),
             "remarks": remarks,
             "groups": {g.group: {"host": g.host, "variants": g.variants, "configs": g.configs} for g in built.groups},
+            "flags": variants.get(name, []),
         }
-        if name == "frozen":
+        if name.startswith("frozen"):
             names = {d.key: [v.name for v in d.variants()] for d in built.dispatches}
             manifest["builds"][name]["frozen"] = {key: names[key][k] for key, k in sorted(built.frozen.items())}
         counts = {g.group: len(g.variants) for g in built.groups}
@@ -187,7 +204,7 @@ def main(argv=None) -> int:
         shutil.copyfile(os.path.join(args.out, "iree_only.vmfb"), os.path.join(args.out, "tuned.vmfb"))
         manifest["builds"]["tuned"] = manifest["builds"]["iree_only"]
     manifest["sha256"] = {}
-    for name in BUILDS:
+    for name in manifest["builds"]:
         path = os.path.join(args.out, f"{name}.vmfb")
         if os.path.exists(path) and name in manifest["builds"]:
             with open(path, "rb") as f:

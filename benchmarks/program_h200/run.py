@@ -12,7 +12,9 @@ Reads what benchmarks/program_h200/build.py wrote (no compiler here: iree.runtim
 * ``iree_only.vmfb``: the same with ``--no-triton``;
 * ``frozen.vmfb`` (when build.py made one from a tuning-results file): what the tuned program
   becomes, every choice fixed (no choice globals, no ``scf.if``, IREE's command-buffer
-  memoization back).
+  memoization back);
+* any other ``NAME.vmfb`` the manifest lists (build.py ``--flags-variant``: plain or frozen with
+  more iree-compile flags), measured and checked the same way, after the four above.
 
 Steps, all under a time limit (``--budget-s``, default 85 s; the script stops and fails past it):
 
@@ -332,9 +334,8 @@ def main(argv=None) -> int:
     print(f"inputs and numpy references: {time.perf_counter() - t0:.1f} s")
     failures: list[str] = []
     reports, handles = {}, {}
-    for name in BUILDS:
-        if name not in manifest.get("sha256", {}):
-            continue
+    built = manifest.get("sha256", {})
+    for name in [*(b for b in BUILDS if b in built), *sorted(set(built) - set(BUILDS))]:  # flags variants last
         path = os.path.join(args.folder, f"{name}.vmfb")
         try:
             reports[name], handles[name] = run_build(name, path, manifest, mats, refs, args, budget, failures)
@@ -377,8 +378,8 @@ def main(argv=None) -> int:
                 print(f"      {name} picks {d['chosen_variant']} (variants: {d['variants']})")
     verdict = {}
     plain = reports.get("plain", {}).get("main_ms")
-    for name in ("tuned", "frozen"):
-        if plain and "main_ms" in reports.get(name, {}):
+    for name in reports:
+        if name != "plain" and plain and "main_ms" in reports[name]:
             verdict[f"{name}_vs_plain"] = round(plain / reports[name]["main_ms"], 2)
     if verdict:
         judged = "frozen" if "frozen_vs_plain" in verdict else "tuned"

@@ -249,21 +249,24 @@ class Launch:
 @dataclass(frozen=True)
 class TritonKernel:
     """A registered kernel: ``name`` (remarks, variant names), ``pattern`` (``"matmul"``: what
-    :func:`match_matmul` matches) and ``launch(match) -> Launch | None`` (None: this kernel
-    does not take that match, e.g. a dtype it has no configs for). The kernel handed to
-    ``Launch`` is a ``triton.autotune``-wrapped ``@triton.jit`` function at module level of an
-    importable file: its configs are the candidates, in order."""
+    :func:`match_matmul` matches) and ``launch(match) -> Launch | str | None`` (None, or a
+    one-line reason for the remark: this kernel does not take that match, e.g. a dtype it has
+    no configs for). The matcher knows nothing of a kernel's index arithmetic: a registered
+    kernel whose offsets are 32-bit must decline the matches they cannot address itself (the
+    bundled one does, :func:`int32_offset_overflow`). The kernel handed to ``Launch`` is a
+    ``triton.autotune``-wrapped ``@triton.jit`` function at module level of an importable file:
+    its configs are the candidates, in order."""
 
     name: str
     pattern: str
-    launch: Callable[[MatmulMatch], Launch | None]
+    launch: Callable[[MatmulMatch], Launch | str | None]
 
 
 _REGISTRY: list[TritonKernel] = []
 PATTERNS = {"matmul": match_matmul}
 
 
-def register_triton_kernel(name: str, pattern: str, launch: Callable[[MatmulMatch], Launch | None]) -> TritonKernel:
+def register_triton_kernel(name: str, pattern: str, launch: Callable[[MatmulMatch], Launch | str | None]) -> TritonKernel:
     """Add a Triton kernel for the dispatches of ``pattern`` (``"matmul"``); returns it.
     Later builds give every matched dispatch this kernel's configs as variants too. Raises
     ValueError for an unknown pattern or a name already registered."""
@@ -282,11 +285,53 @@ def registered_kernels() -> list[TritonKernel]:
     return list(_REGISTRY)
 
 
-def bundled_matmul_launch(match: MatmulMatch) -> Launch:
+def int32_offset_overflow(match: MatmulMatch, blocks) -> str | None:
+    """Why the bundled kernel's 32-bit offsets cannot address ``match`` (None when they can).
+
+    The kernel (:mod:`autotune_export.program.kernels.matmul`) computes each operand's element
+    offset ``z * stride_z + row * stride_row + col * stride_col`` in i32 (Triton types its
+    program ids, sizes and strides below 2**31 as i32) and adds it to the 64-bit pointer; only
+    the K advance is a pointer increment. Over every lane it computes, masked ones included
+    (masks hide the access, not the arithmetic), the largest offsets are, in elements, with
+    ``pad(x, b)`` = x rounded up to a multiple of b:
+
+    - A: ``(batch-1)*saz + (pad(M, BLOCK_M)-1)*sam + (BLOCK_K-1)*sak``
+    - B: ``(batch-1)*sbz + (BLOCK_K-1)*sbk + (pad(N, BLOCK_N)-1)*sbn``
+    - C: ``(batch-1)*scz + (pad(M, BLOCK_M)-1)*scm + (pad(N, BLOCK_N)-1)*scn``
+
+    ``blocks``: the kernel's configs (dicts with BLOCK_M, BLOCK_N, BLOCK_K); the largest bound
+    over them counts. Every one must stay below 2**31 (strides are non-negative, so the partial
+    sums are smaller). Returns a one-line reason naming the operand and its offset."""
+    worst: dict[str, int] = {}
+    for cfg in blocks:
+        bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
+        rows_m = -(-match.m // bm) * bm
+        cols_n = -(-match.n // bn) * bn
+        views = {
+            "A": (match.a_strides, rows_m, bk),
+            "B": (match.b_strides, bk, cols_n),
+            "C": (match.c_strides, rows_m, cols_n),
+        }
+        for name, ((sz, sr, sc), rows, cols) in views.items():
+            reach = (match.batch - 1) * sz + (rows - 1) * sr + (cols - 1) * sc
+            worst[name] = max(worst.get(name, 0), reach)
+    over = [f"{name}'s reach {reach}" for name, reach in worst.items() if reach >= 2**31]
+    if not over:
+        return None
+    return f"its element offsets are 32-bit and {', '.join(over)} (>= 2**31)"
+
+
+def bundled_matmul_launch(match: MatmulMatch) -> Launch | str:
     """The bundled kernel (:mod:`autotune_export.program.kernels.matmul`, the project's Triton
     matmul with a batch axis) for ``match``: A, B, C, sizes, then each operand's (batch, row,
-    column) strides."""
+    column) strides. Returns the reason instead when an offset the kernel computes in 32 bits
+    could reach 2**31 (:func:`int32_offset_overflow`): the kernel would read and write wrong
+    elements."""
     from autotune_export.program.kernels import matmul as mm
+
+    too_big = int32_offset_overflow(match, mm.CONFIGS)
+    if too_big is not None:
+        return too_big
 
     def grid(meta, m=match):
         return ((m.m + meta["BLOCK_M"] - 1) // meta["BLOCK_M"] * ((m.n + meta["BLOCK_N"] - 1) // meta["BLOCK_N"]), m.batch)
@@ -392,8 +437,8 @@ def triton_candidates(
             reasons.append(matched)
             continue
         launch = kernel.launch(matched)
-        if launch is None:
-            reasons.append(f"kernel '{kernel.name}' does not take it")
+        if launch is None or isinstance(launch, str):
+            reasons.append(f"kernel '{kernel.name}' does not take it" + (f": {launch}" if launch else ""))
             continue
         key = (kernel.name, matched, target, limit, object_format)
         if key not in _MEMO:  # one build's dispatches of one shape share the materialized source

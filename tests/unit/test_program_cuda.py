@@ -165,6 +165,88 @@ def test_fused_consumer_wide_types_and_accumulation_are_not_matched(matches):
     assert matches["accumulate"] == "its accumulator is not a zero fill"
 
 
+def _mm(batch, m, n, k, a_strides, b_strides, c_strides):
+    from autotune_export.program.triton_candidates import MatmulMatch
+
+    a_shape = (batch, m, k) if batch > 1 else (m, k)
+    b_shape = (batch, k, n) if batch > 1 else (k, n)
+    c_shape = (batch, m, n) if batch > 1 else (m, n)
+    return MatmulMatch(0, 1, a_shape, b_shape, c_shape, "float16", batch, m, n, k, a_strides, b_strides, c_strides)
+
+
+def test_offsets_the_bundled_kernel_computes_in_32_bits_must_stay_below_2_31():
+    """The bundled kernel's i32 element offsets (kernels/matmul.py), every lane of each config
+    counted (rows padded to its tile, BLOCK_K lanes). 9 x 16384^2 A (tester finding 09):
+    8 * 2**28 + 16383 * 16384 + 127 wraps; 8 batches end 16257 below 2**31."""
+    from autotune_export.program.kernels.matmul import CONFIGS
+    from autotune_export.program.triton_candidates import int32_offset_overflow
+
+    def bmm(batch):
+        return _mm(batch, 16384, 64, 16384, (2**28, 16384, 1), (16384 * 64, 64, 1), (16384 * 64, 64, 1))
+
+    assert int32_offset_overflow(bmm(9), CONFIGS) == "its element offsets are 32-bit and A's reach 2415902847 (>= 2**31)"
+    assert 8 * 2**28 + 16383 * 16384 + 127 == 2415902847
+    assert int32_offset_overflow(bmm(8), CONFIGS) is None
+    # A plain matmul: the rows times their stride count (K advances by pointer increments, so
+    # a 65536 x 32768 A of 2**31 elements is addressable; 65537 rows pad to 65792 in the
+    # 256 x 128 x 64 config, whose K lanes end at 63).
+    assert int32_offset_overflow(_mm(1, 65536, 64, 32768, (0, 32768, 1), (0, 64, 1), (0, 64, 1)), CONFIGS) is None
+    a_over = int32_offset_overflow(_mm(1, 65537, 64, 32768, (0, 32768, 1), (0, 64, 1), (0, 64, 1)), CONFIGS)
+    assert a_over == f"its element offsets are 32-bit and A's reach {65791 * 32768 + 63} (>= 2**31)"
+    # A stored K x M (transposed: row stride 1, column stride M): the BLOCK_K lanes times M count
+    # (the 64 x 64 x 128 config: 2**24 + 1 rows pad to 2**24 + 64).
+    at = 2**24 * 128 - 1  # (2**24 - 1) + 127 * 2**24
+    assert at < 2**31 and int32_offset_overflow(_mm(1, 2**24, 64, 64, (0, 1, 2**24), (0, 64, 1), (0, 64, 1)), CONFIGS) is None
+    wide = 2**24 + 1
+    t_over = int32_offset_overflow(_mm(1, wide, 64, 64, (0, 1, wide), (0, 64, 1), (0, 64, 1)), CONFIGS)
+    assert t_over == f"its element offsets are 32-bit and A's reach {(2**24 + 63) + 127 * wide} (>= 2**31)"
+    # The output: C of 32768 x 65536 ends at exactly 2**31 - 1; 32769 rows pad to 33024 (256-row tiles).
+    assert int32_offset_overflow(_mm(1, 32768, 65536, 64, (0, 64, 1), (0, 65536, 1), (0, 65536, 1)), CONFIGS) is None
+    c_over = int32_offset_overflow(_mm(1, 32769, 65536, 64, (0, 64, 1), (0, 65536, 1), (0, 65536, 1)), CONFIGS)
+    assert c_over == f"its element offsets are 32-bit and C's reach {33023 * 65536 + 65535} (>= 2**31)"
+    # B: 9 batches of 16384 x 16384 wrap too (its rows are BLOCK_K lanes, its columns N padded).
+    b9 = _mm(9, 64, 16384, 16384, (64 * 16384, 16384, 1), (2**28, 16384, 1), (64 * 16384, 16384, 1))
+    assert int32_offset_overflow(b9, CONFIGS) == f"its element offsets are 32-bit and B's reach {8 * 2**28 + 127 * 16384 + 16383} (>= 2**31)"
+
+
+_BIG_BMM = """
+func.func @main(%a: tensor<BATCHx16384x16384xf16>, %b: tensor<BATCHx16384x64xf16>) -> tensor<BATCHx16384x64xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<BATCHx16384x64xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<BATCHx16384x64xf16>) -> tensor<BATCHx16384x64xf16>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<BATCHx16384x16384xf16>, tensor<BATCHx16384x64xf16>)
+                           outs(%f : tensor<BATCHx16384x64xf16>) -> tensor<BATCHx16384x64xf16>
+  return %r : tensor<BATCHx16384x64xf16>
+}
+"""
+
+
+@pytest.mark.parametrize("batch", [9, 8])
+def test_bundled_kernel_refuses_a_dispatch_its_32_bit_offsets_cannot_address(batch):
+    """Tester finding 09: the 9 x 16384^2 f16 batch matmul got Triton variants whose
+    ``z * stride_az`` wraps in i32; it stays IREE-only with the reason, 8 batches still match."""
+    from iree.compiler import ir
+    from iree.compiler.tools import compile_str
+
+    from autotune_export.program.build import _dispatch_ops, root_op
+    from autotune_export.program.triton_candidates import Launch, bundled_matmul_launch, match_matmul, triton_candidates
+
+    text = _BIG_BMM.replace("BATCH", str(batch))
+    dc = compile_str(text, extra_args=["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_89", "--compile-to=dispatch-creation"])
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(dc.decode())
+        ((_host, _i, op),) = list(_dispatch_ops(module))
+        match = match_matmul(op, root_op(op))
+        assert (match.batch, match.m, match.n, match.k, match.a_strides) == (batch, 16384, 64, 16384, (2**28, 16384, 1))
+        if batch == 9:
+            got, reason = triton_candidates(op, root_op(op), target="sm_90", limit=1)
+            assert got == []
+            assert reason == "kernel 'matmul' does not take it: its element offsets are 32-bit and A's reach 2415902847 (>= 2**31)"
+        else:
+            assert isinstance(bundled_matmul_launch(match), Launch)
+
+
 def test_register_refuses_unknown_patterns_and_duplicate_names():
     from autotune_export.program.triton_candidates import register_triton_kernel, registered_kernels
 

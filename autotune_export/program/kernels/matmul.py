@@ -11,7 +11,8 @@ does (``convert_acc_gemm``) and as ``tl.dot`` does.
 
 Launch: grid ``(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), batch)``; program ids of axis 0 map to
 output tiles in groups of GROUP_M tile-rows (examples/matmul/kernel.py). Offsets are 32-bit:
-every element offset must stay below 2**31.
+every element offset must stay below 2**31 (the launch declines shapes where one can reach it:
+``triton_candidates.int32_offset_overflow``).
 """
 
 import triton

@@ -228,7 +228,7 @@ def test_bundled_kernel_refuses_a_dispatch_its_32_bit_offsets_cannot_address(bat
     from iree.compiler import ir
     from iree.compiler.tools import compile_str
 
-    from autotune_export.program.build import _dispatch_ops, root_op
+    from autotune_export.program.dispatches import dispatch_ops, root_op
     from autotune_export.program.triton_candidates import Launch, bundled_matmul_launch, match_matmul, triton_candidates
 
     text = _BIG_BMM.replace("BATCH", str(batch))
@@ -236,7 +236,7 @@ def test_bundled_kernel_refuses_a_dispatch_its_32_bit_offsets_cannot_address(bat
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(dc.decode())
-        ((_host, _i, op),) = list(_dispatch_ops(module))
+        ((_host, _i, op),) = list(dispatch_ops(module))
         match = match_matmul(op, root_op(op))
         assert (match.batch, match.m, match.n, match.k, match.a_strides) == (batch, 16384, 64, 16384, (2**28, 16384, 1))
         if batch == 9:

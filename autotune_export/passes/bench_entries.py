@@ -18,9 +18,16 @@ behind its own optimization barrier, so no two buffers are merged: they never al
 the dispatch writes in place (tied to a result) get a fresh buffer before every run, as
 Triton's ``restore_value`` restores them, so the data never drifts (an in-place kernel
 doubling its input would reach inf after a few dozen runs); the others are filled once per
-call and fenced per loop iteration (so the dispatches cannot be hoisted out of the loop or
-merged). A one-element slice of every result of the last iteration is returned, keeping the
-work alive without making the host wait inside the loop. A tensor without elements
+call. Every loop iteration starts with ONE barrier that gives each of its BENCH_UNROLL runs its
+own copy of every input, of the workload and of the seed (or zero) its in-place operands are
+filled from, plus the loop variable: the runs are distinct, so they cannot be hoisted out of the
+loop or merged, and no host op comes between two of them, so iree-compile records the whole
+iteration (fills, dispatches, slices) in one ``stream.cmd.execute``, one command buffer the GPU
+runs back to back (a host op between two dispatches splits the stream region there; on the
+CUDA HAL each region is a submission the host issues when the previous one signals, issue 24).
+A dispatch whose workload is behind a barrier gets no barrier of its own from
+lower-autotuning-dispatch. A one-element slice of every result of the last iteration is
+returned, keeping the work alive without making the host wait inside the loop. A tensor without elements
 (:func:`has_no_elements`, an empty optional input) gets a plain ``tensor.empty`` (no fill, no
 barrier) and an empty result no slice: they hold no data (docs/limits.md, "Zero-element tensors").
 """
@@ -301,38 +308,45 @@ def bench_entry(
         dims = _dims_of(parts.arguments, [mapping[d] for d in parts.argument_dims])
 
         zero_args = fake_zero_arguments(dispatch)
+        i32 = ir.IntegerType.get_signless(32)
 
-        def fresh(j: int, tie=None):
-            """A new fake buffer for argument ``j`` (:func:`fake_fill`, seeded with
-            :func:`argument_seed`), or zeros (:func:`fake_zeros`) for an argument of
-            :func:`fake_zero_arguments`. The seed (or zero) goes through a barrier with ``tie``,
-            the loop variable, so the fill is made at run time, in every iteration (never
-            hoisted out of the loop or merged with another buffer's)."""
-            t = parts.arguments[j].type
-            if has_no_elements(t):  # no data to fill or to keep apart; the kernel never reads it
-                return _empty(t, dims[j])
-            extra = [tie] if tie is not None else []
+        def source(j: int) -> ir.Value:
+            """The constant argument ``j``'s fake data is made from: its seed
+            (:func:`argument_seed`, an ``i32``), or for an argument of
+            :func:`fake_zero_arguments` a zero of its element's width."""
             if j in zero_args:
-                return fake_zeros(t, dims[j], lambda ty: fn.barrier([fn.constant(ir.IntegerAttr.get(ty, 0))] + extra)[0])
-            i32 = ir.IntegerType.get_signless(32)
-            seed = fn.barrier([fn.constant(ir.IntegerAttr.get(i32, argument_seed(j)))] + extra)[0]
-            return fake_fill(t, dims[j], seed)
+                return fn.constant(ir.IntegerAttr.get(_bits_type(parts.arguments[j].type.element_type), 0))
+            return fn.constant(ir.IntegerAttr.get(i32, argument_seed(j)))
 
+        def make(j: int, opaque: ir.Value) -> ir.Value:
+            """Argument ``j``'s fake buffer made from ``opaque`` (its :func:`source` behind a
+            barrier): :func:`fake_zeros` or :func:`fake_fill`."""
+            t = parts.arguments[j].type
+            if j in zero_args:
+                return fake_zeros(t, dims[j], lambda _ty: opaque)
+            return fake_fill(t, dims[j], opaque)
+
+        def fresh(j: int) -> ir.Value:
+            """A new fake buffer for argument ``j``, its source behind a barrier of its own (so
+            no two buffers are merged); a plain ``tensor.empty`` for a tensor without
+            elements (no data to fill or to keep apart; the kernel never reads it)."""
+            t = parts.arguments[j].type
+            if has_no_elements(t):
+                return _empty(t, dims[j])
+            return make(j, fn.barrier([source(j)])[0])
+
+        tensors = [j for j, a in enumerate(parts.arguments) if isinstance(a.type, ir.ShapedType)]
         # Inputs the dispatch only reads: one buffer each per call.
-        filled = {j: fresh(j) for j, a in enumerate(parts.arguments) if isinstance(a.type, ir.ShapedType) and j not in tied_args}
+        filled = {j: fresh(j) for j in tensors if j not in tied_args}
 
-        def run(inputs: dict, tie=None, whole: bool = False) -> list:
-            operands = []
-            for j, a in enumerate(parts.arguments):
-                if not isinstance(a.type, ir.ShapedType):
-                    operands.append(mapping[a])
-                elif j in tied_args:
-                    operands.append(fresh(j, tie))  # written in place: restored before every run
-                else:
-                    operands.append(inputs[j])
+        def run(inputs: dict, workload: list | None = None, whole: bool = False) -> list:
+            """Clone the dispatch at the insertion point on ``inputs`` (tensor argument index ->
+            value: every tensor argument) and ``workload`` (default: the cloned workload);
+            its results (``whole``) or their one-element slices."""
+            operands = [inputs[j] if j in inputs else mapping[a] for j, a in enumerate(parts.arguments)]
             clone = dispatch.clone(ip=ir.InsertionPoint.current)
             new_operands = (
-                [mapping[w] for w in parts.workload]
+                (workload if workload is not None else [mapping[w] for w in parts.workload])
                 + operands
                 + [mapping[d] for d in parts.argument_dims]
                 + [mapping[d] for d in parts.result_dims]
@@ -344,23 +358,41 @@ def bench_entry(
             return list(clone.results) if whole else [one_element(clone.results[i]) for i in kept]
 
         if check:
-            return run(filled, whole=True)
+            # Operands written in place get their fresh buffer too (one run: no loop to fence).
+            return run({**filled, **{j: fresh(j) for j in tensors if j in tied_args}}, whole=True)
         # The loop carries the one-element results of its last iteration; it always runs (the
         # runtime never calls an entry with fewer than 1 iteration). Its initial values are
         # zero constants, never returned: IREE 3.13 on CUDA fails to return values that come
         # from outside such a loop when the dispatch writes in place (``ref is null`` in
         # hal.buffer_view.create, seen on the H200), so no result is computed outside it.
         inits = [fn.constant(_zeros(t)) for t in result_types] * BENCH_UNROLL
+        workload = [mapping[w] for w in parts.workload]
 
         def loop(i, _carried):
-            # One barrier per input and iteration gives BENCH_UNROLL distinct copies of it.
-            keys = sorted(j for j in filled if not has_no_elements(filled[j].type))
-            fenced = fn.barrier([filled[j] for j in keys for _ in range(BENCH_UNROLL)]) if keys else []
+            # Every host op of the iteration comes before its first dispatch: ONE barrier takes,
+            # per run u, a copy of each input, of the workload and of the source of each
+            # operand written in place (plus the loop variable, so nothing is loop-invariant).
+            # Its results are distinct opaque values, so no two runs are merged or hoisted, and
+            # lower-autotuning-dispatch adds no barrier of its own before a dispatch whose
+            # workload is fenced already. iree-compile's stream partitioning cannot put a
+            # dispatch into a region that starts before a host op its operands depend on:
+            # with nothing on the host between them, the BENCH_UNROLL runs (their fills of
+            # operands written in place and their one-element slices included) form one
+            # stream.cmd.execute, one command buffer the GPU runs back to back.
+            inputs = sorted(j for j in filled if not has_no_elements(filled[j].type))
+            written = [j for j in tensors if j in tied_args]
+            opaque = [j for j in written if not has_no_elements(parts.arguments[j].type)]
+            per_run = [filled[j] for j in inputs] + workload + [source(j) for j in opaque]
+            fenced = fn.barrier(per_run * BENCH_UNROLL + [i])
             yields = []
             for u in range(BENCH_UNROLL):
-                inputs = {j: fenced[n * BENCH_UNROLL + u] for n, j in enumerate(keys)}
-                inputs.update({j: v for j, v in filled.items() if j not in inputs})
-                yields.extend(run(inputs, i))
+                mine = iter(fenced[u * len(per_run) : (u + 1) * len(per_run)])
+                args = {j: next(mine) for j in inputs}
+                run_workload = [next(mine) for _ in workload]
+                args.update({j: make(j, next(mine)) for j in opaque})
+                args.update({j: v for j, v in filled.items() if j not in args})  # no elements
+                args.update({j: _empty(parts.arguments[j].type, dims[j]) for j in written if j not in args})
+                yields.extend(run(args, run_workload))
             return yields
 
         return fn.counted_loop(fn.index_constant(0), iters, c1, inits, loop)
@@ -381,6 +413,12 @@ def _empty(t, dims: list, element_type=None) -> ir.Value:
         else:
             sizes.append(d)
     return tensor.EmptyOp(sizes, element_type or t.element_type).result
+
+
+def _bits_type(elem) -> ir.Type:
+    """The integer type a fake buffer of element type ``elem`` is made in: ``elem`` itself for
+    integers, the signless integer of its width for floats (bit-cast after)."""
+    return elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(elem.width)
 
 
 def _zeros(t) -> ir.Attribute:

@@ -28,8 +28,10 @@ condition cannot read a ``util.global``, so the choice travels as an extra workl
   host at the dispatch site); the chain tries variant K's specialization (``%choice == K and
   %ok``) before variant K itself;
 * a choice known when the module is built (a benchmark or check entry's fixed variant, a
-  dispatch naming a variant) goes through a ``util.optimization_barrier``: otherwise a
-  dispatch with only constant operands (a kernel that writes its output from scalars: fill,
+  dispatch naming a variant) stays a constant and the dispatch's workload goes through a
+  ``util.optimization_barrier`` (the choice does when there is no workload; a workload whose
+  values all are results of barriers already, as a benchmark entry fences them, is kept):
+  otherwise a dispatch with only constant operands (a kernel that writes its output from scalars: fill,
   iota, random numbers) is hoisted by iree-compile's const-eval into an initializer that it
   JIT-compiles for llvm-cpu, where the external CUDA executable has no code (iree-compile
   3.13 crashes in LLVMCPUAssignImportOrdinals);
@@ -295,9 +297,15 @@ class LowerAutotuningDispatch(ModulePass):
                     # only scalars) is hoisted by iree-compile's const-eval, which JIT-compiles
                     # it for llvm-cpu and crashes on the CUDA-only executable
                     # (LLVMCPUAssignImportOrdinals). Without workload values the choice itself
-                    # is the opaque one.
+                    # is the opaque one. A workload already behind barriers (a benchmark
+                    # entry fences every dispatch's workload at the top of its loop iteration,
+                    # bench_entries.bench_entry) is kept: a barrier here, between two dispatches,
+                    # would split the stream region that should hold them all (one command
+                    # buffer per iteration).
                     given = binding.DispatchOperands.of(dispatch).workload
-                    if given:
+                    if given and all(_behind_barrier(w) for w in given):
+                        choice = arith.ConstantOp(index, constant or 0).result
+                    elif given:
                         fixed_workload = fn.barrier(given)
                         choice = arith.ConstantOp(index, constant or 0).result
                     else:
@@ -454,6 +462,13 @@ def _same_op(a, b) -> bool:
         return False
     attrs = lambda op: {op.attributes[i].name: str(op.attributes[i].attr) for i in range(len(op.attributes))}
     return attrs(a) == attrs(b)
+
+
+def _behind_barrier(value) -> bool:
+    """Whether ``value`` is a result of a ``util.optimization_barrier`` (opaque to
+    iree-compile's const-eval, which never hoists what depends on it)."""
+    op = defining_op(value)
+    return op is not None and isa(op, util.OptimizationBarrierOp)
 
 
 def _distinct_tied(args: list, tied: list[int]) -> list:

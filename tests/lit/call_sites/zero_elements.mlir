@@ -11,7 +11,7 @@
 // CHECK:         flow.tensor.bitcast %{{.+}} : tensor<64xi16> -> tensor<64xf16>
 // CHECK-NEXT:    %[[NONE:.+]] = tensor.empty() : tensor<0xf16>
 // CHECK:         scf.for
-// CHECK-NEXT:      util.optimization_barrier {{.*}} : tensor<64xf16>, tensor<64xf16>, tensor<64xf16>, tensor<64xf16>, tensor<64xf16>, tensor<64xf16>, tensor<64xf16>, tensor<64xf16>{{$}}
+// CHECK-NEXT:      util.optimization_barrier {{.*}} : tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, tensor<64xf16>, index, index{{$}}
 // CHECK:           flow.dispatch @ex::@k_0_128xfp16xFalse_w4_s3[{{.+}}](%{{.+}}, %[[NONE]], %{{.+}}) : (tensor<64xf16>, tensor<0xf16>, i32, i32, i32) -> tensor<64xf16>
 // VMFB: autotune-export: wrote {{.+}}.vmfb
 hal.executable.source private @ex {

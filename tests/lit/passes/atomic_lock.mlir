@@ -14,10 +14,10 @@
 // CHECK:         flow.dispatch @e::@g[%{{.+}}](%arg0, %arg1, %arg2, %{{.+}}) {autotune.fake_zeros = array<i64: 2>}
 // CHECK-LABEL: util.func public @__autotune.e.g.bench.0(
 // CHECK:         scf.for %[[I:.+]] = {{.+}} iter_args(
+// CHECK:           %[[ZC:.+]] = arith.constant 0 : i32
+// CHECK-NEXT:      %[[F:.+]]:33 = util.optimization_barrier %{{.+}}, %{{.+}}, %{{.+}}, %[[ZC]], {{.+}}, %[[I]] :
 // CHECK:           %[[OUT:.+]] = flow.tensor.bitcast %{{.+}} : tensor<1xi32> -> tensor<1xf32>
-// CHECK-NEXT:      %[[ZC:.+]] = arith.constant 0 : i32
-// CHECK-NEXT:      %[[ZB:.+]]:2 = util.optimization_barrier %[[ZC]], %[[I]] : i32, index
-// CHECK-NEXT:      %[[LOCK:.+]] = flow.tensor.splat %[[ZB]]#0 : tensor<1xi32>
+// CHECK-NEXT:      %[[LOCK:.+]] = flow.tensor.splat %[[F]]#3 : tensor<1xi32>
 // CHECK-NEXT:      flow.dispatch @e::@g[%{{.+}}](%{{.+}}, %[[OUT]], %[[LOCK]], %{{.+}})
 // CHECK-LABEL: util.func public @__autotune.e.g.check.0(
 // CHECK:         %[[Z:.+]] = flow.tensor.splat %{{.+}} : tensor<1xi32>

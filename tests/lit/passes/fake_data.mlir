@@ -53,11 +53,13 @@
 // CHECK-NEXT:      linalg.yield %[[I8]] : i8
 // CHECK-NEXT:    } -> tensor<16xi8>
 // The in-place operand listed in autotune.fake_zeros: zeros, refilled in every iteration.
+// Its zero goes through the iteration's barrier (a copy per run, after those of the two inputs
+// and of the workload).
 // CHECK:         scf.for %[[I:.+]] = {{.+}} iter_args(
-// CHECK:           %[[ZC:.+]] = arith.constant 0 : i32
-// CHECK-NEXT:      %[[ZB:.+]]:2 = util.optimization_barrier %[[ZC]], %[[I]] : i32, index
-// CHECK-NEXT:      %[[Z:.+]] = flow.tensor.splat %[[ZB]]#0 : tensor<16xi32>
-// CHECK-NEXT:      flow.dispatch @ex::@k[%{{.+}}](%{{.+}}, %{{.+}}, %[[Z]], %{{.+}}) {autotune.choice = 0 : i32, autotune.fake_zeros = array<i64: 2>} : {{.+}} -> %[[Z]]
+// CHECK-NEXT:      %[[ZC:.+]] = arith.constant 0 : i32
+// CHECK-NEXT:      %[[F:.+]]:33 = util.optimization_barrier %{{.+}}, %{{.+}}, %{{.+}}, %[[ZC]], {{.+}}, %[[I]] :
+// CHECK-NEXT:      %[[Z:.+]] = flow.tensor.splat %[[F]]#3 : tensor<16xi32>
+// CHECK-NEXT:      flow.dispatch @ex::@k[%[[F]]#2](%[[F]]#0, %[[F]]#1, %[[Z]], %{{.+}}) {autotune.choice = 0 : i32, autotune.fake_zeros = array<i64: 2>} : {{.+}} -> %[[Z]]
 // CHECK-NOT:       linalg.generic
 // CHECK:         util.return
 // The check entries: one run, the same seeds for both variants.

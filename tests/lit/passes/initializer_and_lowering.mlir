@@ -39,7 +39,9 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // workload and scalars are cloned from the host's pure ops; the tensor operand is a fake buffer
 // of its own (seeded, position-dependent values: a linalg.generic hashing the seed, behind a
 // barrier so no two buffers merge, with the element's index; fake_data.mlir checks the
-// values), fenced once per iteration (so the dispatches are neither hoisted nor merged);
+// values). One barrier at the top of each iteration gives every run its own copy of the input
+// and of the workload (so the dispatches are neither hoisted nor merged, and no host op comes
+// between two of them: bench_region.mlir checks they make one stream.cmd.execute);
 // one-element slices of the results are carried so no dispatch is dead.
 // INIT-LABEL: util.func public @__autotune.ex.k.bench.0(
 // INIT-SAME:      %[[ITERS:.+]]: index) -> (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>)
@@ -56,12 +58,12 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // Every run is inside the loop (8 per iteration); its initial values are zeros, never returned.
 // INIT-NEXT:    %[[Z:.+]] = arith.constant dense<0.000000e+00> : tensor<1xf32>
 // INIT-NEXT:    %[[C0:.+]] = arith.constant 0 : index
-// INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %{{.+}} = %[[C0]] to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[Z]],
-// INIT-NEXT:      %[[FENCED:.+]]:8 = util.optimization_barrier %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]], %[[FAKE]] :
-// INIT-NEXT:      %[[D0:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#0, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT-NEXT:    %[[LAST:.+]]:8 = scf.for %[[I:.+]] = %[[C0]] to %[[ITERS]] step %{{.+}} iter_args(%{{.+}} = %[[Z]],
+// INIT-NEXT:      %[[FENCED:.+]]:17 = util.optimization_barrier %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[FAKE]], %[[N]], %[[I]] :
+// INIT-NEXT:      %[[D0:.+]] = flow.dispatch @ex::@k[%[[FENCED]]#1](%[[FENCED]]#0, %[[N32]]) {autotune.choice = 0 : i32}
 // INIT-NEXT:      tensor.extract_slice %[[D0]][0] [1] [1]
-// INIT-NEXT:      %[[D1:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#1, %[[N32]]) {autotune.choice = 0 : i32}
-// INIT:           %[[D7:.+]] = flow.dispatch @ex::@k[%[[N]]](%[[FENCED]]#7, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT-NEXT:      %[[D1:.+]] = flow.dispatch @ex::@k[%[[FENCED]]#3](%[[FENCED]]#2, %[[N32]]) {autotune.choice = 0 : i32}
+// INIT:           %[[D7:.+]] = flow.dispatch @ex::@k[%[[FENCED]]#15](%[[FENCED]]#14, %[[N32]]) {autotune.choice = 0 : i32}
 // INIT-NEXT:      tensor.extract_slice %[[D7]][0] [1] [1]
 // INIT-NEXT:      scf.yield
 // INIT-NEXT:    }
@@ -118,17 +120,29 @@ util.func public @host(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // The benchmarks name their fixed variant's export (its chain starts there) and pass the
 // variant as a plain constant (here variant 2, @k_c), so iree-compile folds the chain to that
 // export: chained from the head on an opaque value, every fixed dispatch of a group of N
-// variants would keep N comparisons. The workload goes through a barrier instead (else
-// iree-compile's const-eval may hoist a dispatch of constants and JIT it for the CPU).
+// variants would keep N comparisons. The workload must be opaque instead (else iree-compile's
+// const-eval may hoist a dispatch of constants and JIT it for the CPU): the benchmark entry's
+// barrier at the top of the iteration made it so, and no barrier of the lowering's own comes
+// between two dispatches (it would split the iteration's command buffer). The check entry's
+// dispatch (its workload a plain constant) gets one.
 // LOWER-LABEL: util.func public @__autotune.ex.k.bench.0(
-// LOWER:        %[[OPAQUE0:.+]] = util.optimization_barrier %{{.+}} : index
+// LOWER:        %[[OPAQUE0:.+]]:17 = util.optimization_barrier
 // LOWER-NEXT:   %[[ZERO:.+]] = arith.constant 0 : index
-// LOWER-NEXT:   flow.dispatch @ex::@k_a[%[[OPAQUE0]], %[[ZERO]]](
+// LOWER-NEXT:   flow.dispatch @ex::@k_a[%[[OPAQUE0]]#1, %[[ZERO]]](%[[OPAQUE0]]#0,
+// LOWER-NEXT:   tensor.extract_slice
+// LOWER-NEXT:   %[[ZERO1:.+]] = arith.constant 0 : index
+// LOWER-NEXT:   flow.dispatch @ex::@k_a[%[[OPAQUE0]]#3, %[[ZERO1]]](%[[OPAQUE0]]#2,
+// LOWER-NOT:    util.optimization_barrier
+// LOWER:        util.return
 // LOWER-LABEL: util.func public @__autotune.ex.k.bench.1(
-// LOWER:        %[[OPAQUE1:.+]] = util.optimization_barrier %{{.+}} : index
+// LOWER:        %[[OPAQUE1:.+]]:17 = util.optimization_barrier
 // LOWER-NEXT:   %[[ONE:.+]] = arith.constant 1 : index
-// LOWER-NEXT:   flow.dispatch @ex::@k_b[%[[OPAQUE1]], %[[ONE]]](
+// LOWER-NEXT:   flow.dispatch @ex::@k_b[%[[OPAQUE1]]#1, %[[ONE]]](
 // LOWER-LABEL: util.func public @__autotune.ex.k.bench.2(
-// LOWER:        %[[OPAQUE:.+]] = util.optimization_barrier %{{.+}} : index
+// LOWER:        %[[OPAQUE:.+]]:17 = util.optimization_barrier
 // LOWER-NEXT:   %[[TWO:.+]] = arith.constant 2 : index
-// LOWER-NEXT:   flow.dispatch @ex::@k_c[%[[OPAQUE]], %[[TWO]]](
+// LOWER-NEXT:   flow.dispatch @ex::@k_c[%[[OPAQUE]]#1, %[[TWO]]](
+// LOWER-LABEL: util.func public @__autotune.ex.k.check.0(
+// LOWER:        %[[OPAQUEC:.+]] = util.optimization_barrier %{{.+}} : index
+// LOWER-NEXT:   %[[ZEROC:.+]] = arith.constant 0 : index
+// LOWER-NEXT:   flow.dispatch @ex::@k_a[%[[OPAQUEC]], %[[ZEROC]]](

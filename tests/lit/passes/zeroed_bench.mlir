@@ -12,22 +12,28 @@
 // CHECK-NEXT:    %[[XE:.+]] = tensor.empty() : tensor<1024xi32>
 // CHECK-NEXT:    %[[XS:.+]] = linalg.generic {{.+}} outs(%[[XE]] : tensor<1024xi32>)
 // CHECK:         %[[X:.+]] = flow.tensor.bitcast %[[XS]]
+// One barrier at the top of every iteration gives each run its copy of the input, of the
+// workload and of the seed and the zero its in-place operands are made from (the loop variable
+// last); each run then makes its fresh buffers from its own copies, right before its dispatch.
 // CHECK:         scf.for %[[I:.+]] = {{.+}} iter_args(
-// CHECK-NEXT:      %[[XF:.+]]:8 = util.optimization_barrier %[[X]], %[[X]],
 // CHECK-NEXT:      %[[OC:.+]] = arith.constant 1887391252 : i32
-// CHECK-NEXT:      %[[OB:.+]]:2 = util.optimization_barrier %[[OC]], %[[I]] : i32, index
+// CHECK-NEXT:      %[[ZC:.+]] = arith.constant 0 : i32
+// CHECK:           %[[F:.+]]:33 = util.optimization_barrier %[[X]], %[[N:.+]], %[[OC]], %[[ZC]], %[[X]], %[[N]], %[[OC]], %[[ZC]],
+// CHECK-SAME:        %[[I]] :
 // CHECK-NEXT:      %[[OE:.+]] = tensor.empty() : tensor<1024xi32>
 // CHECK-NEXT:      %[[OS:.+]] = linalg.generic {{.+}} outs(%[[OE]] : tensor<1024xi32>)
-// CHECK:             arith.xori %[[OB]]#0,
+// CHECK:             arith.xori %[[F]]#2,
 // CHECK:           %[[O:.+]] = flow.tensor.bitcast %[[OS]] : tensor<1024xi32> -> tensor<1024xf32>
-// CHECK-NEXT:      %[[ZC:.+]] = arith.constant 0 : i32
-// CHECK-NEXT:      %[[ZB:.+]]:2 = util.optimization_barrier %[[ZC]], %[[I]] : i32, index
-// CHECK-NEXT:      %[[ZS:.+]] = flow.tensor.splat %[[ZB]]#0 : tensor<1xi32>
+// CHECK-NEXT:      %[[ZS:.+]] = flow.tensor.splat %[[F]]#3 : tensor<1xi32>
 // CHECK-NEXT:      %[[Z:.+]] = flow.tensor.bitcast %[[ZS]] : tensor<1xi32> -> tensor<1xf32>
-// CHECK-NEXT:      flow.dispatch @ex::@k[%{{.+}}](%[[XF]]#0, %[[O]], %[[Z]], %{{.+}}) {autotune.choice = 0 : i32} : {{.+}} -> (%[[O]], %[[Z]])
-// CHECK:           %[[ZC2:.+]] = arith.constant 0 : i32
-// CHECK-NEXT:      %[[ZB2:.+]]:2 = util.optimization_barrier %[[ZC2]], %[[I]] : i32, index
-// CHECK:           flow.dispatch @ex::@k[%{{.+}}](%[[XF]]#1, %{{.+}}, %{{.+}}, %{{.+}}) {autotune.choice = 0 : i32}
+// CHECK-NEXT:      flow.dispatch @ex::@k[%[[F]]#1](%[[F]]#0, %[[O]], %[[Z]], %{{.+}}) {autotune.choice = 0 : i32} : {{.+}} -> (%[[O]], %[[Z]])
+// CHECK-NEXT:      tensor.extract_slice
+// CHECK-NEXT:      tensor.empty() : tensor<1024xi32>
+// CHECK:             arith.xori %[[F]]#6,
+// CHECK:           flow.tensor.splat %[[F]]#7 : tensor<1xi32>
+// CHECK:           flow.dispatch @ex::@k[%[[F]]#5](%[[F]]#4, %{{.+}}, %{{.+}}, %{{.+}}) {autotune.choice = 0 : i32}
+// CHECK-NOT:       util.optimization_barrier
+// CHECK:           scf.yield
 
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "ex.ptx", data = ".version 8.6\0A.target sm_80\0A.address_size 64\0A.visible .entry k_a(.param .u64 x, .param .u64 s, .param .u64 t, .param .u32 n)\0A{\0Aret;\0A}\0A.visible .entry k_b(.param .u64 x, .param .u64 s, .param .u64 t, .param .u32 n)\0A{\0Aret;\0A}\0A"}>]}>}> {

@@ -199,6 +199,18 @@ def serve(path: str, programs: dict[str, tuple[str, str]], preload: list[str] = 
     sys.exit(f"cli_server: lit ended with {len(with_children)} commands running" if with_children else 0)
 
 
+def run_script() -> None:
+    """The program ``python SCRIPT ARGS...`` (lit.cfg.py's ``%atx-python``): SCRIPT runs as
+    ``__main__`` with ``sys.argv`` ``[SCRIPT, *ARGS]`` and its folder first on ``sys.path``, as
+    the interpreter runs it, in a child that has the package imported already."""
+    import os
+    import runpy
+
+    sys.argv = sys.argv[1:]
+    sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+    runpy.run_path(sys.argv[0], run_name="__main__")
+
+
 def _run_and_exit(main) -> None:
     """``sys.exit(main())`` and the interpreter's exit, except for freeing the modules."""
     import atexit

@@ -55,7 +55,10 @@ if CLI == "server":
     server_dir = tempfile.mkdtemp(prefix="atx-lit-")  # a short path: a socket's is at most 107 bytes
     server_py = os.path.join(os.path.dirname(__file__), "cli_server.py")
     socket_path = os.path.join(server_dir, "cli.sock")
-    programs = {"autotune-export": "autotune_export.tools.cli:main", "filecheck": "filecheck.main:main"}
+    # name: (MODULE:FUNCTION, the program's argv[0]); atx-python is %atx-python below.
+    programs = {"autotune-export": ("autotune_export.tools.cli:main", os.path.join(bindir, "autotune-export")),
+                "filecheck": ("filecheck.main:main", os.path.join(bindir, "filecheck")),
+                "atx-python": ("cli_server:run_script", sys.executable)}
     for name in programs:
         shim = os.path.join(server_dir, name)
         with open(shim, "w") as f:
@@ -64,9 +67,10 @@ if CLI == "server":
     # Modules that most autotune-export commands import on their way (reading a file, the compile
     # command asks tools.inspection whether it is a .vmfb; inspection imports the runtime):
     # imported once in the server, not in each child.
-    preload = ["autotune_export.runtime", "autotune_export.tools.inspection"]
+    # jax_triton: the scripts that %atx-python runs (errors/Inputs/jax_call.py) import it.
+    preload = ["autotune_export.runtime", "autotune_export.tools.inspection", "autotune_export.interop.jax_triton"]
     server = subprocess.Popen([sys.executable, server_py, "serve", socket_path,
-                               *(f"{name}={entry}={os.path.join(bindir, name)}" for name, entry in programs.items()),
+                               *(f"{name}={entry}={argv0}" for name, (entry, argv0) in programs.items()),
                                *(f"+{module}" for module in preload)],
                               env=dict(config.environment), stdin=subprocess.DEVNULL)
 
@@ -80,6 +84,9 @@ if CLI == "server":
 
 # Tools: the CLI under test, FileCheck (the `filecheck` Python package), iree-compile, not.
 config.substitutions.append(("%python", sys.executable))
+# A Python script that imports the package (its start is most of its cost): in the fast suite a
+# child of the fork server (cli_server.run_script), else the interpreter.
+config.substitutions.append(("%atx-python", "atx-python" if CLI == "server" else sys.executable))
 config.substitutions.append(("%examples", os.path.join(config.test_source_root, "..", "..", "examples")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # The `filecheck` package installs a `filecheck` script next to the interpreter.

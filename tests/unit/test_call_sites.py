@@ -138,9 +138,11 @@ def test_key_of_plain_specs_is_unchanged():
     import hashlib
     import json
 
+    from autotune_export.cuda import variant_spec
+
     fields = dataclasses.asdict(spec)
     fields["kernel"] = "k"
-    doc = {"format": tc.CACHE_FORMAT, "triton": triton.__version__, "source": "s", "spec": fields, "env": tc._compile_env()}
+    doc = {"format": tc.CACHE_FORMAT, "triton": triton.__version__, "source": "s", "spec": fields, "env": variant_spec.compile_env()}
     assert spec.key("s") == hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

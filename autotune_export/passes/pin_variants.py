@@ -30,7 +30,7 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
 
-__all__ = ["PinVariants", "load_results"]
+__all__ = ["PinVariants", "chosen_result", "load_results"]
 
 
 def load_results(path: str) -> list[dict]:
@@ -56,6 +56,27 @@ def load_results(path: str) -> list[dict]:
         if problem is not None:
             raise DiagnosticError.at(_locate(text, entry, path), f"result {i}: {problem}")
     return data["results"]
+
+
+def chosen_result(results: list[dict], executable: str, group: str, variants: list[str], location=None) -> dict | None:
+    """The entry of ``results`` that :func:`autotune_export.contract.choose_result` picks for
+    ``@executable::@group`` (whose variants are ``variants``), None when no entry names that
+    group. Raises DiagnosticError at ``location`` when entries name the group but none of them
+    one of its variants (results of another build: a variant a build with more candidates
+    had); the message names the entry's variant and the group's. One check for pin-variants and
+    ``autotune-export program --tuning-results``."""
+    named = [r for r in results if r.get("executable") == executable and r.get("group") == group]
+    if not named:
+        return None
+    chosen = choose_result(results, executable, group, variants)
+    if chosen is None:
+        has = ", ".join(f"@{v}" for v in variants) or "none"
+        raise DiagnosticError.at(
+            location,
+            f"tuning results pick @{named[-1].get('variant')} for @{group}, which is not one of its variants "
+            f"(it has {has}; were the results made for another build of this module?)",
+        )
+    return chosen
 
 
 def _locate(text: str, entry: dict, path: str) -> Location:
@@ -94,13 +115,7 @@ class PinVariants(ModulePass):
                     continue
                 # A group still in the triton(...) form has no variant list to check against.
                 variants = group.variants if group.variants is not None else [r.get("variant") for r in named]
-                chosen = choose_result(results, exe, group.name, variants)
-                if chosen is None:
-                    raise DiagnosticError.at(
-                        group.location,
-                        f"tuning results pick @{named[-1].get('variant')} for @{group.name}, which is not one of its variants "
-                        f"(were the results made for another build of this module?)",
-                    )
+                chosen = chosen_result(results, exe, group.name, variants, group.location)
                 variant = chosen["variant"]
                 group.default = variant
                 table = per_workload_choices(results, exe, group.name, variants)

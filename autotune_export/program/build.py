@@ -40,8 +40,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from autotune_export.contract import GroupReflection, choose_result
+from autotune_export.contract import GroupReflection
 from autotune_export.ir.walk import walk
+from autotune_export.passes.pin_variants import chosen_result
 from autotune_export.program.candidates import decomposes_to_1d, neighbours
 from autotune_export.program.dispatches import (
     SITE_ATTR,
@@ -201,11 +202,14 @@ def build_program(
 
 
 def _chosen_in(results: list[dict], dispatches: list[TunableDispatch]) -> dict[str, str]:
-    """Per group with entries in ``results``, the variant :func:`choose_result` picks."""
+    """Per group with entries in ``results``, the variant
+    :func:`autotune_export.contract.choose_result` picks. Raises
+    DiagnosticError when a group's entries name none of its variants (pin-variants' check,
+    :func:`autotune_export.passes.pin_variants.chosen_result`)."""
     out = {}
     for d in dispatches:
         names = [v.name for v in d.variants()]
-        entry = choose_result(results, d.executable, d.export, names)
+        entry = chosen_result(results, d.executable, d.export, names)
         if entry is not None:
             out[d.key] = entry["variant"]
     return out

@@ -8,7 +8,9 @@ variant); ``--write-back`` also writes IREE's input-phase program with the froze
 IREE-codegen winners as ``compilation_info``, for a plain ``iree-compile``.
 
 Remarks (dispatches that keep IREE's default, candidates IREE rejected) go to stderr; errors
-are diagnostics with exit status 1 and no output file.
+are diagnostics with exit status 1 and no output file. ``-o -`` (and ``--write-back -``) is
+standard output, for text only (``--emit mlir``), as in the main command
+(:mod:`autotune_export.tools.cli_io`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from autotune_export.passes.pin_variants import load_results
 from autotune_export.program.build import BACKENDS, build_program, write_back
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import DiagnosticError
-from autotune_export.tools.cli import read_source, write_output
+from autotune_export.tools.cli_io import check_output, check_stdout, read_source, stdout_for_output, write_output
 
 __all__ = ["main"]
 
@@ -89,9 +91,9 @@ def _parser() -> argparse.ArgumentParser:
         "--write-back",
         default=None,
         metavar="OUT.mlir",
-        help="with --tuning-results: also write the program (IREE's input phase) with the winners' compilation_info",
+        help="with --tuning-results: also write the program (IREE's input phase) with the winners' compilation_info ('-': stdout)",
     )
-    p.add_argument("-o", "--output", required=True, help="output file")
+    p.add_argument("-o", "--output", required=True, help="output file ('-': standard output, for --emit mlir)")
     p.add_argument("-q", "--quiet", action="store_true", help="no remarks")
     return p
 
@@ -99,6 +101,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     """Parse ``argv`` (the arguments after ``program``), build, write; the exit status."""
     args = _parser().parse_args(list(argv))
+    # -o - is standard output, for text, as in the main command (tools/cli_io.py).
+    check_stdout(args.output, args.emit)
+    check_output(args.output, args.emit)
+    if args.write_back:
+        check_output(args.write_back, "mlir")
+        if args.write_back == "-" and args.output == "-":
+            raise DiagnosticError.at(None, "-o - and --write-back -: standard output takes one of them")
     source = read_source(args.input)
     if args.max_candidates < 1:
         raise DiagnosticError.at(None, f"--max-candidates must be at least 1 (IREE's default), not {args.max_candidates}")
@@ -106,27 +115,29 @@ def main(argv: Sequence[str]) -> int:
         raise DiagnosticError.at(None, "--write-back needs --tuning-results (the choices to write back)")
     results = load_results(args.tuning_results) if args.tuning_results else None
     remark = None if args.quiet else (lambda d: progress.echo(d.format()))
-    built = build_program(
-        source.text,
-        backend=args.backend,
-        max_candidates=args.max_candidates,
-        source_name=source.name,
-        iree_args=args.iree_compile_arg,
-        remark=remark,
-        target=args.target,
-        triton=args.triton,
-        jobs=args.jobs,
-        object_format=args.object_format,
-        tuning_results=results,
-        max_triton=args.max_triton_configs,
-    )
-    written_back = write_back(built, remark) if args.write_back else None
+    with stdout_for_output("-" in (args.output, args.write_back)):
+        built = build_program(
+            source.text,
+            backend=args.backend,
+            max_candidates=args.max_candidates,
+            source_name=source.name,
+            iree_args=args.iree_compile_arg,
+            remark=remark,
+            target=args.target,
+            triton=args.triton,
+            jobs=args.jobs,
+            object_format=args.object_format,
+            tuning_results=results,
+            max_triton=args.max_triton_configs,
+        )
+        written_back = write_back(built, remark) if args.write_back else None
     write_output(args.output, built.vmfb if args.emit == "vmfb" else built.mlir)
     if written_back is not None:
         write_output(args.write_back, written_back)
     if not args.quiet:
         counts = ", ".join(f"@{g.executable} {len(g.variants)}" for g in built.groups) or "none"
-        progress.echo(f"autotune-export: wrote {args.output}: variants per tunable dispatch: {counts}")
+        where = "standard output" if args.output == "-" else args.output
+        progress.echo(f"autotune-export: wrote {where}: variants per tunable dispatch: {counts}")
         if built.frozen:
             frozen = ", ".join(f"{key} = {index}" for key, index in sorted(built.frozen.items()))
             progress.echo(f"autotune-export: frozen choices: {frozen}")

@@ -7,22 +7,39 @@ from __future__ import annotations
 import re
 
 from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.tools.iree_compiler import iree_diagnostics
 
 __all__ = ["IreeFailure", "compile_bytes", "compile_generated", "compile_input"]
 
 
 class IreeFailure(Exception):
-    """iree-compile refused a text: the first ``error:`` line of its output."""
+    """iree-compile refused ``text``: ``error`` is the tool's report; :meth:`diagnostic` the
+    failure as the main command reports it (:func:`autotune_export.tools.iree_compiler.iree_diagnostics`:
+    the first ``error:`` and its notes, or for a failure without one, such as an unknown
+    ``--iree-compile-arg`` flag, the tool's own first line); ``str()`` that message on one line."""
+
+    def __init__(self, error, text: str):
+        self.error, self.text = error, text
+        super().__init__(self.diagnostic(None).diagnostics[0].message.removeprefix("iree-compile failed: "))
+
+    def diagnostic(self, source_name: str | None) -> DiagnosticError:
+        """The failure as a DiagnosticError. ``source_name``: ``text`` is the user's input, read
+        by iree-compile from stdin, so its ``<stdin>:line:col`` positions are located there
+        (iree_diagnostics' ``-``); None: ``text`` is generated and positions name the function."""
+        report = str(self.error)
+        if source_name is not None:
+            report = re.sub(r"^(\s*)<stdin>:(\d+):(\d+):", r"\1-:\2:\3:", report, flags=re.M)
+        return iree_diagnostics(report, self.text, source_name, None)
 
 
 def compile_bytes(text: str, args: list[str]) -> bytes:
+    """One iree-compile run of ``text`` with ``args``; its output. Raises IreeFailure."""
     from iree.compiler.tools import CompilerToolError, compile_str
 
     try:
         return compile_str(text, extra_args=args)
     except CompilerToolError as err:
-        lines = [ln.strip() for ln in str(err).splitlines() if "error:" in ln]
-        raise IreeFailure(lines[0] if lines else str(err).strip().splitlines()[0]) from None
+        raise IreeFailure(err, text) from None
 
 
 def compile_generated(text: str, args: list[str]) -> str:
@@ -35,16 +52,9 @@ def compile_generated(text: str, args: list[str]) -> str:
 
 
 def compile_input(text: str, args: list[str], source_name: str) -> str:
-    """One iree-compile phase, its output as text. Raises DiagnosticError naming the input."""
+    """One iree-compile phase on the user's input, its output as text. Raises DiagnosticError
+    located in the input (``source_name``), as the main command reports iree-compile's errors."""
     try:
         return compile_bytes(text, args).decode()
     except IreeFailure as err:
-        message = str(err)
-        m = re.match(r"(?:-|<stdin>):(\d+):(\d+): error: (.*)", message)
-        if m:
-            from autotune_export.support.diagnostics import Location
-
-            raise DiagnosticError.at(
-                Location(source_name, int(m.group(1)), int(m.group(2))), f"iree-compile failed: {m.group(3)}"
-            ) from None
-        raise DiagnosticError.at(None, f"iree-compile failed: {message}") from None
+        raise err.diagnostic(source_name) from None

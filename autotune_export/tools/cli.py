@@ -36,7 +36,7 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.hal_attrs import read_objects, target_backend
 from autotune_export.ir.walk import executable_sources, groups_of, module_functions, sym_name
 from autotune_export.passes import DEFAULT_PIPELINES, PassContext, build_pipeline, parse_pipeline, run_pipeline
-from autotune_export.tools.cli_io import check_output, read_source, stdout_for_output, write_output
+from autotune_export.tools.cli_io import check_output, check_stdout, read_source, stdout_for_output, write_output
 from autotune_export.tools.iree_compiler import cuda_targets, iree_compile
 from autotune_export.tools.verify_diagnostics import check_expected, split_input
 from autotune_export.passes import PASSES, pass_options
@@ -371,8 +371,8 @@ def _build(args, on_input: Callable[[], object] = lambda: None, to_stdout: Calla
     # input is read.
     build_pipeline(passes, **options)
     cuda_targets(args.target)
-    if args.emit == "vmfb" and args.output == "-" and not args.verify_diagnostics:
-        raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
+    if not args.verify_diagnostics:
+        check_stdout(args.output, args.emit)
     if args.emit == "vmfb" and args.split_input_file and not args.verify_diagnostics:
         # Each split is a module of its own; one .vmfb holds one (their symbols would clash).
         raise DiagnosticError.at(

@@ -14,11 +14,16 @@ from autotune_export.support.diagnostics import DiagnosticError, Location
 
 
 def write_output(path: str, data: bytes | str) -> None:
-    """Write the command's output ``data`` to ``path``: a regular file (or a new one) atomically
+    """Write the command's output ``data`` to ``path``: ``-`` is standard output (text: refuse
+    binary output first, :func:`check_stdout`); a regular file (or a new one) atomically
     (:func:`autotune_export.support.files.atomic_write`, default permissions: no partial
     file, ever); anything else that exists and is not a directory (``/dev/null``, a FIFO, a
     terminal) is opened and written in place, as shells and MLIR tools write to it (an atomic
     write would replace the device by a file). Raises DiagnosticError when it cannot."""
+    if path == "-":
+        sys.stdout.write(data if isinstance(data, str) else data.decode("utf-8"))
+        sys.stdout.flush()
+        return
     try:
         if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
             with open(path, "wb") as f:
@@ -108,6 +113,13 @@ def stdout_for_output(reserve: bool):
         if saved_fd is not None:
             os.dup2(saved_fd, 1)
             os.close(saved_fd)
+
+
+def check_stdout(path: str, emit: str) -> None:
+    """``-o -`` is standard output, for text: a DiagnosticError for ``--emit vmfb`` (a binary
+    module; MLIR tools write it to a file only)."""
+    if path == "-" and emit == "vmfb":
+        raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
 
 
 def check_output(path: str, emit: str) -> None:

@@ -286,4 +286,38 @@ def inspect_mlir(
                     allowed=allowed,
                 )
             )
+    if not groups:
+        groups = _program_groups(module, executables, notes)
     return Inspection(source.name, "mlir", executables, groups, notes)
+
+
+def _program_groups(module, executables: list[ExecutableInfo], notes: list[str]) -> list[GroupInfo]:
+    """The groups of a module that carries them only in ``@__autotune``'s reflection metadata
+    (``autotune-export program --emit mlir``: IREE's dispatches regrouped, no group ops), read
+    as the .vmfb's are (:func:`autotune_export.tools.inspect_vmfb.reflected_groups`); [] when
+    the module has no such function. Malformed metadata is a note."""
+    from iree.compiler import ir
+
+    from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY, STRIDED_KEY, decode_reflection
+    from autotune_export.tools.inspect_vmfb import reflected_groups
+
+    functions = {sym_name(op): op for op in module.body.operations if "iree.reflection" in op.operation.attributes}
+    fn = functions.get(AUTOTUNE_FUNCTION)
+    if fn is None:
+        return []
+    refl = ir.DictAttr(fn.operation.attributes["iree.reflection"])
+    if REFLECTION_KEY not in refl:
+        return []
+    try:
+        meta = decode_reflection(ir.StringAttr(refl[REFLECTION_KEY]).value)
+    except ValueError as err:
+        notes.append(f"@{AUTOTUNE_FUNCTION}: {err}")
+        return []
+    groups = reflected_groups(meta, {}, executables, notes)
+    for m, info in zip(meta, groups):
+        host = functions.get(m.host) if m.host else None
+        if host is not None:
+            host_refl = ir.DictAttr(host.operation.attributes["iree.reflection"])
+            if STRIDED_KEY in host_refl:
+                info.strided = strided_of({STRIDED_KEY: ir.StringAttr(host_refl[STRIDED_KEY]).value}, f"@{m.host}", notes)
+    return groups

@@ -90,6 +90,27 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
         for e in exe.exports:
             by_export[e.name] = (name, e, usage)
 
+    groups = reflected_groups(groups_meta, by_export, executables, notes)
+    for meta, info in zip(groups_meta, groups):
+        fn = vm_module.lookup_function(meta.host) if meta.host else None
+        if fn is not None:
+            info.strided = strided_of(dict(fn.reflection), f"@{meta.host}", notes)
+    return Inspection(path, "vmfb", executables, groups, notes)
+
+
+def reflected_groups(
+    groups_meta: list[GroupReflection],
+    by_export: dict[str, tuple[str, CudaExport, dict[str, Resources] | None]],
+    executables: list[ExecutableInfo],
+    notes: list[str],
+) -> list[GroupInfo]:
+    """The report's groups from ``@__autotune``'s reflection metadata (``groups_meta``, decoded
+    by :func:`autotune_export.contract.decode_reflection`): variants with their reflected
+    configs, the default, frozen choices, allowed sets; each variant (and its ``_spec``
+    export) gets the block size, shared memory and resources of its CUDA export when
+    ``by_export`` (export name -> (executable, export, resources)) has it. Strided tensors are
+    the caller's (they are on the host functions). Malformed entries become ``notes``. Used for
+    a .vmfb and for a program's MLIR (``autotune-export program --emit mlir``: no objects)."""
     groups = []
     for meta in groups_meta:
         variants: list[VariantInfo] = []
@@ -138,10 +159,7 @@ def inspect_vmfb(path: str, data: bytes | None = None, *, resources: bool = True
                 allowed=_allowed(meta, names, f"@{meta.executable}::@{meta.group}", notes),
             )
         )
-        fn = vm_module.lookup_function(meta.host) if meta.host else None
-        if fn is not None:
-            groups[-1].strided = strided_of(dict(fn.reflection), f"@{meta.host}", notes)
-    return Inspection(path, "vmfb", executables, groups, notes)
+    return groups
 
 
 def _reflected_config(entry) -> list[tuple[str, Any]] | None:

@@ -54,7 +54,7 @@ def _iree_failure(report: str) -> str:
     return ", ".join(parts) if parts else (lines[0] if lines else "no output")
 
 
-def _iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None, codegen: str | None) -> DiagnosticError:
+def iree_diagnostics(err: CompilerToolError, text: str, source_name: str | None, codegen: str | None) -> DiagnosticError:
     """iree-compile's failure as diagnostics: positions in the user's input (``-``, the name
     MLIR's Python parser gives the buffer, when the text carries the input's locations) are
     reported there; positions in generated text (``<stdin>``) name the generated function.
@@ -155,7 +155,7 @@ def iree_compile(
             except CompilerToolError as located:
                 failure, text = located, located_text
         given = [a.split("=", 1)[1] for a in args if a.startswith("--iree-cuda-target=")]
-        raise _iree_diagnostics(failure, text, source_name, given[-1] if given else codegen) from None
+        raise iree_diagnostics(failure, text, source_name, given[-1] if given else codegen) from None
     write_output(output, vmfb)
 
 

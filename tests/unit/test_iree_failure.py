@@ -4,7 +4,7 @@ compiler tool iree-compile" (issue 21, crashes and lost messages)."""
 
 from __future__ import annotations
 
-from autotune_export.tools.iree_compiler import _iree_diagnostics
+from autotune_export.tools.iree_compiler import iree_diagnostics
 
 # What iree.compiler.tools.CompilerToolError printed for the crash of issue 21 (a dispatch of
 # constants hoisted by const-eval), trimmed.
@@ -34,7 +34,7 @@ LLVM ERROR: out of memory
 
 
 def _message(report: str) -> str:
-    (diag,) = _iree_diagnostics(report, "", "in.mlir", "sm_80").diagnostics
+    (diag,) = iree_diagnostics(report, "", "in.mlir", "sm_80").diagnostics
     assert diag.severity == "error"
     return diag.message
 

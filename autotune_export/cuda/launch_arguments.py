@@ -147,6 +147,36 @@ class TensorArgument:
 
 
 # --------------------------------------------------------------------------------------------
+# Scalars a launch passes
+
+
+def numpy_scalar_refusal(name: str, value: Any) -> str | None:
+    """Why a launch ``kernel[grid](...)`` cannot pass ``value`` as argument ``name``, when
+    ``value`` is a numpy scalar that Triton's launch refuses; None for anything else.
+
+    Triton's JIT types each argument when it specializes the launch (``mangle_type`` /
+    ``native_specialize_impl``, ``triton/runtime/jit.py``): a Python ``bool``/``int``/``float``
+    is a scalar, a tensor is whatever has ``data_ptr()``, and a numpy scalar (``np.int64``,
+    ``np.int32``, ``np.float32``, ``np.float16``, ``np.bool_``, ...) is neither, so the launch
+    raises ``TypeError: failed to specialize argument of type: int64`` (Triton 3.9; 3.6 names
+    it ``numpy.int64``), checked with both. ``np.float64`` is the exception: it is a subclass of
+    Python's ``float``, so Triton types it fp32 like any float, and it is not refused here.
+    The reason names the argument, Triton's error and the fix (``int(n)``, ``float(x)``,
+    ``bool(b)``): what numpy code gets from ``np.prod(x.shape)`` or ``a.size * 2`` is such a
+    scalar."""
+    bases = {t.__name__ for t in type(value).__mro__ if t.__module__ == "numpy"}
+    if "generic" not in bases or isinstance(value, (bool, int, float)):
+        return None  # not a numpy scalar, or np.float64 (a float: fp32, as Triton types it)
+    kind = type(value).__name__  # numpy's name: int64, float32, bool
+    fix = "bool" if bases & {"bool", "bool_"} else "int" if "integer" in bases else "float" if "floating" in bases else None
+    how = f"pass a Python scalar ({fix}({name}))" if fix else "pass a Python scalar or a tensor"
+    return (
+        f"argument '{name}' is a numpy scalar (numpy.{kind}), which Triton's launch refuses "
+        f"(TypeError: failed to specialize argument of type: {kind}): {how}"
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # What a launch's tensor argument addresses
 
 

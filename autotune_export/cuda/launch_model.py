@@ -51,6 +51,7 @@ from autotune_export.cuda.launch_arguments import (
     TensorArgument,
     UnknownScalar,
     dense_strides,
+    numpy_scalar_refusal,
     storage_span,
 )
 from autotune_export.cuda.launch_errors import LaunchModelError, PruneError
@@ -85,6 +86,7 @@ __all__ = [
     "function_name",
     "kernel_model",
     "launch_variants",
+    "numpy_scalar_refusal",
     "prune_configs",
     "prune_per_site",
     "resolve_constexprs",

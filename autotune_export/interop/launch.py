@@ -13,7 +13,8 @@ The call is mapped as jax-triton's ``triton_call`` maps its own
 become tensor arguments of the host function (static shapes: only ``.shape`` and ``.dtype``
 are read, so torch, numpy and jax arrays all work, and so does anything else with those two
 attributes), Python scalars are baked into the module as constants (the module is specialized
-to them, as Triton's JIT specializes ``n == 1``; a float is fp32, as the JIT types it), keyword arguments are constexpr values
+to them, as Triton's JIT specializes ``n == 1``; a float is fp32, as the JIT types it; a numpy
+scalar such as ``np.int64`` is refused, as Triton's launch refuses it: pass ``int(n)``), keyword arguments are constexpr values
 (filtering a ``triton.autotune`` kernel's configs, as the launch would), and ``None`` is
 Triton's constexpr None.
 
@@ -170,7 +171,9 @@ def launch_to_mlir(
     function takes (and returns) the storage, in its own order, not a tensor of the view's shape.
 
     Raises :class:`LaunchError` with a one-line reason (an output that is not a tensor or not
-    a parameter, arguments that do not fit the kernel, a metaparameter that conflicts with the
+    a parameter, arguments that do not fit the kernel, a numpy scalar argument (``np.int64``:
+    Triton's launch raises ``TypeError: failed to specialize argument``; the reason names the
+    argument and the fix, ``int(n)``), a metaparameter that conflicts with the
     autotuner, a written view that overlaps or a new output with gaps, naming the pattern; two
     arguments that are views of one storage with overlapping spans, one of them written, naming
     both (:func:`_check_aliasing`);
@@ -214,6 +217,10 @@ def _launch_to_mlir(
             f"the launch passes {len(args)} positional argument(s); kernel has "
             f"{len(names)} non-constexpr parameters ({', '.join(names)})"
         )
+    for p, a in zip(names, bound):  # np.int64 and kin: Triton's launch refuses them
+        refusal = launch_model.numpy_scalar_refusal(p, a)
+        if refusal:
+            raise LaunchError(refusal)
     wanted: list[str] = []
     tied = [_param_name(o, names, "inplace") for o in inplace]
     for o in list(outputs) + tied:
@@ -278,8 +285,9 @@ def _jit_typed(value: Any) -> Any:
     ``mangle_type``), where that differs from jax-triton's rules (which
     ``triton_call_to_mlir`` follows): a Python float is an fp32 scalar (not fp64 when fp32
     does not hold it exactly; rounded as the launch rounds it), an int in [2^31, 2^32) is an
-    i64 (not u32). Other values are returned as they are."""
-    if type(value) is float:
+    i64 (not u32). ``np.float64``, a subclass of ``float``, is a float there too. Other values
+    are returned as they are."""
+    if isinstance(value, float) and not isinstance(value, np.float32):
         return np.float32(value)
     if type(value) is int and 2**31 <= value < 2**32:
         return _JitInt(value)

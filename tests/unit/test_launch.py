@@ -443,3 +443,35 @@ def test_the_kernel_s_own_reset_to_zero_applies(kernels, tmp_path):
     args = argparse.Namespace(target="sm_80", seed=0, timeout=60.0, reference=None, group=None)
     (planned,), _ = check.launches_of_group(ctx, module, src, op, args)
     assert [(b.param, b.fill) for b in planned.buffers] == [("x_ptr", "data"), ("acc_ptr", "zeros")]
+
+
+@pytest.mark.parametrize("value, kind, fix", [
+    (np.int64(1000), "int64", "int(n)"),       # np.prod(x.shape): how numpy code gets a size
+    (np.int32(1000), "int32", "int(n)"),
+    (np.uint32(1000), "uint32", "int(n)"),
+    (np.float32(2.5), "float32", "float(n)"),  # jax-triton types it fp32; Triton refuses it
+    (np.float16(2.5), "float16", "float(n)"),
+    (np.True_, "bool", "bool(n)"),
+])
+def test_numpy_scalar_is_refused_as_triton_refuses_it(kernels, value, kind, fix):
+    """Tester finding 02: a numpy scalar became a 0-d tensor argument (``n: *i64``, ``*i1``) or,
+    for np.float32, an fp32 constant, where Triton 3.6 and 3.9's launch raise ``TypeError: failed
+    to specialize argument of type: int64`` (``mangle_type``): refused, naming the argument,
+    Triton's reason and the fix."""
+    x, y, out = (np.empty(1000, np.float32) for _ in range(3))
+    with pytest.raises(JaxTritonError) as err:
+        launch_to_mlir(kernels.add_kernel, 1, x, y, out, value, outputs=["out_ptr"], BLOCK=64)
+    msg = str(err.value)
+    assert f"argument 'n' is a numpy scalar (numpy.{kind})" in msg
+    assert f"failed to specialize argument of type: {kind}" in msg and fix in msg
+    with pytest.raises(JaxTritonError, match="argument 'n' is a numpy scalar"):  # given by keyword too
+        launch_to_mlir(kernels.add_kernel, 1, x, y, out, outputs=["out_ptr"], BLOCK=64, n=value)
+
+
+def test_numpy_float64_is_a_float_fp32_as_triton_types_it(kernels):
+    """np.float64 subclasses float: Triton's JIT types it fp32 (mangle_type(np.float64(0.1)) ==
+    'fp32'), rounded as the launch rounds it; jax-triton's rule would make 0.1 an fp64."""
+    x, lo, hi = (np.empty(1000, np.float32) for _ in range(3))
+    text = launch_to_mlir(kernels.split_kernel, 1, x, lo, np.float64(0.1), hi, 1000, outputs=["lo_ptr", "hi_ptr"])
+    assert ("scale", "fp32") in [(p.name, p.type) for p in _group(text).signature]
+    assert "1.000000e-01 : f32" in text

@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import lark
 
@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_PIPELINES",
     "PIPELINE_OPTIONS",
     "SPEC_ONLY_OPTIONS",
+    "OPTION_CHECKS",
     "PipelineOption",
     "PassSpec",
     "check_options",
@@ -98,6 +99,50 @@ PIPELINE_OPTIONS: tuple[PipelineOption, ...] = (
 SPEC_ONLY_OPTIONS: frozenset[tuple[str, str]] = frozenset({("emit-autotune-initializer", "workload_slots")})
 
 
+def _in_range(least: int, most: int | None, why: str = "") -> Callable[[int], int]:
+    """A check of an integer option: ``least <= value <= most`` (``most`` None: no bound)."""
+
+    def check(value: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < least or (most is not None and value > most):
+            allowed = f"in [{least}, {most}]" if most is not None else f">= {least}"
+            raise ValueError(f"takes an integer {allowed}{why}, got {value!r}")
+        return value
+
+    return check
+
+
+def _jobs(value: int) -> int:
+    """``jobs``: :func:`autotune_export.cuda.workers.check_jobs`, the one rule for it."""
+    from autotune_export.cuda import workers
+
+    workers.check_jobs(value)
+    return value
+
+
+def _ptx_version(value: str | int) -> int:
+    """``ptx_version``: 86 or 8.6, as ``--ptx-version`` takes it (:func:`parse_ptx_version`)."""
+    from autotune_export.cuda.ptx.version import parse_ptx_version
+
+    return parse_ptx_version(value)
+
+
+#: The values a pass's integer option takes, ``(pass name, option field) -> check`` (the value
+#: as the field holds it, or ValueError with the allowed range), applied where options are
+#: taken (:func:`build_pipeline`: a spec's text and a pipeline option's keyword alike), so a bad
+#: value is a diagnostic before any pass runs. ``workload_slots``: every slot is globals and a
+#: compare at every dispatch site of the group, so it is bounded (a value of 10^11 ran
+#: unbounded); 0 emits no run-time table.
+OPTION_CHECKS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("emit-autotune-initializer", "workload_slots"): _in_range(
+        0, 256, " (slots of a group's run-time table of per-workload choices; 0: none)"
+    ),
+    (_MATERIALIZE, "jobs"): _jobs,
+    (_MATERIALIZE, "ptx_version"): _ptx_version,
+    (_MATERIALIZE, "max_spills"): _in_range(0, None),
+    (_MATERIALIZE, "max_variants"): _in_range(1, None),
+}
+
+
 def check_options(
     passes: dict[str, type[ModulePass]] | None = None,
     options: Sequence[PipelineOption] = PIPELINE_OPTIONS,
@@ -106,7 +151,8 @@ def check_options(
     """What is wrong with the mapping of pipeline options to pass options (``passes``: the
     registry, default :data:`~autotune_export.passes.base.PASSES`): an entry naming no
     registered pass or no option of its pass, a keyword given twice, a pass option that no
-    entry sets and :data:`SPEC_ONLY_OPTIONS` does not list. Empty when it holds."""
+    entry sets and :data:`SPEC_ONLY_OPTIONS` does not list, an :data:`OPTION_CHECKS` entry naming
+    no option. Empty when it holds."""
     passes = PASSES if passes is None else passes
     problems = []
     keywords = [o.keyword for o in options]
@@ -114,6 +160,7 @@ def check_options(
     reached = set(spec_only)
     named = [(f"pipeline option '{o.keyword}'", target) for o in options for target in o.sets]
     named += [("SPEC_ONLY_OPTIONS", target) for target in sorted(spec_only)]
+    named += [("OPTION_CHECKS", target) for target in sorted(OPTION_CHECKS)]
     for who, (name, fname) in named:
         cls = passes.get(name)
         if cls is None:
@@ -200,6 +247,8 @@ def _convert(cls: type[ModulePass], f: dataclasses.Field, text: str) -> Any:
             if text.lower() in ("false", "0", "no", "off"):
                 return False
             raise ValueError
+        if (cls.name, f.name) == (_MATERIALIZE, "ptx_version"):
+            return text  # 86 or 8.6: OPTION_CHECKS parses it
         if kind.startswith("int"):
             return int(text)
         if kind.startswith("str"):
@@ -253,6 +302,14 @@ def build_pipeline(pipeline: str | Sequence[str | PassSpec | ModulePass], **defa
                     + did_you_mean(key, [n.replace("_", "-") for n in fields]),
                 )
             values[fname] = _convert(cls, fields[fname], text)
+        for fname, value in values.items():
+            check = OPTION_CHECKS.get((cls.name, fname))
+            if check is None or value is None:
+                continue
+            try:
+                values[fname] = check(value)
+            except ValueError as err:
+                raise DiagnosticError.at(None, f"option '{fname.replace('_', '-')}' of pass '{cls.name}': {err}") from None
         out.append(cls(**values))
     return out
 

@@ -48,6 +48,7 @@ def test_a_renamed_field_fails_loudly():
     problems = check_options(passes)
     assert problems == [
         "pipeline option 'ptx_version' names option 'ptx_version' of pass 'materialize-triton-variants', which has no such option",
+        "OPTION_CHECKS names option 'ptx_version' of pass 'materialize-triton-variants', which has no such option",
         "option 'ptx_isa' of pass 'materialize-triton-variants' is set by no pipeline option and not listed in SPEC_ONLY_OPTIONS",
     ]
 
@@ -89,3 +90,34 @@ def test_malformed_spec_with_a_newline_is_one_line():
     text = str(err.value)
     assert "\n" not in text.strip(), text
     assert "malformed pass pipeline 'zero-fill-outputs,ma// -----\\nterialize-triton-variants'" in text
+
+
+@pytest.mark.parametrize("spec, message", [
+    # Tester finding 08: 10^11 slots ran unbounded (481 MB, killed at 40 s); -1 gave 0 slots silently.
+    ("emit-autotune-initializer{workload-slots=99999999999}",
+     "option 'workload-slots' of pass 'emit-autotune-initializer': takes an integer in [0, 256]"),
+    ("emit-autotune-initializer{workload-slots=-1}",
+     "option 'workload-slots' of pass 'emit-autotune-initializer': takes an integer in [0, 256]"),
+    ("materialize-triton-variants{max-variants=0}", "option 'max-variants' of pass 'materialize-triton-variants': "
+                                                     "takes an integer >= 1, got 0"),
+    ("materialize-triton-variants{max-spills=-1}", "option 'max-spills' of pass 'materialize-triton-variants': "
+                                                    "takes an integer >= 0, got -1"),
+    ("materialize-triton-variants{jobs=0}", "option 'jobs' of pass 'materialize-triton-variants': jobs = 0: at least 1"),
+    ("materialize-triton-variants{ptx-version=5}", "PTX ISA version must look like 86 or 8.6, got '5'"),
+])
+def test_integer_options_out_of_range_are_refused_where_parsed(spec, message):
+    from autotune_export.support.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError) as err:
+        build_pipeline(spec)
+    assert message in str(err.value)
+
+
+def test_integer_options_in_range_and_keywords_are_checked_too():
+    from autotune_export.support.diagnostics import DiagnosticError
+
+    assert build_pipeline("emit-autotune-initializer{workload-slots=0}")[0].workload_slots == 0
+    assert build_pipeline("emit-autotune-initializer{workload-slots=256}")[0].workload_slots == 256
+    assert build_pipeline("materialize-triton-variants{ptx-version=8.6}")[0].ptx_version == 86
+    with pytest.raises(DiagnosticError, match="option 'max-variants' .* takes an integer >= 1, got 0"):
+        build_pipeline("materialize-triton-variants", max_variants=0)  # the Python API's keyword

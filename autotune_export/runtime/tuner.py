@@ -47,6 +47,7 @@ dropped variants) and :mod:`.records` (tuning-cache keys and records).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import pathlib
 import weakref
@@ -87,6 +88,7 @@ __all__ = [
     "module_reflection",
     "VariantTiming",
     "AutotunedModule",
+    "positive_amount",
     "TuningCache",
     "loop_bench",
     "race",
@@ -107,6 +109,19 @@ STRATEGIES = ("load", "request", "round-robin", "fixed")
 #: One group as the module's reflection metadata describes it: the contract's schema, which
 #: the compiler writes (:class:`autotune_export.contract.GroupReflection`).
 GroupInfo = GroupReflection
+
+
+def positive_amount(name: str, value: object, unit: str, alternative: str = "") -> float:
+    """``value`` as a float when it is a finite number > 0 (a time limit, a time budget), else
+    ValueError naming ``name`` and the allowed range (``alternative``: what else it may be). The
+    one check behind :class:`AutotunedModule`'s ``variant_timeout_s``/``budget_ms`` and the
+    ``tune`` command's ``--variant-timeout``/``--budget``: a limit of 0 or less would stop every
+    variant, the default too, and NaN compares false with everything."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok:
+        other = f", {alternative}" if alternative else ""
+        raise ValueError(f"{name} = {value!r}: expected a finite number of {unit} > 0{other}")
+    return float(value)
 
 
 class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
@@ -160,7 +175,9 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
     ``iree.runtime`` flags (``iree.runtime.flags.parse_flags``, process-wide) parsed before the
     device is created here and in the worker, so both devices are configured alike. Raises
     ``RuntimeError`` (iree.runtime) when the driver or module cannot be loaded, ``ValueError``
-    for a module without autotune metadata or a bad strategy or isolation.
+    for a module without autotune metadata, a bad strategy or isolation, or a ``budget_ms``
+    or ``variant_timeout_s`` that is not a finite number > 0 (:func:`positive_amount`; before
+    anything loads: a variant limit of 0 dropped every variant, the default too).
     """
 
     def __init__(
@@ -188,6 +205,9 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         iree_flags: Sequence[str] = (),
         profile: bool | None = None,
     ):
+        positive_amount("variant_timeout_s", variant_timeout_s, "seconds")
+        if budget_ms is not None:
+            positive_amount("budget_ms", budget_ms, "milliseconds", "or None: the default budget")
         import iree.runtime as rt
 
         if strategy not in STRATEGIES:

@@ -35,11 +35,24 @@ import os
 import sys
 from typing import Sequence
 
-from autotune_export.runtime.tuner import AutotunedModule, TuningCache
+from autotune_export.runtime.tuner import AutotunedModule, TuningCache, positive_amount
 from autotune_export.support import progress
 from autotune_export.tools.report import RecordedTiming
 
 __all__ = ["main", "format_table"]
+
+
+def _positive(flag: str, unit: str):
+    """An argparse ``type`` for ``flag``: a finite number of ``unit`` > 0
+    (:func:`~autotune_export.runtime.tuner.positive_amount`, the API's check)."""
+
+    def parse(text: str) -> float:
+        try:
+            return positive_amount(flag, float(text), unit)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a finite number of {unit} > 0, got '{text}'") from None
+
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--budget",
-        type=float,
+        type=_positive("--budget", "milliseconds"),
         default=None,
         metavar="MS",
         help="time budget of the race per group and workload in ms (default: 20 per variant, raised after round 0 with the kernels' own time; docs/runtime.md)",
@@ -101,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--variant-timeout",
-        type=float,
+        type=_positive("--variant-timeout", "seconds"),
         default=60.0,
         metavar="S",
         help="seconds a variant's run, measurement or check may take in the worker (default: 60)",

@@ -142,3 +142,34 @@ def test_compat_drops_in_order_dispatch_bindings_and_device_targets():
     assert "attributes {keep.me}" in new and "{keep}" in new
     assert "(%0) : (tensor<4xf32>)" in new
     assert compat.normalize(new, "t.mlir") == new
+
+
+@pytest.mark.parametrize("kw, message", [
+    # Tester findings 05/12: accepted, then a limit of 0 dropped every variant (default included)
+    # with a note blaming the group's limit; a negative or NaN budget was taken as given.
+    ({"variant_timeout_s": 0}, "variant_timeout_s = 0: expected a finite number of seconds > 0"),
+    ({"variant_timeout_s": -1}, "variant_timeout_s = -1: expected a finite number of seconds > 0"),
+    ({"variant_timeout_s": float("inf")}, "variant_timeout_s = inf: expected a finite number of seconds > 0"),
+    ({"budget_ms": -5}, "budget_ms = -5: expected a finite number of milliseconds > 0, or None: the default budget"),
+    ({"budget_ms": float("nan")}, "budget_ms = nan: expected a finite number of milliseconds > 0"),
+    ({"budget_ms": 0.0}, "budget_ms = 0.0: expected a finite number of milliseconds > 0"),
+])
+def test_time_limits_and_budgets_are_checked_before_anything_loads(tmp_path, kw, message):
+    """The check runs first: the module named here does not exist, and the error is the value's."""
+    with pytest.raises(ValueError) as err:
+        tuner.AutotunedModule(tmp_path / "absent.vmfb", driver="local-task", cache=None, **kw)
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("flag, value, unit", [
+    ("--variant-timeout", "0", "seconds"), ("--variant-timeout", "-1", "seconds"),
+    ("--budget", "-5", "milliseconds"), ("--budget", "nan", "milliseconds"),
+])
+def test_tune_command_refuses_non_positive_limits(tmp_path, capsys, flag, value, unit):
+    from autotune_export.tools import tune
+
+    with pytest.raises(SystemExit) as exit_:
+        tune.main([str(tmp_path / "absent.vmfb"), "--device", "local-task", f"{flag}={value}"])
+    assert exit_.value.code != 0
+    err = capsys.readouterr().err
+    assert f"argument {flag}: expected a finite number of {unit} > 0, got '{value}'" in err

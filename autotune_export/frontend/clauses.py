@@ -428,6 +428,7 @@ class OpReader:
                     ]
                 )
             seen[key] = sym
+            self.items[f"choices.{len(out)}"] = self.loc_of(choice)
             out.append((key, symbol_name(sym)))
         group.choices = out
 

@@ -11,6 +11,8 @@ checks, for every ``variants([...])`` group:
   IREE compiles itself (a ``builtin.module`` of ``func.func``, e.g. for llvm-cpu), a function
   of the variant's name;
 * ``default(@v)`` names one of the variants;
+* every ``choices(...)`` entry gives as many workload values as the variants take (reported at
+  the entry: one of another arity could never match a dispatch);
 * every dispatch to the group passes as many workload values as the variants take, and as
   many bindings (tensor operands + untied results) and 32-bit constants as their layout has;
 * what IREE 3.13's CUDA HAL refuses when the module loads is refused here, at the group: more
@@ -149,6 +151,14 @@ class VerifyAutotuningGroups(ModulePass):
                             location_of(export.location, ctx.source.name),
                             f"variant @{v} of @{group.name} takes {_workload(count_args)} workload values, but @{first[0]} takes {_workload(first[2])}",
                             [Diagnostic("note", f"@{first[0]} is defined here", location_of(first[3].location, ctx.source.name))],
+                        )
+                for i, (key, v) in enumerate(group.choices or []):
+                    if len(key) != first[2] - 1:  # a dispatch's workload never matches it
+                        raise DiagnosticError.at(
+                            group.at(f"choices.{i}", "choices"),
+                            f"choices(...) entry [{', '.join(map(str, key))}] = @{v} gives {len(key)} workload values, "
+                            f"but the variants of @{group.name} take {_workload(first[2])} (the arity of every "
+                            "dispatch's workload): it could never match a dispatch",
                         )
                 if group.specialized is not None:
                     constants = _constants(first[1])

@@ -128,7 +128,7 @@ util.func public @host(%x: tensor<?xf32>, %n: i32) -> tensor<?xf32> {
 // A frozen choices(...) key has one value per workload value of the group's dispatches.
 #layout = #hal.pipeline.layout<constants = 1, bindings = [#hal.pipeline.binding<storage_buffer, ReadOnly>, #hal.pipeline.binding<storage_buffer>]>
 hal.executable.source private @ex <{objects = #hal.executable.objects<{#hal.executable.target<"cuda", "cuda-nvptx-fb"> = [#hal.executable.object<{path = "ex.ptx", data = ".version 8.6\0A.target sm_80\0A.address_size 64\0A.visible .entry k_a(.param .u64 a, .param .u64 b, .param .u32 n)\0A{\0Aret;\0A}\0A"}>]}>}> {
-  // expected-error @+1 {{choices(...) of @k gives 2 workload values, but its dispatch at}}
+  // expected-error @+1 {{choices(...) entry [8, 2] = @k_a gives 2 workload values, but the variants of @k take 1}}
   hal.executable.autotuning.export @k variants([@k_a]) choices([8, 2] = @k_a)
   hal.executable.export public @k_a ordinal(0) layout(#layout) count(%device: !hal.device, %n: index) -> (index, index, index) {
     %c1 = arith.constant 1 : index

@@ -121,7 +121,9 @@ def compare(launch: Launch, outcome: dict, report: CheckReport) -> None:
         grid_text = "x".join(str(g) for g in grid) if grid else "-"
         if run["error"] is not None:
             rows.append((label, grid_text, "-", "-", "ERROR"))
-            report.errors.append(Diagnostic("error", f"{launch.title}: {run['label']} failed: {run['error']}", where))
+            # "V did not finish within S s in the interpreter" (docs/check.md), else "V failed: ...".
+            how = " " if run["error"].startswith("did not finish") else " failed: "
+            report.errors.append(Diagnostic("error", f"{launch.title}: {run['label']}{how}{run['error']}", where))
             continue
         written = immutable_writes(run) if run["label"] != "reference" else []
         for name in written:

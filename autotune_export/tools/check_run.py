@@ -57,16 +57,26 @@ class _Timeout(Exception):
 
 
 def _limited(seconds: float, run):
-    """``run()`` stopped after ``seconds`` (SIGALRM: the interpreter is Python code)."""
+    """``run()`` stopped after ``seconds`` (SIGALRM: the interpreter is Python code); raises
+    :class:`_Timeout` then, also when ``run`` wrapped the signal's exception in its own (Triton's
+    interpreter re-raises whatever a kernel raises as ``InterpreterError(repr(e))``, which the
+    check reported as ``InterpreterError: _Timeout()``)."""
     import signal
 
+    fired = []
+
     def stop(*_):
+        fired.append(True)
         raise _Timeout()
 
     old = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
     try:
         return run()
+    except Exception:
+        if fired:
+            raise _Timeout() from None
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -148,6 +158,10 @@ def run_launch(launch: Launch) -> dict:
                 for j, value in zip(launch.results, returned):
                     tensors[j] = value.detach().reshape(launch.buffers[j].shape).to(tensors[j].dtype)
             runs.append({"label": "reference", "salt": 1, "buffers": tensors, "error": None})
+        except _Timeout:
+            runs.append(
+                {"label": "reference", "salt": 1, "buffers": None, "error": f"did not finish within {launch.timeout:g} s"}
+            )
         except Exception as err:  # noqa: BLE001
             runs.append({"label": "reference", "salt": 1, "buffers": None, "error": f"{type(err).__name__}: {err}"[:500]})
     return {"initial": initial, "runs": runs}

@@ -299,3 +299,47 @@ def test_reference_that_disagrees_fails(tmp_path, capsys):
     rc, out, err = _run(tmp_path, capsys, ADD, "--reference", f"{tmp_path / 'ref.py'}:add", "--group", "g")
     assert rc == 1
     assert "the reference differs from the default variant g_0_64_w4_s3" in err
+
+
+# --------------------------------------------------------------------------------------------
+# A variant that never finishes (tester finding 06: reported as "InterpreterError: _Timeout()")
+
+
+def test_time_limit_survives_the_interpreter_wrapping_the_signal():
+    """Triton's interpreter re-raises whatever a kernel raises as ``InterpreterError(repr(e))``
+    (triton/runtime/interpreter.py), the time limit's own exception included: the limit is still
+    reported as the limit."""
+    from triton.runtime.errors import InterpreterError
+
+    from autotune_export.tools import check_run
+
+    def interpreted_spin():
+        try:
+            while True:
+                pass
+        except Exception as e:  # what the interpreter does around a kernel's programs
+            raise InterpreterError(repr(e)) from e
+
+    with pytest.raises(check_run._Timeout):
+        check_run._limited(0.05, interpreted_spin)
+    def interpreted_error():
+        raise InterpreterError("ZeroDivisionError()")
+
+    with pytest.raises(InterpreterError, match="ZeroDivisionError"):  # the kernel's own error stays its own
+        check_run._limited(5.0, interpreted_error)
+
+
+def test_a_variant_past_the_limit_is_reported_as_docs_check_md_words_it(tmp_path):
+    from autotune_export.tools.check_compare import CheckReport, compare
+
+    (launch,), _ = _launches(tmp_path, ADD)
+    late = "did not finish within 15 s in the interpreter (programs run one after another there: ...)"
+    runs = [{"label": v.name, "salt": 1, "buffers": None, "error": late if k == 1 else "ValueError: x"}
+            for k, v in enumerate(launch.variants)]
+    runs.append({"label": launch.variants[launch.default].name, "salt": 2, "buffers": None, "error": "ValueError: x"})
+    report = CheckReport()
+    compare(launch, {"initial": [], "runs": runs}, report)
+    messages = [d.message for d in report.errors]
+    assert any(m.endswith(f"{launch.variants[1].name} did not finish within 15 s in the interpreter "
+                          "(programs run one after another there: ...)") for m in messages), messages
+    assert any(f"{launch.variants[0].name} failed: ValueError: x" in m for m in messages), messages

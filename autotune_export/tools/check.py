@@ -70,7 +70,7 @@ from autotune_export.support import progress
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.check_compare import CheckReport, compare
 from autotune_export.tools.check_plan import Buffer, Launch, Variant, launches_of_group
-from autotune_export.tools.check_run import INTERPRET_ENV, interpret, run_launch, worker
+from autotune_export.tools.check_run import INTERPRET_ENV, check_reference, interpret, run_launch, worker
 
 __all__ = [
     "main",
@@ -149,6 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.timeout <= 0:
         raise DiagnosticError.at(None, f"--timeout must be positive, got {args.timeout:g}")
+    if args.reference is not None:  # before anything runs (it was found after every variant ran)
+        try:
+            check_reference(args.reference)
+        except ValueError as err:
+            raise DiagnosticError.at(None, str(err)) from None
     if importlib.util.find_spec("torch") is None:
         raise DiagnosticError.at(None, "autotune-export check runs Triton's interpreter, which needs torch (pip install torch)")
     from autotune_export.tools.cli import read_source

@@ -106,6 +106,67 @@ def _load_reference(spec: str):
     return fn
 
 
+def _bound_names(tree) -> set[str] | None:
+    """The names a module's code binds anywhere (``def``, ``class``, assignment targets,
+    imports): a superset of its top-level names, so a name missing here is surely missing;
+    None when it cannot tell (``import *``)."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+def check_reference(spec: str) -> None:
+    """What :func:`_load_reference` would find wrong with ``--reference MODULE:FUNCTION``, found
+    without running the reference's module (the check runs nothing before it): a spec without
+    ``:``, a ``.py`` file that does not exist or does not parse, a module that cannot be found,
+    a function the module binds nowhere (``def``, assignment or import; a module with
+    ``import *`` is taken at its word). Raises ValueError with a one-line reason."""
+    import ast
+
+    module_name, _, fn_name = spec.rpartition(":")
+    if not module_name or not fn_name:
+        raise ValueError(f"--reference {spec!r}: expected MODULE:FUNCTION")
+    if module_name.endswith(".py") or os.sep in module_name:
+        path = os.path.abspath(module_name)
+        if not os.path.isfile(path):
+            raise ValueError(f"--reference {spec}: no such file {path}")
+    else:
+        try:
+            found = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError) as err:
+            raise ValueError(f"--reference {spec}: cannot find module {module_name} ({err})") from None
+        if found is None:
+            raise ValueError(f"--reference {spec}: no module named {module_name}")
+        path = found.origin if found.origin and found.origin.endswith(".py") else None
+        if path is None:
+            return  # a compiled or namespace module: its names are known once imported
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError) as err:
+        raise ValueError(f"--reference {spec}: cannot read {path}: {err}") from None
+    names = _bound_names(tree)
+    if names is not None and fn_name not in names:
+        defined = [
+            n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+        ]
+        raise ValueError(
+            f"--reference {spec}: {path} defines no '{fn_name}'"
+            + (f" (its functions: {', '.join(defined[:8])}{', ...' if len(defined) > 8 else ''})" if defined else "")
+        )
+
+
 def run_launch(launch: Launch) -> dict:
     """Run ``launch`` in this process, which must interpret Triton kernels (``TRITON_INTERPRET=1``
     set before the kernel file is imported). Returns ``{"initial": [tensors], "runs": [...]}``:

@@ -343,3 +343,34 @@ def test_a_variant_past_the_limit_is_reported_as_docs_check_md_words_it(tmp_path
     assert any(m.endswith(f"{launch.variants[1].name} did not finish within 15 s in the interpreter "
                           "(programs run one after another there: ...)") for m in messages), messages
     assert any(f"{launch.variants[0].name} failed: ValueError: x" in m for m in messages), messages
+
+
+# --------------------------------------------------------------------------------------------
+# --reference checked before anything runs (tester finding 11: found after every variant ran)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("{tmp}/nothere.py:add", "--reference {tmp}/nothere.py:add: no such file {tmp}/nothere.py"),
+    ("{tmp}/ref.py:add", "--reference {tmp}/ref.py:add: {tmp}/ref.py defines no 'add' (its functions: sub)"),
+    ("no_such_module_here:add", "--reference no_such_module_here:add: no module named no_such_module_here"),
+    ("{tmp}/ref.py", "expected MODULE:FUNCTION"),
+])
+def test_reference_is_checked_before_anything_runs(tmp_path, capsys, spec, message):
+    (tmp_path / "ref.py").write_text("def sub(x, y, out, n):\n    out[:] = x - y\n")
+    (tmp_path / "in.mlir").write_text("this is not even read")  # nothing is parsed, compiled or run first
+    rc = cli.main(["check", str(tmp_path / "in.mlir"), "--reference", spec.format(tmp=tmp_path)])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert message.format(tmp=tmp_path) in err and "Traceback" not in err
+
+
+def test_reference_that_exists_passes_the_check(tmp_path):
+    from autotune_export.tools.check_run import check_reference
+
+    (tmp_path / "ref.py").write_text("import numpy as np\nif True:\n    def add(x, y, out, n):\n        out[:] = x + y\n"
+                                     "alias = add\n")
+    for name in ("add", "alias", "np"):
+        check_reference(f"{tmp_path / 'ref.py'}:{name}")
+    (tmp_path / "star.py").write_text("from os.path import *\n")
+    check_reference(f"{tmp_path / 'star.py'}:join")  # import *: taken at its word
+    check_reference("json:dumps")

@@ -44,6 +44,7 @@ __all__ = [
     "slot_names",
     "choose_result",
     "per_workload_choices",
+    "results_mismatch",
     "fits_i64",
     "workload_values_problem",
     "STRIDED_KEY",
@@ -396,3 +397,29 @@ def per_workload_choices(entries: list, executable: str, group: str, variants: l
         if key[0] == "values" and entry.get("variant") in variants:
             table[key[1:]] = entry["variant"]
     return list(table.items())
+
+
+def results_mismatch(path: str, entries: list, groups: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """What a tuning-results file ``path`` (its ``entries``) holds that a module with ``groups``
+    (``(executable, group)`` pairs) has no group for, as ``(severity, message)``: ``"warning"``
+    when no entry matches a group (a file of another module or build: nothing is pinned, the
+    module stays on its defaults), ``"remark"`` when some entries match no group; None when every
+    entry matches one. The one wording of ``--tuning-results`` (pin-variants) and of the
+    runtime's ``strategy="fixed"``."""
+    have = set(groups)
+    named = [(e.get("executable"), e.get("group")) for e in entries if isinstance(e, dict)]
+    unmatched = sorted({f"@{x}::@{g}" for x, g in named if (x, g) not in have})
+    if not unmatched:
+        return None
+
+    def listed(names: list[str]) -> str:
+        return (", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")) if names else "none"
+
+    if not any(n in have for n in named):
+        mine = listed([f"@{x}::@{g}" for x, g in groups])
+        return (
+            "warning",
+            f"tuning results '{path}' match no group of this module, so nothing is pinned: the file holds results for "
+            f"{listed(unmatched)}; the module's groups are {mine} (results of another module or build?)",
+        )
+    return ("remark", f"tuning results '{path}' also hold results for {listed(unmatched)}, which this module has no group for")

@@ -24,8 +24,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from autotune_export.contract import RESULTS_FORMAT, choose_result, per_workload_choices, workload_values_problem
-from autotune_export.support.diagnostics import DiagnosticError, Location
+from autotune_export.contract import (
+    RESULTS_FORMAT,
+    choose_result,
+    per_workload_choices,
+    results_mismatch,
+    workload_values_problem,
+)
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location
 from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import executable_sources, groups_of, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
@@ -106,10 +112,12 @@ class PinVariants(ModulePass):
         if not self.tuning_results:
             return
         results = load_results(self.tuning_results)
+        groups = []
         for source in executable_sources(module):
             exe = sym_name(source)
             for op in groups_of(source):
                 group = AutotuneGroup.from_op(op, ctx.source.name)
+                groups.append((exe, group.name))
                 named = [r for r in results if r.get("executable") == exe and r.get("group") == group.name]
                 if not named:
                     continue
@@ -122,3 +130,6 @@ class PinVariants(ModulePass):
                 if table and group.variants is not None:
                     group.choices = table
                 group.replace(op)
+        mismatch = results_mismatch(self.tuning_results, results, groups)
+        if mismatch is not None:
+            ctx.emit_remark(Diagnostic(mismatch[0], mismatch[1], Location(self.tuning_results, 1, 1)))

@@ -50,6 +50,7 @@ import hashlib
 import math
 import os
 import pathlib
+import warnings
 import weakref
 from typing import Callable, Sequence
 
@@ -59,6 +60,7 @@ from autotune_export.contract import (
     GroupReflection,
     choose_result,
     per_workload_choices,
+    results_mismatch,
     workload_values_problem,
 )
 from autotune_export.runtime.checking import CHECK_TOLERANCES, disagreement, results_agree  # noqa: F401  (re-exported)
@@ -335,7 +337,10 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         workload its last entry, then the variant most workloads chose, ties to the lower
         variant index), and fill the per-workload table from its entries with
         ``workload_values`` (:func:`autotune_export.contract.per_workload_choices`; all of them,
-        also beyond the module's slots, see :meth:`__call__`). Returns group -> variant."""
+        also beyond the module's slots, see :meth:`__call__`). Returns group -> variant. A file
+        none of whose entries matches a group of this module (another module's) is said so: a
+        ``RuntimeWarning`` and a note (:attr:`notes`) per group, naming the file and what it holds
+        (:func:`autotune_export.contract.results_mismatch`)."""
         entries = TuningCache(results).entries()
         for i, entry in enumerate(entries):
             problem = workload_values_problem(entry)
@@ -354,6 +359,11 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
                 picked[info.key] = chosen["variant"]
             for values, variant in per_workload_choices(entries, info.executable, info.group, info.variants):
                 self._set_slot(info, list(values), info.variants.index(variant))
+        mismatch = results_mismatch(os.fspath(results), entries, [(g.executable, g.group) for g in self.groups.values()])
+        if mismatch is not None and mismatch[0] == "warning":  # nothing matched: said, never silent
+            for info in self.groups.values():
+                self.notes[info.key] = f"stays on its default: {mismatch[1]}"
+            warnings.warn(mismatch[1], RuntimeWarning, stacklevel=2)
         return picked
 
     def _invoker(self, function: str):

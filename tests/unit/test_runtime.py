@@ -186,6 +186,19 @@ def test_fixed_from_results_file_and_defaults(vmfb, tmp_path):
     assert (plain.chosen["cpu_ex::scale"], plain.sources["cpu_ex::scale"]) == ("slow", "default")
 
 
+def test_fixed_with_another_module_s_results_says_so(vmfb, tmp_path):
+    """Tester finding 12: strategy="fixed" with a results file none of whose entries names a
+    group of this module left it on its defaults without a word."""
+    results = tmp_path / "other.json"
+    results.write_text(json.dumps({"format": RESULTS_FORMAT, "results": [
+        {"executable": "main_dispatch_0", "group": "mm", "variant": "mm.candidate1"}]}))
+    with pytest.warns(RuntimeWarning, match="match no group of this module, so nothing is pinned: the file holds "
+                                            r"results for @main_dispatch_0::@mm; the module's groups are @cpu_ex::@scale"):
+        m = _load(vmfb, tmp_path, strategy="fixed", results=results)
+    assert (m.chosen["cpu_ex::scale"], m.sources["cpu_ex::scale"]) == ("slow", "default")
+    assert m.notes["cpu_ex::scale"].startswith(f"stays on its default: tuning results '{results}' match no group")
+
+
 @pytest.mark.parametrize("order", [["slow", "gone", "fast"], ["fast", "slow", "gone"]])
 def test_results_file_means_the_same_to_pin_variants_and_fixed(vmfb, tmp_path, order):
     """One file with several entries for the group (and one naming a variant the module does

@@ -6,7 +6,18 @@
 // RUN: not autotune-export %s --tuning-results %t.bad.json -p pin-variants 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: echo '{"results": []}' > %t.notours.json
 // RUN: not autotune-export %s --tuning-results %t.notours.json -p pin-variants 2>&1 | FileCheck %s --check-prefix=FORMAT
+// A results file of another module (no group matches) is said so, not applied silently (tester
+// finding 03); one that also holds other groups' results gets a remark naming them.
+// RUN: echo '{"format": "autotune-export.tuning-results/1", "results": [{"executable": "other_ex", "group": "mm", "variant": "mm_1"}]}' > %t.other.json
+// RUN: autotune-export %s --tuning-results %t.other.json -p pin-variants -o %t.other.mlir 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: FileCheck %s --check-prefix=UNPINNED < %t.other.mlir
+// RUN: echo '{"format": "autotune-export.tuning-results/1", "results": [{"executable": "ex", "group": "k", "variant": "k_b"}, {"executable": "other_ex", "group": "mm", "variant": "mm_1"}]}' > %t.mixed.json
+// RUN: autotune-export %s --tuning-results %t.mixed.json -p pin-variants -o %t.mixed.mlir 2>&1 | FileCheck %s --check-prefix=MIXED
 
+// OTHER: other.json:1:1: warning: tuning results '{{.*}}other.json' match no group of this module, so nothing is pinned: the file holds results for @other_ex::@mm; the module's groups are @ex::@k (results of another module or build?)
+// UNPINNED: variants([@k_a, @k_b])
+// UNPINNED-NOT: default(
+// MIXED: mixed.json:1:1: remark: tuning results '{{.*}}mixed.json' also hold results for @other_ex::@mm, which this module has no group for
 // CHECK: hal.executable.autotuning.export @k
 // CHECK-NEXT: variants([@k_a, @k_b])
 // CHECK-NEXT: default(@k_b)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import Sequence
 
@@ -40,6 +41,33 @@ from autotune_export.support import progress
 from autotune_export.tools.report import RecordedTiming
 
 __all__ = ["main", "format_table"]
+
+
+def _driver_hint(path: str, device: str) -> str:
+    """Why module ``path`` may not load on IREE driver ``device``, from the executable formats
+    the .vmfb holds (its zip members, ``<executable>_<format>.<ext>``): a CUDA module needs
+    ``--device cuda``, an llvm-cpu one (``embedded_elf_*``, ``system_*``) ``local-task`` or
+    ``local-sync``."""
+    from autotune_export.tools.inspect_objects import vmfb_members
+
+    try:
+        with open(path, "rb") as f:
+            names = [name for name, _ in vmfb_members(f.read())]
+    except OSError:
+        names = []
+    cuda = any("cuda" in n or "nvptx" in n for n in names)
+    cpu = [m.group(1) for n in names for m in [re.search(r"((?:embedded_elf|system_elf|system_dll)_\w+?)\.\w+$", n)] if m]
+    if cuda and not cpu:
+        return "no CUDA device here?" if device.startswith("cuda") else "a module built for CUDA needs --device cuda"
+    if cpu and not cuda:
+        return (
+            f"a module built for llvm-cpu ({cpu[0]}) runs on --device local-task or local-sync"
+            if device not in ("local-task", "local-sync")
+            else "the host's CPU cannot run it?"
+        )
+    if device.startswith("cuda"):
+        return "no CUDA device here?"
+    return "drivers: cuda for a CUDA module, local-task or local-sync for an llvm-cpu one"
 
 
 def _positive(flag: str, unit: str):
@@ -327,11 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except RuntimeError as err:
         first = str(err).splitlines()[0].removesuffix(" Exception for last tried follows.")
-        hint = (
-            "no CUDA device here?"
-            if args.device.startswith("cuda")
-            else "a module built for CUDA needs --device cuda; build with --backend llvm-cpu to run on the CPU"
-        )
+        hint = _driver_hint(args.module, args.device)
         print(f"{args.module}: error: cannot load the module on IREE driver '{args.device}' ({hint}): {first}", file=sys.stderr)
         return 1
     level = progress.level_of(args)

@@ -292,6 +292,16 @@ def given_tune(monkeypatch):
     monkeypatch.setattr(tune, "AutotunedModule", lambda *a, **k: original(*a, benchmarker=GivenTimings(TIMES), **k))
 
 
+@pytest.mark.parametrize("device", ["nosuch", "cuda"])
+def test_tune_on_the_wrong_driver_names_the_module_s_real_target(vmfb, capsys, device):
+    """Tester finding 12: an llvm-cpu module on a driver that cannot load it was told "a module
+    built for CUDA needs --device cuda"."""
+    assert cli.main(["tune", str(vmfb), "--device", device, "--no-cache"]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot load the module on IREE driver '{device}' (a module built for llvm-cpu (embedded_elf_" in err
+    assert "runs on --device local-task or local-sync)" in err and "CUDA needs" not in err
+
+
 def test_tune_command(vmfb, tmp_path, capsys, given_tune):
     results = tmp_path / "r.json"
     assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--warmup", "2", "--rep", "10"]) == 0

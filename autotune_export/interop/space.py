@@ -60,7 +60,8 @@ def product(*, where: str | Callable[[dict], bool] | None = None, **axes: Any) -
     comparisons, ``and``/``or``/``not``, integer ``+ - * // %``, ``cdiv``/``min``/``max``) or
     a function of a dict of one config's values returning a bool.
 
-    Raises :class:`SpaceError` (a ValueError) for no names, an empty value list, a value
+    Raises :class:`SpaceError` (a ValueError) for no names, an empty value list, a value listed
+    twice for one name (naming it and both positions: the configs would repeat), a value
     Triton cannot take (``num_warps`` not a positive power of two, an option not a positive
     int), a constraint that does not parse or names what the space does not have (the message
     points at the column), and a space the constraint leaves empty."""
@@ -72,6 +73,11 @@ def product(*, where: str | Callable[[dict], bool] | None = None, **axes: Any) -
     for name, value in axes.items():
         values, fixed = _values(name, value)
         values = tuple(TritonDtype.of(v) or v for v in values)
+        for i, v in enumerate(values):  # as configs(product(K in [...])) refuses it: a duplicate config
+            if any(type(w) is type(v) and w == v for w in values[:i]):
+                raise SpaceError(
+                    f"'{name}' lists the value {v!r} twice (positions {values.index(v)} and {i}): its configs would repeat"
+                )
         for v in values:
             if name in OPTION_NAMES and name != "maxnreg" and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise SpaceError(f"'{name}' must be a positive integer, got {v!r}")

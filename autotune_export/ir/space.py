@@ -19,7 +19,8 @@ integer arithmetic (:mod:`autotune_export.ir.grid`: ``+ - * // %``, unary minus,
 ``grid(...)``). Its names are the space's names and the Triton options with Triton's defaults
 (``num_warps`` 4, ``num_stages`` 3, ``num_ctas`` 1) when the space does not set them; a name
 bound to a value that is not an integer (a dtype, a string) cannot be used in a constraint.
-``true``/``false`` values count as 1/0, as Python's bools do.
+``true``/``false`` values count as 1/0, as Python's bools do, and so do the literals ``true``/``false``
+in a constraint (``FLAG == true``).
 
 Errors are :class:`SpaceError` with the 1-based column in the constraint's text when known.
 """
@@ -198,6 +199,11 @@ def holds(c: Constraint, env: Mapping[str, int]) -> bool:
     return holds(c.lhs, env) or holds(c.rhs, env)
 
 
+#: The literals ``true``/``false`` in a constraint (``FLAG == true``): 1/0, as a ``true``/``false``
+#: value counts (docs/syntax.md); a space's own name of that spelling would take precedence.
+CONSTANTS: dict[str, int] = {"true": 1, "false": 0}
+
+
 def defaults() -> dict[str, int]:
     """The Triton options a constraint may use without the space setting them (Triton's
     defaults, :data:`autotune_export.ir.group.OPTION_DEFAULTS`)."""
@@ -276,7 +282,7 @@ class ConfigSpace:
                         "constraints compute on integers",
                         nm.column,
                     )
-            elif nm.name not in defaults():
+            elif nm.name not in defaults() and nm.name not in CONSTANTS:
                 from autotune_export.support.diagnostics import did_you_mean
 
                 names = sorted({*known, *defaults()})
@@ -299,7 +305,7 @@ class ConfigSpace:
         out = []
         for values in itertools.product(*(a.values for a in self.axes)):
             if c is not None:
-                env = {**defaults(), **{k: int(v) for k, v in zip(names, values) if isinstance(v, int)}}
+                env = {**CONSTANTS, **defaults(), **{k: int(v) for k, v in zip(names, values) if isinstance(v, int)}}
                 if not holds(c, env):
                     continue
             out.append(list(zip(names, values)))

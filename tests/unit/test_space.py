@@ -127,6 +127,25 @@ def test_python_product_callable_where_and_errors():
         product()
 
 
+def test_python_product_refuses_a_value_listed_twice():
+    """Tester finding 12: product(BLOCK=[64, 64]) made two identical configs (the .mlir form
+    refuses 'BLOCK in [64, 64]'); True and 1 are different values, as in the .mlir form."""
+    with pytest.raises(SpaceError, match=r"'BLOCK' lists the value 64 twice \(positions 0 and 2\): its configs would repeat"):
+        product(BLOCK=[64, 128, 64], num_warps=[4])
+    assert len(product(BLOCK=[64], FLAG=[True, 1])) == 2
+
+
+def test_constraint_takes_true_and_false_as_1_and_0():
+    """Tester finding 12: 'FLAG == true' was 'unknown name true', though docs/syntax.md says
+    true/false count as 1/0."""
+    g = _group(_OP.format(configs="product(BLOCK_M in [64, 128], BLOCK_N = 32, FLAG in [true, false]) "
+                                  "where FLAG == true and BLOCK_M > false"))
+    assert [dict(c) for c in g.configs] == [{"BLOCK_M": 64, "BLOCK_N": 32, "FLAG": True},
+                                            {"BLOCK_M": 128, "BLOCK_N": 32, "FLAG": True}]
+    assert g.space_where == "FLAG == true and BLOCK_M > false"
+    assert [c.kwargs for c in product(BLOCK=[64], FLAG=[True, False], where="not FLAG == false")] == [{"BLOCK": 64, "FLAG": True}]
+
+
 # --------------------------------------------------------------------------------------------
 # Pruning at build time (materialize-triton-variants), on given metadata: nothing compiles.
 

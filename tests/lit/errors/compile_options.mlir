@@ -6,7 +6,7 @@
 // RUN: not autotune-export %s -j 0 -o %t.out 2>&1 | FileCheck %s --check-prefix=JOBS
 // JOBS: autotune-export: error: argument -j/--jobs: 0: at least 1 process compiles (leave it out for one per core
 // RUN: not autotune-export %s -p 'materialize-triton-variants{jobs=0}' -o %t.out 2>&1 | FileCheck %s --check-prefix=PASSJOBS
-// PASSJOBS: error: materialize-triton-variants: jobs = 0: at least 1 process compiles
+// PASSJOBS: error: option 'jobs' of pass 'materialize-triton-variants': jobs = 0: at least 1 process compiles
 // PASSJOBS-NOT: internal error
 //
 // RUN: not autotune-export %s --target sm_90 --ptx-version 7.0 -o %t.out 2>&1 | FileCheck %s --check-prefix=PTX90

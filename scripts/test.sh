@@ -7,8 +7,9 @@
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
 # Its lit tests and its pytest tests run at the same time (lit's output is printed when both are
 # done), pytest in PYTEST_WORKERS pytest-xdist processes (default: auto, one per core; 0: one
-# process), each test file's tests in one process (--dist loadfile: a module's fixtures, such as
-# a CPU .vmfb, are built once). The fast suite's tuning tests decide on given timings
+# process), each test file's tests in one process (--dist loadfile), the files that build a CPU
+# .vmfb first; each such .vmfb is built once per session for all workers (conftest.cpu_vmfb). The
+# fast suite's tuning tests decide on given timings
 # (runtime.GivenTimings), never the wall clock; tests that time real runs are integration tests.
 # The integration suite runs lit, then pytest in one process (its tests share a session cache
 # folder in order). No test writes into the user's cache folder (tests/unit/conftest.py,
@@ -16,11 +17,14 @@
 # The fast suite's lit tests run `autotune-export` and FileCheck through a fork server that imports
 # them once (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands); the
 # integration suite runs the installed commands.
-# Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of wall
-# time idle, before the fork server; 158-179 CPU-seconds after it (lit's part: 129 -> 30-39),
-# measured at load average 8-25 (others' work; 265-396 s of wall time there); 170 CPU-seconds and
-# 155 s of wall time at load average 1.4-4: not under a minute. Both suites (this script with no
-# argument), in a clean .ci/run with nothing else running: 9 min 11 s (Triton 3.9), 7 min (3.6).
+# Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of
+# wall time idle, before the fork server; 146 CPU-seconds, 78 s idle, before the shared CPU
+# builds, the lighter lit client and the kept bytecode caches; after them 85 CPU-seconds and 49 s
+# of wall time at load average 2-3.5 (under a minute); 5 runs in a row beside a loop of the quick
+# start's matmul build (fresh cache folder each time) all passed: 112, 101, 90, 85, 80 CPU-seconds
+# and 545, 301, 135, 106, 62 s of wall time as others' work went from load average 25 to 6.
+# Both suites (this script with no argument), in a clean .ci/run with nothing else running, before
+# those: 9 min 11 s (Triton 3.9; integration pytest, one process: 5 min 28 s), 7 min (3.6).
 set -e
 # Python's bytecode caches are written (__pycache__, git-ignored), whatever the environment says:
 # with PYTHONDONTWRITEBYTECODE set, every pytest worker rewrote the assertions of all ~70 test

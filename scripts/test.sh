@@ -19,10 +19,11 @@
 # integration suite runs the installed commands.
 # Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of
 # wall time idle, before the fork server; 146 CPU-seconds, 78 s idle, before the shared CPU
-# builds, the lighter lit client and the kept bytecode caches; after them 85 CPU-seconds and 49 s
-# of wall time at load average 2-3.5 (under a minute); 5 runs in a row beside a loop of the quick
-# start's matmul build (fresh cache folder each time) all passed: 112, 101, 90, 85, 80 CPU-seconds
-# and 545, 301, 135, 106, 62 s of wall time as others' work went from load average 25 to 6.
+# builds, the lighter lit client and the kept bytecode caches; after them 85-89 CPU-seconds and
+# 49-54 s of wall time at load average 2-4 (under a minute; 849-892 tests); 5 runs in a row beside
+# a loop of the quick start's matmul build (fresh cache folder each time) all passed: 112, 101,
+# 90, 85, 80 CPU-seconds and 545, 301, 135, 106, 62 s of wall time as others' work went from load
+# average 25 to 6.
 # Both suites (this script with no argument), in a clean .ci/run with nothing else running, before
 # those: 9 min 11 s (Triton 3.9; integration pytest, one process: 5 min 28 s), 7 min (3.6).
 set -e

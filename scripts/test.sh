@@ -11,8 +11,8 @@
 # .vmfb first; each such .vmfb is built once per session for all workers (conftest.cpu_vmfb). The
 # fast suite's tuning tests decide on given timings
 # (runtime.GivenTimings), never the wall clock; tests that time real runs are integration tests.
-# The integration suite runs lit, then pytest in one process (its tests share a session cache
-# folder in order). No test writes into the user's cache folder (tests/unit/conftest.py,
+# The integration suite runs lit, then pytest in PYTEST_WORKERS processes as the fast suite does
+# (--dist loadfile; each worker's tests share one session cache folder, in order). No test writes into the user's cache folder (tests/unit/conftest.py,
 # tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
 # The fast suite's lit tests run `autotune-export` and FileCheck through a fork server that imports
 # them once (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands); the
@@ -66,7 +66,11 @@ fast() {
 integration() {
     echo "== integration suite =="
     "$bin/lit" -v --param suite=integration tests/lit
-    AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration
+    if [ "$workers" = 0 ]; then
+        AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration
+    else
+        AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration -n "$workers" --dist loadfile
+    fi
 }
 
 case "${1:-all}" in

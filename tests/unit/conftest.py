@@ -15,6 +15,9 @@ test that made it fails (a subprocess inherits the temporary folder through the 
 
 import hashlib
 import os
+import tempfile
+import shutil
+import atexit
 import pathlib
 import sys
 
@@ -61,6 +64,17 @@ def _audit(event: str, args: tuple) -> None:
 
 
 sys.addaudithook(_audit)
+
+# Hypothesis keeps caches (constants, unicode data) in ./.hypothesis, in the checkout, even with
+# database=None: point it at a temporary folder of this process, removed at exit.
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="autotune-export-hypothesis-")
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, True)
+try:
+    import hypothesis.configuration
+
+    hypothesis.configuration.set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+except ImportError:  # pragma: no cover - hypothesis is a test extra
+    pass
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -25,6 +25,8 @@ import contextlib
 import io
 import os
 import re
+import atexit
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 
@@ -921,6 +923,7 @@ _CI = settings(
 )
 
 _WORKDIR = tempfile.mkdtemp(prefix="autotune-export-fuzz-")
+atexit.register(shutil.rmtree, _WORKDIR, True)  # the cases' own folder, gone with the process
 
 
 @contextlib.contextmanager

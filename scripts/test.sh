@@ -24,8 +24,9 @@
 # a loop of the quick start's matmul build (fresh cache folder each time) all passed: 112, 101,
 # 90, 85, 80 CPU-seconds and 545, 301, 135, 106, 62 s of wall time as others' work went from load
 # average 25 to 6.
-# Both suites (this script with no argument), in a clean .ci/run with nothing else running, before
-# those: 9 min 11 s (Triton 3.9; integration pytest, one process: 5 min 28 s), 7 min (3.6).
+# Both suites (this script with no argument), in a clean .ci/run with nothing else running: 6 min
+# 15 s at 8d7eda9 (Triton 3.9; integration pytest in two workers: 3 min 15 s), 4 min 42 s (3.6);
+# before these cuts 9 min 11 s (integration pytest in one process: 5 min 28 s) and 7 min.
 set -e
 # Python's bytecode caches are written (__pycache__, git-ignored), whatever the environment says:
 # with PYTHONDONTWRITEBYTECODE set, every pytest worker rewrote the assertions of all ~70 test

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from autotune_export.contract import GroupReflection
+from autotune_export.cuda.workers import check_jobs
 from autotune_export.ir.walk import walk
 from autotune_export.passes.pin_variants import chosen_result
 from autotune_export.program.candidates import decomposes_to_1d, neighbours
@@ -141,6 +142,10 @@ def build_program(
         )
     if max_candidates < 1:
         raise DiagnosticError.at(None, f"program: --max-candidates must be at least 1 (IREE's default), not {max_candidates}")
+    try:
+        check_jobs(jobs)  # the one rule for a number of compiling processes (cuda/workers.py)
+    except ValueError as err:
+        raise DiagnosticError.at(None, f"program: {err}") from None
     remarks: list[Diagnostic] = []
 
     def note(message: str, severity: str = "remark") -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from autotune_export.cuda.workers import jobs_argument
 from autotune_export.passes.pin_variants import load_results
 from autotune_export.program.build import BACKENDS, build_program, write_back
 from autotune_export.support import progress
@@ -60,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="cuda: at most N configs of each Triton kernel per dispatch (default: --max-candidates)",
     )
-    p.add_argument("--jobs", type=int, default=4, metavar="N", help="cuda: compile N candidates at a time (default 4)")
+    p.add_argument("--jobs", type=jobs_argument, default=4, metavar="N", help="cuda: compile N candidates at a time (default 4)")
     p.add_argument(
         "--max-candidates",
         type=int,

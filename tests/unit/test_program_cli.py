@@ -168,3 +168,13 @@ def test_an_iree_error_in_the_input_is_located_there(tmp_path, capsys):
     assert rc == 1
     assert f"{src}:3:10: error: iree-compile failed: 'arith.addi' op operand #0 must be signless" in err, err
     assert not out.exists()
+
+
+def test_jobs_follow_the_one_rule_for_compiling_processes():
+    """`program --jobs` and build_program(jobs=) use cuda/workers.check_jobs, as -j does: 0 was
+    silently one process."""
+    from autotune_export.program.build import build_program
+    from autotune_export.support.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match="at least 1 process compiles"):
+        build_program("func.func @f() { return }", backend="llvm-cpu", jobs=0)

@@ -405,7 +405,10 @@ def _import_module(path: pathlib.Path, import_arch: int):
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.parent))
         try:
-            spec.loader.exec_module(module)
+            # From the source, not through the loader: SourceFileLoader would write __pycache__ next
+            # to the user's file and trust a .pyc whose mtime (whole seconds) and size match, so an
+            # edit of equal size within a second (tl.float16 -> tl.float32) ran the old code.
+            exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
         except (Exception, SystemExit) as e:
             sys.modules.pop(module_name, None)
             raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {first_line(e)}" + _env_hint(reads)) from e

@@ -6,10 +6,12 @@ module-scoped fixtures and a module-scoped cache directory.
 import concurrent.futures
 import json
 import multiprocessing
+import os
 import pathlib
 import re
 import sys
 import textwrap
+import time
 
 import pytest
 import triton
@@ -608,6 +610,11 @@ def test_a_changed_global_or_module_attribute_is_compiled_again(tmp_path):
     cached, f32 = run()
     assert not cached and "cvt.rn.f16.f32" not in f32 and "0f40400000" in f32  # 3.0
     (tmp_path / "atx_stale_cfg.py").write_text("FACTOR = 5\n")
+    # cfg is imported by Python's own import system, which trusts a .pyc of equal size and mtime
+    # (whole seconds): as in Triton, a stale .pyc is Python's, so the edit gets a later mtime here.
+    later = time.time() + 5
+    os.utime(tmp_path / "atx_stale_cfg.py", (later, later))
+    assert not list(tmp_path.glob("__pycache__/stale.*.pyc"))  # the kernel file runs from its source
     for entry in (cache / "variants").rglob("*.json"):
         entry.unlink()  # only Triton's cache is left to serve the old code
     cached, five = run()

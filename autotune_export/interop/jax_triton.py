@@ -48,7 +48,6 @@ Calling conventions bridged (notes/jax-triton-facts.md, notes/iree-hal-facts.md)
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Sequence
 
@@ -67,6 +66,7 @@ from autotune_export.interop.jax_triton_stablehlo import (  # noqa: F401  (the h
     convert_stablehlo,
 )
 from autotune_export.interop.jax_triton_types import JaxTritonError, KernelNotImportableError
+from autotune_export.support.arguments import ArgumentParser
 
 __all__ = [
     "JaxTritonError",
@@ -81,7 +81,7 @@ __all__ = [
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m autotune_export.interop.jax_triton convert IN.mlir [-o OUT] [--target sm_80] ...``"""
 
-    ap = argparse.ArgumentParser(prog="python -m autotune_export.interop.jax_triton", description="jax-triton bridge")
+    ap = ArgumentParser(prog="python -m autotune_export.interop.jax_triton", description="jax-triton bridge")
     sub = ap.add_subparsers(dest="command", required=True)
     conv = sub.add_parser("convert", help="jax.export StableHLO with jax-triton calls -> IREE input")
     conv.add_argument("input", help="StableHLO text or MLIR bytecode ('-' for stdin)")

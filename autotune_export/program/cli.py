@@ -24,12 +24,13 @@ from autotune_export.program.build import BACKENDS, build_program, write_back
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.cli_io import check_output, check_stdout, read_source, stdout_for_output, write_output
+from autotune_export.support.arguments import ArgumentParser
 
 __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="autotune-export program",
         description="build a whole program with each of IREE's tunable dispatches as a run-time variant group",
     )

@@ -71,6 +71,7 @@ from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.check_compare import CheckReport, compare
 from autotune_export.tools.check_plan import Buffer, Launch, Variant, launches_of_group
 from autotune_export.tools.check_run import INTERPRET_ENV, check_reference, interpret, run_launch, worker
+from autotune_export.support.arguments import ArgumentParser
 
 __all__ = [
     "main",
@@ -115,7 +116,7 @@ def check_source(source, args) -> CheckReport:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="autotune-export check",
         description="Run every variant of every triton(...) group in Triton's interpreter (no GPU) with the arguments "
         "each dispatch binds, and compare them with the default variant (and a reference).",

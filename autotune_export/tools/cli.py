@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import sys
 import time
 from typing import Callable, Sequence
@@ -30,6 +29,7 @@ from autotune_export import __version__
 from autotune_export.cuda.ptx import parse_ptx_version
 from autotune_export.cuda.workers import jobs_argument
 from autotune_export.support import files, progress
+from autotune_export.support.arguments import ArgumentParser
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, did_you_mean, location_of
 from autotune_export.frontend.reader import SourceFile, parse_source, print_module
 from autotune_export.ir.group import AutotuneGroup
@@ -71,27 +71,8 @@ NOT_SUBCOMMANDS = {
 }
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse, with its usage errors as the command's other errors: one line
-    (``autotune-export: error: ...``, argparse's words), exit status 1 (2 is an internal error here), and a "did you mean" for a misspelt option
-    or choice."""
-
-    def error(self, message: str):
-        hint = ""
-        if message.startswith("unrecognized arguments:"):
-            unknown = next((w for w in message.split(":", 1)[1].split() if w.startswith("-")), None)
-            if unknown is not None:
-                options = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-                hint = did_you_mean(unknown.split("=", 1)[0], options)
-        else:
-            m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
-            if m:
-                hint = did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
-        self.exit(1, f"{self.prog}: error: {message}{hint} ({self.prog} --help lists the options)\n")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _ArgumentParser(
+    p = ArgumentParser(
         prog="autotune-export",
         description="Compile parameterized Triton kernels into autotuned IREE executables.",
         epilog="subcommands (autotune-export NAME --help for theirs):\n"

@@ -60,6 +60,7 @@ from autotune_export.tools.inspect_model import (  # noqa: F401 (re-exported)
 )
 from autotune_export.tools.inspect_objects import CudaExecutable, CudaExport, read_cuda_executable, resource_usage  # noqa: F401
 from autotune_export.tools.inspect_vmfb import inspect_vmfb
+from autotune_export.support.arguments import ArgumentParser
 
 __all__ = [
     "FORMAT",
@@ -119,7 +120,7 @@ def inspect_path(path: str, **options) -> Inspection:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="autotune-export inspect",
         description="Show the autotuning groups of a .mlir or .vmfb: variants, layout, workgroup size, shared "
         "memory, registers and spills, default and specialized variants.",

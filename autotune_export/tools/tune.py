@@ -39,6 +39,7 @@ from typing import Sequence
 from autotune_export.runtime.tuner import AutotunedModule, TuningCache, positive_amount
 from autotune_export.support import progress
 from autotune_export.tools.report import RecordedTiming
+from autotune_export.support.arguments import ArgumentParser
 
 __all__ = ["main", "format_table"]
 
@@ -84,7 +85,7 @@ def _positive(flag: str, unit: str):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="autotune-export tune", description="Tune the groups of an autotune-export module.")
+    p = ArgumentParser(prog="autotune-export tune", description="Tune the groups of an autotune-export module.")
     p.add_argument("module", help="a .vmfb built by autotune-export")
     p.add_argument("--device", default="cuda", help="IREE driver: cuda, local-task, local-sync (default: cuda)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

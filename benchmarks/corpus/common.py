@@ -292,19 +292,22 @@ def ttir_access(ttir_text: str) -> tuple[set[int], set[int], bool]:
     ``autotune_export.cuda.ttir``'s analysis; the reads follow the same "may point to" origins
     to the pointer operand of every load (``READ_OPS``). Both err towards "yes". ``atomics``:
     whether the kernel has atomic ops (sums in a run-dependent order). Needs Triton
-    and autotune_export/cuda/ttir.py (which imports nothing else of the project)."""
+    and autotune_export/cuda/ttir.py with ttir_ops.py and ttir_origins.py (which import nothing else of the
+    project)."""
     from triton._C.libtriton import ir
 
     from autotune_export.cuda import ttir as T
+    from autotune_export.cuda import ttir_ops as T_ops
+    from autotune_export.cuda import ttir_origins as T_origins
 
     wp = T.analyze(ttir_text)
     context = ir.context()
     ir.load_dialects(context)
-    module = T._parse(ttir_text, context)
+    module = T_ops.parse_module(ttir_text, context)
     try:
-        ops, blocks = T._collect(module)
-        kernel = T._kernel_name(module, ops)
-        builder = T._Builder(module, ops, blocks)
+        ops, blocks = T_ops.collect(module)
+        kernel = T_ops.kernel_name(module, ops)
+        builder = T_origins.OriginBuilder(module, ops, blocks)
         graph = builder.build()
     finally:
         del module
@@ -313,11 +316,11 @@ def ttir_access(ttir_text: str) -> tuple[set[int], set[int], bool]:
     origins = graph.solve()
     reached: set = set()
     for op in ops:
-        if op.name in T.READ_OPS and op.operands:
+        if op.name in T_ops.READ_OPS and op.operands:
             reached |= origins.get(op.operands[0], set())
     of = wp.parameter_of_args()
     pointers = {i for i in wp.pointers}
-    read_args = pointers if T._TOP in reached else pointers & reached
+    read_args = pointers if T_origins.TOP in reached else pointers & reached
     atomics = any(op.name.startswith("tt.atomic") for op in ops)
     return set(wp.written_parameters), {of[i] for i in read_args}, atomics
 

@@ -319,7 +319,7 @@ def op_names_compared(sources=None) -> list[str]:
     side, whatever the other side is (``op.name == "flow.dispatch"``, or a local holding
     ``op.operation.name``), and a dict keyed by such names (a table of ops looked up by name,
     ``{"arith.addi": ...}``): such ops are told apart with ``ir.walk.isa`` / ``isinstance`` on
-    their classes instead. Triton's own IR (cuda/ttir.py reads ``tt.*`` ops with Triton's
+    their classes instead. Triton's own IR (cuda/ttir*.py read ``tt.*`` ops with Triton's
     bindings) is not IREE's, and the front end's older-syntax rewriter (frontend/) works on
     tokens of text by design."""
     sources = sources or _sources()
@@ -330,7 +330,7 @@ def op_names_compared(sources=None) -> list[str]:
         return any(_literal(i) is not None and _CLASSED.match(_literal(i)) for i in items)
 
     for rel, tree in sources.items():
-        if rel == "cuda/ttir.py" or rel.startswith("frontend/"):
+        if rel.startswith(("cuda/ttir", "frontend/")):
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare) and any(names_an_op(s) for s in [node.left, *node.comparators]):

@@ -1,19 +1,17 @@
-"""Benchmark entries that dispatch a group on fake buffers of their own.
+"""Benchmark and check entries that dispatch a group on fake buffers of their own, and the entry
+that compares two variants' results on the device.
 
-``@P.bench.K(%iters: index)`` runs variant ``K`` of a group ``iters * BENCH_UNROLL`` times. It does not call the host function: it clones, from the host, only the side-effect-free
-ops that compute the dispatch's workload, scalar operands and dynamic sizes
+``@P.bench.K(%iters: index)`` runs variant ``K`` of a group ``iters * BENCH_UNROLL`` times
+(:func:`bench_entry`; with ``check``, ``@P.check.K()`` runs it once and returns its whole
+results). It does not call the host function: it clones, from the host, only the
+side-effect-free ops that compute the dispatch's workload, scalar operands and dynamic sizes
 (:func:`autotune_export.ir.slicing.clone_slice`), with the host's arguments replaced by fake
-values of the tuning workload (``tensor.empty`` of the static type, cast to the host's type:
-only their sizes are read; scalars from ``tune_workload``). So tuning never stores into the
-user's globals, calls user functions or runs other kernels.
+values of the tuning workload (:func:`autotune_export.passes.fake_data.fake_host_arguments`).
+So tuning never stores into the user's globals, calls user functions or runs other kernels.
 
-The group's dispatch gets one fake buffer per tensor operand: seeded, position-dependent
-values (:func:`fake_fill`: a hash of the argument's seed and the element's indices, so a
-variant that reads an element from the wrong place sees another value and fails the
-cross-check), the seed of argument ``j`` fixed (:func:`argument_seed`), so every variant and
-every run sees identical inputs and no two arguments the same data. Arguments whose fake data
-is zeros instead (:func:`fake_zero_arguments`): ``reset_to_zero`` outputs, and operands the
-kernel updates atomically (a lock that holds ones is never released). Each seed or zero is
+The group's dispatch gets one fake buffer per tensor operand (seeded, position-dependent
+values, or zeros for the arguments that need them: :mod:`autotune_export.passes.fake_data`,
+the one home of the fake data). Each seed or zero is
 behind its own optimization barrier, so no two buffers are merged: they never alias. Operands
 the dispatch writes in place (tied to a result) get a fresh buffer before every run, as
 Triton's ``restore_value`` restores them, so the data never drifts (an in-place kernel
@@ -28,12 +26,16 @@ CUDA HAL each region is a submission the host issues when the previous one signa
 A dispatch whose workload is behind a barrier gets no barrier of its own from
 lower-autotuning-dispatch. A one-element slice of every result of the last iteration is
 returned, keeping the work alive without making the host wait inside the loop. A tensor without elements
-(:func:`has_no_elements`, an empty optional input) gets a plain ``tensor.empty`` (no fill, no
-barrier) and an empty result no slice: they hold no data (docs/limits.md, "Zero-element tensors").
+(:func:`~autotune_export.passes.fake_data.has_no_elements`, an empty optional input) gets a
+plain ``tensor.empty`` (no fill, no barrier) and an empty result no slice: they hold no data
+(docs/limits.md, "Zero-element tensors").
+
+:func:`compare_entry` counts, on the device, the elements in which two runs' results differ
+(the runtime's cross-check of the variants). The workload entries are
+:mod:`autotune_export.passes.workload_entries`.
 """
 
 from __future__ import annotations
-
 
 from iree.compiler import ir
 from iree.compiler.dialects import _linalg_enum_gen as linalg_enums
@@ -43,204 +45,24 @@ from iree.compiler.dialects import math as math_d
 
 from autotune_export.contract import BENCH_UNROLL
 from autotune_export.ir import functions as fn
-from autotune_export.ir.binding import DispatchOperands  # IREE's binding rule; re-exported
-from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
+from autotune_export.ir.binding import DispatchOperands
+from autotune_export.ir.markers import FIXED_CHOICE_ATTR
 from autotune_export.ir.slicing import SliceError, clone_slice
+from autotune_export.passes.fake_data import (
+    argument_seed,
+    bits_type,
+    empty_tensor,
+    fake_fill,
+    fake_host_arguments,
+    fake_zero_arguments,
+    fake_zeros,
+    has_no_elements,
+)
 
-__all__ = [
-    "DispatchOperands",
-    "bench_entry",
-    "workload_entry",
-    "workload_of_entry",
-    "fake_element_error",
-    "fake_fill",
-    "fake_zeros",
-    "fake_zero_arguments",
-    "mark_fake_zeros",
-    "argument_seed",
-    "FAKE_DATA_SEED",
-    "one_element",
-    "has_no_elements",
-]
-
-
-#: The seed of the fake data (:func:`fake_fill`); argument ``j`` of a dispatch hashes from
-#: ``FAKE_DATA_SEED + j``, so no two arguments get the same data.
-FAKE_DATA_SEED = 0x5EED1D5
-
-
-#: Per float format ``(exponent bias, mantissa bits)`` (IEEE formats: bias 2^(e-1) - 1; the
-#: FNUZ fp8 formats: 2^(e-1)): the fake values are built as bit patterns from these.
-_FLOAT_FORMATS = {
-    "f16": (15, 10),
-    "bf16": (127, 7),
-    "f32": (127, 23),
-    "f64": (1023, 52),
-    "f8E4M3FN": (7, 3),
-    "f8E5M2": (15, 2),
-    "f8E4M3FNUZ": (8, 3),
-    "f8E5M2FNUZ": (16, 2),
-    "f8E4M3B11FNUZ": (11, 3),
-}
-
-_MASK32 = 0xFFFFFFFF
-
-
-def _fmix32(h: int) -> int:
-    """MurmurHash3's 32-bit finalizer (Austin Appleby, public domain), on a Python int; the IR
-    of :func:`fake_fill` computes the same steps on ``i32``."""
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK32
-    return h ^ (h >> 16)
-
-
-def argument_seed(j: int) -> int:
-    """The 32-bit seed of argument ``j``'s fake data (as a signed i32 value)."""
-    h = _fmix32((FAKE_DATA_SEED + j) & _MASK32)
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-def fake_element_error(t) -> str | None:
-    """Why a fake buffer of tensor type ``t`` cannot be made (an element type that is neither
-    an integer nor a float format of :data:`_FLOAT_FORMATS`), or None."""
-    elem = t.element_type
-    if isinstance(elem, ir.IntegerType) or isinstance(elem, ir.FloatType) and str(elem) in _FLOAT_FORMATS:
-        return None
-    return f"no fake data of element type {elem}"
-
-
-def fake_fill(t, dims: list, seed) -> ir.Value:
-    """A tensor of type ``t`` (dynamic sizes ``dims``) of seeded, position-dependent fake
-    values, at the current insertion point: a ``linalg.generic`` over ``linalg.index`` (IREE
-    makes it a dispatch of its own, on every backend) that hashes ``seed`` (an ``i32`` value)
-    with the element's indices (per dimension ``h = (h ^ i) * 0x9E3779B1``, then MurmurHash3's
-    finalizer, all on ``i32``) and makes the element from the hash's top bits:
-
-    * integers: 0 or 1, as XLA's autotuner fills integer buffers ("less overflows especially
-      for int8"; ``xla/service/gpu/stream_executor_util.cc``, ``InitializeTypedBuffer``):
-      small, non-negative and in range as an index or a mask;
-    * floats: ``±(1 + f/8) * 2^(e-1)`` with 3 random mantissa bits ``f`` (2 for ``f8E5M2``),
-      ``e`` in {0, 1} and a random sign: magnitudes in [0.5, 2), made as the format's bit
-      pattern (exponent bias and mantissa width from :data:`_FLOAT_FORMATS`) and bit-cast, so
-      every format, fp8 included, needs only integer ops. Every value is exact in every format
-      of the table, and a product of two is a multiple of 2^-8 with at most 8 significant
-      bits, so an f32 accumulation of such products is exact whatever its order (below
-      2^16): variants that only reorder a reduction (tiles, split-K) agree bit for bit, while
-      one that reads an element from the wrong place (reversed, transposed, a wrong stride)
-      sees other values.
-
-    XLA's autotuner uses seeded random data for the same reason (a constant fill makes
-    variants that read the wrong elements agree). Raises ValueError for an element type
-    without fake data (:func:`fake_element_error`)."""
-    problem = fake_element_error(t)
-    if problem is not None:
-        raise ValueError(problem)
-    elem = t.element_type
-    width = elem.width
-    bits_t = elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(width)
-    i32 = ir.IntegerType.get_signless(32)
-    empty = _empty(t, dims, bits_t)
-    rank = t.rank
-    identity = ir.AffineMap.get_identity(rank) if rank else ir.AffineMap.get(0, 0, [])
-    # The iterator types through the enum's registered attribute builder: the linalg package's
-    # own array builder would import its op DSL (a third of every command's start).
-    parallel = ir.AttrBuilder.get("linalg.IteratorTypeEnum")(linalg_enums.IteratorType.parallel, ir.Context.current)
-    generic = linalg.GenericOp(
-        [empty.type], [], [empty], ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)]), ir.ArrayAttr.get([parallel] * rank)
-    )
-    block = generic.regions[0].blocks.append(bits_t)
-    with ir.InsertionPoint(block):
-        made: dict = {}
-
-        def c(value: int, ty=i32):
-            """An integer constant of type ``ty`` (the low bits of ``value``, made once)."""
-            w = ty.width
-            value &= (1 << w) - 1
-            key = (value, w)
-            if key not in made:
-                made[key] = fn.constant(ir.IntegerAttr.get(ty, value - (1 << w) if value >= 1 << (w - 1) else value))
-            return made[key]
-
-        h = seed
-        for d in range(rank):
-            i = arith.IndexCastOp(i32, linalg.IndexOp(d).result).result
-            h = arith.MulIOp(arith.XOrIOp(h, i).result, c(0x9E3779B1)).result
-        for shift, mul in ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None)):
-            h = arith.XOrIOp(h, arith.ShRUIOp(h, c(shift)).result).result
-            if mul is not None:
-                h = arith.MulIOp(h, c(mul)).result
-
-        def top(bits: int, below: int):
-            """Bits ``[32 - below - bits, 32 - below)`` of the hash, as ``bits_t``."""
-            v = arith.AndIOp(arith.ShRUIOp(h, c(32 - below - bits)).result, c((1 << bits) - 1)).result
-            if width < 32:
-                return arith.TruncIOp(bits_t, v).result
-            return arith.ExtUIOp(bits_t, v).result if width > 32 else v
-
-        if isinstance(elem, ir.IntegerType):
-            value = top(1, 0)
-        else:
-            bias, mantissa = _FLOAT_FORMATS[str(elem)]
-            used = min(3, mantissa)
-            sign = arith.ShLIOp(top(1, 0), c(width - 1, bits_t)).result
-            exponent = arith.ShLIOp(arith.AddIOp(top(1, 1), c(bias - 1, bits_t)).result, c(mantissa, bits_t)).result
-            fraction = arith.ShLIOp(top(used, 2), c(mantissa - used, bits_t)).result
-            value = arith.OrIOp(arith.OrIOp(sign, exponent).result, fraction).result
-        linalg.YieldOp([value])
-    out = generic.results[0]
-    if bits_t == elem:
-        return out
-    return flow.TensorBitCastOp(t, out, dims, dims).result
-
-
-def fake_zeros(t, dims: list, opaque_zero_of) -> ir.Value:
-    """A zero-filled tensor of type ``t`` (dynamic sizes ``dims``): a ``flow.tensor.splat`` of
-    ``opaque_zero_of(integer type)`` (a zero of the element's width behind a barrier, so no two
-    fills are merged), bit-cast for floats (every bit zero is +0.0)."""
-    elem = t.element_type
-    bits_t = elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(elem.width)
-    splat = flow.TensorSplatOp(ir.RankedTensorType.get(t.shape, bits_t), opaque_zero_of(bits_t), dims).result
-    return splat if bits_t == elem else flow.TensorBitCastOp(t, splat, dims, dims).result
-
-
-def fake_zero_arguments(dispatch) -> set[int]:
-    """Indices (in the dispatch's argument list) of the arguments whose fake data is zeros: a
-    zero fill the host makes for a ``reset_to_zero`` output (its defining op carries
-    :data:`~autotune_export.ir.markers.ZEROED_ATTR`), and those the dispatch lists in
-    :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (in-place ``reset_to_zero`` operands,
-    operands the kernel updates atomically: :func:`mark_fake_zeros`)."""
-    parts = DispatchOperands.of(dispatch)
-    out = set()
-    for j, a in enumerate(parts.arguments):
-        owner = a.owner
-        owner = owner.operation if isinstance(owner, ir.OpView) else owner
-        if isinstance(owner, ir.Operation) and ZEROED_ATTR in owner.attributes:
-            out.add(j)
-    if FAKE_ZEROS_ATTR in dispatch.attributes:
-        out |= {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
-    return {j for j in out if 0 <= j < len(parts.arguments)}
-
-
-def mark_fake_zeros(dispatch, arguments) -> None:
-    """Add ``arguments`` (indices in the dispatch's argument list) to the dispatch's
-    :data:`~autotune_export.ir.markers.FAKE_ZEROS_ATTR` (kept sorted, without repeats)."""
-    have = set()
-    if FAKE_ZEROS_ATTR in dispatch.attributes:
-        have = {int(v) for v in ir.DenseI64ArrayAttr(dispatch.attributes[FAKE_ZEROS_ATTR])}
-    merged = sorted(have | {int(j) for j in arguments})
-    if merged:
-        dispatch.attributes[FAKE_ZEROS_ATTR] = ir.DenseI64ArrayAttr.get(merged, context=dispatch.context)
-
-
-def has_no_elements(t) -> bool:
-    """Whether ``t`` is a ranked tensor type with a static size 0 (``tensor<0xf32>``,
-    ``tensor<?x0xf16>``): it holds no data, so it gets no fake fill, no barrier and no
-    one-element slice (IREE's verifier refuses ``tensor.extract_slice %r[0] [1] [1]`` of a
-    ``tensor<0xf32>``: "offset 0 is out-of-bounds", and a barrier over a zero-size fill folded to
-    a constant fails ``iree-stream-refine-usage``)."""
-    return isinstance(t, ir.RankedTensorType) and any(d == 0 for d in t.shape)
+# DispatchOperands (IREE's binding rule, autotune_export.ir.binding) and SliceError (raised by
+# bench_entry) are named here for autotune_export.program.regroup, which imports them with the
+# entries.
+__all__ = ["bench_entry", "one_element", "compare_entry", "compare_problem", "DispatchOperands", "SliceError"]
 
 
 def one_element(value):
@@ -304,7 +126,7 @@ def bench_entry(
         iters = args[0] if args else None
         c1 = fn.index_constant(1)
         needed = parts.workload + parts.scalars() + parts.argument_dims + parts.result_dims
-        mapping = clone_slice(needed, _fake_mapping(host, host_fakes), ir.InsertionPoint.current)
+        mapping = clone_slice(needed, fake_host_arguments(host, host_fakes), ir.InsertionPoint.current)
         dims = _dims_of(parts.arguments, [mapping[d] for d in parts.argument_dims])
 
         zero_args = fake_zero_arguments(dispatch)
@@ -315,7 +137,7 @@ def bench_entry(
             (:func:`argument_seed`, an ``i32``), or for an argument of
             :func:`fake_zero_arguments` a zero of its element's width."""
             if j in zero_args:
-                return fn.constant(ir.IntegerAttr.get(_bits_type(parts.arguments[j].type.element_type), 0))
+                return fn.constant(ir.IntegerAttr.get(bits_type(parts.arguments[j].type.element_type), 0))
             return fn.constant(ir.IntegerAttr.get(i32, argument_seed(j)))
 
         def make(j: int, opaque: ir.Value) -> ir.Value:
@@ -332,7 +154,7 @@ def bench_entry(
             elements (no data to fill or to keep apart; the kernel never reads it)."""
             t = parts.arguments[j].type
             if has_no_elements(t):
-                return _empty(t, dims[j])
+                return empty_tensor(t, dims[j])
             return make(j, fn.barrier([source(j)])[0])
 
         tensors = [j for j, a in enumerate(parts.arguments) if isinstance(a.type, ir.ShapedType)]
@@ -391,7 +213,7 @@ def bench_entry(
                 run_workload = [next(mine) for _ in workload]
                 args.update({j: make(j, next(mine)) for j in opaque})
                 args.update({j: v for j, v in filled.items() if j not in args})  # no elements
-                args.update({j: _empty(parts.arguments[j].type, dims[j]) for j in written if j not in args})
+                args.update({j: empty_tensor(parts.arguments[j].type, dims[j]) for j in written if j not in args})
                 yields.extend(run(args, run_workload))
             return yields
 
@@ -399,26 +221,6 @@ def bench_entry(
 
     fn.util_func(name, [] if check else [index], out_types, body, ip=point)
     return out_types
-
-
-def _empty(t, dims: list, element_type=None) -> ir.Value:
-    """``tensor.empty`` of ``t``'s shape (dynamic sizes ``dims``, in order) and element type
-    ``element_type`` (default ``t``'s): the fake value of a tensor without elements, and the
-    destination of a fake fill."""
-    sizes, k = [], 0
-    for d in t.shape:
-        if d == ir.ShapedType.get_dynamic_size():
-            sizes.append(dims[k])
-            k += 1
-        else:
-            sizes.append(d)
-    return tensor.EmptyOp(sizes, element_type or t.element_type).result
-
-
-def _bits_type(elem) -> ir.Type:
-    """The integer type a fake buffer of element type ``elem`` is made in: ``elem`` itself for
-    integers, the signless integer of its width for floats (bit-cast after)."""
-    return elem if isinstance(elem, ir.IntegerType) else ir.IntegerType.get_signless(elem.width)
 
 
 def _zeros(t) -> ir.Attribute:
@@ -432,74 +234,6 @@ def _one_element_type(t):
     if not isinstance(t, ir.RankedTensorType) or t.has_static_shape and all(d == 1 for d in t.shape):
         return t
     return ir.RankedTensorType.get([1] * t.rank, t.element_type)
-
-
-__all__ += ["SliceError"]
-
-
-def _fake_mapping(host, host_fakes: list) -> dict:
-    """Host entry-block argument -> its fake value (at the current insertion point):
-    ``tensor.empty`` of the static type (cast to the host's type) or the scalar constant."""
-    mapping = {}
-    for arg, (kind, fake) in zip(host.regions[0].blocks[0].arguments, host_fakes):
-        if kind == "scalar":
-            mapping[arg] = fn.constant(fake)
-        else:
-            value = tensor.EmptyOp(list(fake.shape), fake.element_type).result
-            mapping[arg] = tensor.CastOp(arg.type, value).result if fake != arg.type else value
-    return mapping
-
-
-def _as_i64(values: list) -> list:
-    from iree.compiler.dialects import arith
-
-    i64 = ir.IntegerType.get_signless(64)
-    return [arith.IndexCastOp(i64, v).result if isinstance(v.type, ir.IndexType) else v for v in values]
-
-
-def workload_entry(name: str, dispatch, host, host_fakes: list, point) -> int:
-    """``util.func public @name() -> (i64, ...)``: the workload values of ``dispatch`` (inside
-    ``host``) on the fake arguments ``host_fakes`` (as for :func:`bench_entry`), so the runtime
-    knows which bucket a tuning workload fills. Returns the number of values. Raises
-    SliceError as :func:`bench_entry` does."""
-    parts = DispatchOperands.of(dispatch)
-    i64 = ir.IntegerType.get_signless(64)
-
-    def body(_args):
-        mapping = clone_slice(parts.workload, _fake_mapping(host, host_fakes), ir.InsertionPoint.current)
-        return _as_i64([mapping[w] for w in parts.workload])
-
-    fn.util_func(name, [], [i64] * len(parts.workload), body, ip=point)
-    return len(parts.workload)
-
-
-def workload_of_entry(name: str, dispatch, host, point) -> bool:
-    """``util.func public @name(<host's arguments>) -> (i64, ...)``: the workload values of
-    ``dispatch`` for a live call of ``host`` with those arguments (only the pure ops that compute
-    them are cloned: :func:`autotune_export.ir.slicing.clone_slice`), so round-robin tuning
-    learns the bucket of a live call. Builds nothing and returns False when the workload depends
-    on anything else (a loop variable, an op with effects)."""
-    parts = DispatchOperands.of(dispatch)
-    inputs = [a.type for a in host.regions[0].blocks[0].arguments]
-    i64 = ir.IntegerType.get_signless(64)
-    entry_args = list(host.regions[0].blocks[0].arguments)
-    # Check the slice first, on a scratch function that is erased again.
-    scratch = ir.Module.create(loc=ir.Location.unknown())
-    try:
-        fn.util_func(
-            name,
-            inputs,
-            [i64] * len(parts.workload),
-            lambda args: _as_i64(
-                [clone_slice(parts.workload, dict(zip(entry_args, args)), ir.InsertionPoint.current)[w] for w in parts.workload]
-            ),
-            ip=ir.InsertionPoint(scratch.body),
-        )
-    except SliceError:
-        return False
-    for op in list(scratch.body.operations):
-        point.insert(op.detach_from_parent())
-    return True
 
 
 #: Float element types the device-side cross-check compares, in f32 (:func:`compare_entry`):
@@ -624,6 +358,3 @@ def _mismatches(ref, out, rtol, atol) -> ir.Value:
             linalg.YieldOp([arith.AddIOp(block.arguments[1], block.arguments[0]).result])
         counts = second.results[0]
     return arith.ExtSIOp(i64, tensor.ExtractOp(counts, []).result).result
-
-
-__all__ += ["compare_entry", "compare_problem"]

@@ -62,7 +62,9 @@ from autotune_export.contract import (
 )
 from autotune_export.ir import functions as fn
 from autotune_export.ir.allowed import allowed_indices
+from autotune_export.ir.binding import DispatchOperands
 from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.slicing import SliceError
 from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (
     dispatch_sites,
@@ -75,16 +77,9 @@ from autotune_export.ir.walk import (
     sym_name,
 )
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import (
-    DispatchOperands,
-    SliceError,
-    bench_entry,
-    compare_entry,
-    fake_element_error,
-    one_element,
-    workload_entry,
-    workload_of_entry,
-)
+from autotune_export.passes.bench_entries import bench_entry, compare_entry, one_element
+from autotune_export.passes.fake_data import fake_element_error
+from autotune_export.passes.workload_entries import workload_entry, workload_of_entry
 from autotune_export.passes.dispatch_values import dispatch_label
 from autotune_export.passes.fingerprints import variant_fingerprints
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of

@@ -16,7 +16,7 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites, entry_point_refs, sym_name
 from autotune_export.passes import zero_outputs
 from autotune_export.passes.base import PassContext
-from autotune_export.passes.bench_entries import mark_fake_zeros
+from autotune_export.passes.fake_data import mark_fake_zeros
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 from iree.compiler import ir
 

@@ -30,7 +30,7 @@ a non-empty ``reset_to_zero``:
   zeroing: it is replaced by a marked zero fill of its own and erased, for the merging above;
 * the zero fills (the op defining the operand: the splat, or for floats its bit-cast) carry
   :data:`~autotune_export.ir.markers.ZEROED_ATTR`, so the benchmark
-  entries (:mod:`.bench_entries`) give that operand zeros, not their usual fill, before every
+  entries give that operand zeros (:func:`autotune_export.passes.fake_data.fake_zero_arguments`), not their usual fill, before every
   timed run.
 
 Where the new operands go: in the RFC form (``reset_to_zero(0, 2)``: result indices) after
@@ -67,7 +67,7 @@ from autotune_export.ir.group import AutotuneGroup, Param
 from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register
-from autotune_export.passes.bench_entries import mark_fake_zeros
+from autotune_export.passes.fake_data import mark_fake_zeros
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, location_of
 
 __all__ = ["ZeroFillOutputs", "zero_fill_triton", "is_zeroed", "retie"]

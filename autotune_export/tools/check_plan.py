@@ -13,7 +13,7 @@ from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.group import OPTION_DEFAULTS, AutotuneGroup, variant_name
 from autotune_export.ir.walk import enclosing_function, isa, sym_name
 from autotune_export.passes.base import PassContext
-from autotune_export.passes.bench_entries import DispatchOperands
+from autotune_export.ir.binding import DispatchOperands
 from autotune_export.cuda.launch_plan import UNKNOWN as _UNKNOWN
 from autotune_export.cuda.launch_plan import as_parameter as _as_parameter
 from autotune_export.passes.dispatch_values import evaluate as _evaluate

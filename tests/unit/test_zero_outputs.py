@@ -18,7 +18,7 @@ from autotune_export.ir.group import AutotuneGroup
 from autotune_export.ir.walk import dispatch_sites
 from autotune_export.passes import PassContext, run_pipeline
 from autotune_export.passes import zero_outputs
-from autotune_export.passes.bench_entries import DispatchOperands
+from autotune_export.ir.binding import DispatchOperands
 from autotune_export.ir.binding import in_place as in_place_outputs
 from autotune_export.passes.triton_dispatch_checks import tied_outputs as _tied_outputs
 

@@ -11,8 +11,10 @@ on the H200 (sets ``s6``, ``s8``): per case and run, every benchmark-entry call 
 walls.
 
 Each recorded run becomes a model of its own calls (:class:`RecordedRun`): a call of variant
-``k`` with ``n`` iterations takes one of that run's recorded calls of ``k`` with ``n``
-iterations, drawn at random (seeded); for a size the run never called, ``F + 8 n t``, ``t`` one
+``k`` with as many iterations as its calls after the first (the search's timed calls, sized
+from that first, a single probe) takes one of those recorded calls, drawn at random (seeded; the first variant's calls of the warm-up, as many as the
+run's warm-up had, from the run's warm-up calls: a device still warming up); for a size the run
+never called, ``F + 8 n t``, ``t`` one
 of ``k``'s per-dispatch times in that run (from its calls of the largest size: ``(ms - F) /
 8n``) and ``F`` the run's per-call cost (the median over its variants of the intercept of their
 one-iteration and largest calls). So every draw keeps the run's level, drift and noise, and
@@ -64,9 +66,21 @@ class RecordedRun:
     def __init__(self, run: dict, count: int):
         calls = [(int(k), int(n), float(ms)) for k, n, ms in run["calls"]]
         self.first = calls[0]
+        # The warm-up: the first variant's calls of one and two iterations before any other
+        # variant's (its first sample may be among them).
+        w = 1
+        while w < len(calls) and calls[w][0] == 0 and calls[w][1] <= 2:
+            w += 1
+        self.warm: dict[int, list[float]] = {}
+        for _, n, ms in calls[1:w]:
+            self.warm.setdefault(n, []).append(ms)
+        self.warm_calls = w - 1
         self.by: dict[tuple[int, int], list[float]] = {}
-        for k, n, ms in calls[1:]:
+        for k, n, ms in calls[w:]:
             self.by.setdefault((k, n), []).append(ms)
+        for n, ms in self.warm.items():  # a first variant sized to one or two iterations
+            if (0, n) not in self.by and not any(kk == 0 for kk, _ in self.by):
+                self.by[(0, n)] = list(ms)
         intercepts = []
         for k in range(count):
             sizes = sorted(n for kk, n in self.by if kk == k)
@@ -74,28 +88,31 @@ class RecordedRun:
                 n = sizes[-1]
                 one, big = statistics.median(self.by[(k, 1)]), statistics.median(self.by[(k, n)])
                 intercepts.append((n * one - big) / (n - 1))
-        ones = [ms for (k, n), v in self.by.items() if n == 1 for ms in v]
+        ones = [ms for (k, n), v in self.by.items() if n == 1 for ms in v] + self.warm.get(1, [])
         self.fixed_ms = min(max(0.0, statistics.median(intercepts)), min(ones)) if intercepts else 0.0
         self.per_run: dict[int, list[float]] = {}
+        #: Per variant, the size of its calls after the first (the largest it made).
+        self.sized: dict[int, int] = {}
         for k in range(count):
             sizes = sorted(n for kk, n in self.by if kk == k)
             if sizes:
-                n = sizes[-1]
+                n = self.sized[k] = sizes[-1]
                 self.per_run[k] = [max(ms - self.fixed_ms, 1e-3) / (UNROLL * n) for ms in self.by[(k, n)]]
         self.outside_ms = float(run["wall_s"]) * 1e3 - sum(ms for _, _, ms in calls)
 
     def call_model(self, seed: int):
         """A function ``(k, n, i) -> ms`` drawing calls of this run (seeded)."""
         rng = random.Random(seed)
-        state = {"first": True}
+        state = {"calls": 0}
 
         def call(k: int, n: int, i: int) -> float:
-            if state["first"]:
-                state["first"] = False
-                if (k, n) == self.first[:2]:
-                    return self.first[2]
+            state["calls"] += 1
+            if state["calls"] == 1 and (k, n) == self.first[:2]:
+                return self.first[2]
+            if k == 0 and state["calls"] <= 1 + self.warm_calls and self.warm.get(n):
+                return rng.choice(self.warm[n])
             got = self.by.get((k, n))
-            if got:
+            if got and n == self.sized.get(k):
                 return rng.choice(got)
             return self.fixed_ms + UNROLL * n * rng.choice(self.per_run[k])
 

@@ -16,17 +16,12 @@ from autotune_export.ir import space as space_mod
 from autotune_export.dialects import grammar
 from autotune_export.contract import fits_i64
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location
-from autotune_export.ir.group import (
-    CLAUSE_NAMES,
-    NONE_TYPE,
-    OPTION_NAMES,
-    SUGARED_OP_NAME,
-    AutotuneGroup,
-    Param,
-    format_value,
-)
+from autotune_export.ir.group import SUGARED_OP_NAME, AutotuneGroup
+from autotune_export.ir.group_clauses import CLAUSE_NAMES
+from autotune_export.ir.group_values import format_value
+from autotune_export.ir.params import NONE_TYPE, OPTION_NAMES, Param
 from autotune_export.support.diagnostics import did_you_mean
-from autotune_export.ir.group import descriptor_refusal
+from autotune_export.ir.params import descriptor_refusal
 from autotune_export.frontend.literals import DtypeError, StringError, config_literal, mlir_problem, string_literal, symbol_name
 from autotune_export.frontend.scanning import IDENT, SYMBOL, clause_spans, line_col, skip_trivia
 from autotune_export.frontend.syntax_errors import accepted_terminals, backed_up, describe_expected, describe_token

@@ -9,12 +9,7 @@ import functools
 import re
 from typing import Any
 
-from autotune_export.ir.group import (
-    TORCH_DTYPES,
-    TRITON_DTYPES,
-    TorchDtype,
-    TritonDtype,
-)
+from autotune_export.ir.params import TORCH_DTYPES, TRITON_DTYPES, TorchDtype, TritonDtype
 from iree.compiler import ir
 from autotune_export.support.diagnostics import did_you_mean
 from autotune_export.frontend.source import new_context

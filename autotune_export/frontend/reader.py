@@ -28,16 +28,12 @@ from __future__ import annotations
 
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, from_mlir_error
 from autotune_export.ir.walk import find_groups
-from autotune_export.ir.group import (
-    GENERIC_OP_NAME,
-    SUGARED_OP_NAME,
-    AutotuneGroup,
-)
+from autotune_export.ir.group import GENERIC_OP_NAME, SUGARED_OP_NAME, AutotuneGroup
 from iree.compiler import ir
 from iree.compiler.dialects import hal
 from autotune_export.frontend import compat
 from autotune_export.support.diagnostics import location_of
-from autotune_export.ir.group import symbol
+from autotune_export.ir.group_values import symbol
 from autotune_export.frontend.clauses import OpReader
 from autotune_export.frontend.scanning import line_col, occurrences, op_extent, skip_trivia
 from autotune_export.frontend.source import SourceFile, new_context

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import re
 
-from autotune_export.ir.group import (
-    CLAUSE_NAMES,
-    SUGARED_OP_NAME,
-)
+from autotune_export.ir.group import SUGARED_OP_NAME
+from autotune_export.ir.group_clauses import CLAUSE_NAMES
 
 
 def skip_trivia(text: str, i: int) -> int:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import re
 
-from autotune_export.ir.group import (
-    CLAUSE_NAMES,
-)
+from autotune_export.ir.group_clauses import CLAUSE_NAMES
 
 _TOKEN_NAMES = {
     "COMMA": "','",

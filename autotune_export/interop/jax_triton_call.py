@@ -11,7 +11,8 @@ import os
 import re
 from typing import Any, Callable, Mapping, Sequence
 
-from autotune_export.ir.group import NONE_TYPE, OPTION_NAMES, AutotuneGroup, Param, TorchDtype, TritonDtype, descriptor_refusal
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import NONE_TYPE, OPTION_NAMES, Param, TorchDtype, TritonDtype, descriptor_refusal
 from autotune_export.cuda import launch_model
 from autotune_export.cuda.targets import TargetError
 from autotune_export.cuda.targets import parse_target

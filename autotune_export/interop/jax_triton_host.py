@@ -14,7 +14,8 @@ from autotune_export import contract
 from autotune_export.frontend.reader import new_context, print_module
 from autotune_export.interop.jax_triton_types import ELEMENT_TYPES, JaxTritonError, as_i32, tensor_type
 from autotune_export.ir import builders
-from autotune_export.ir.group import NONE_TYPE, AutotuneGroup
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import NONE_TYPE
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from autotune_export.ir import space as space_mod
-from autotune_export.ir.group import OPTION_NAMES, TritonDtype
+from autotune_export.ir.params import OPTION_NAMES, TritonDtype
 
 __all__ = ["ConfigSpace", "SpaceError", "product"]
 

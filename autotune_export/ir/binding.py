@@ -44,7 +44,7 @@ from autotune_export.ir.binding_rule import (
     pointer_order,  # noqa: F401
     result_bindings,
 )
-from autotune_export.ir.group import Param
+from autotune_export.ir.params import Param
 from autotune_export.ir.walk import defining_op, isa
 
 __all__ = [

@@ -3,7 +3,7 @@
 :mod:`~autotune_export.cuda.abi` and :mod:`~autotune_export.cuda.bundle`, use it): a kernel's
 runtime parameters (:class:`Param`), Triton dtypes as config values (:class:`TritonDtype`), the
 config keys that are launch options (:data:`OPTION_NAMES`) and the name of a variant's export
-(:func:`variant_name`). :mod:`autotune_export.ir.group` re-exports them."""
+(:func:`variant_name`). :mod:`autotune_export.ir.group` is the op that holds them."""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ import lark
 
 from autotune_export.dialects import grammar
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import OPTION_DEFAULTS, format_value
+from autotune_export.ir.group_values import format_value
+from autotune_export.ir.params import OPTION_DEFAULTS
 
 __all__ = [
     "SpaceError",

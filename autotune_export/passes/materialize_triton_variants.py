@@ -70,7 +70,8 @@ from autotune_export.ir.markers import ALLOWED_ATTR
 from autotune_export.ir.params import variant_name
 from iree.compiler import ir
 from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import OPTION_NAMES
 from autotune_export.support.diagnostics import did_you_mean, location_of
 from autotune_export.ir.walk import (
     dispatch_sites,

@@ -63,7 +63,8 @@ from iree.compiler.dialects import arith, flow
 from autotune_export.ir import binding
 from autotune_export.ir import functions as fn
 from autotune_export.ir.binding import DispatchOperands
-from autotune_export.ir.group import AutotuneGroup, Param
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import Param
 from autotune_export.ir.markers import FAKE_ZEROS_ATTR, FIXED_CHOICE_ATTR, ZEROED_ATTR
 from autotune_export.ir.walk import defining_op, dispatch_sites, entry_point_refs, executable_sources, groups_of, isa, sym_name
 from autotune_export.passes.base import ModulePass, PassContext, register

@@ -10,7 +10,8 @@ from typing import Any
 from autotune_export.cuda import abi
 from autotune_export.ir import binding
 from autotune_export.ir import grid as grid_mod
-from autotune_export.ir.group import OPTION_DEFAULTS, AutotuneGroup, variant_name
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import OPTION_DEFAULTS, variant_name
 from autotune_export.ir.walk import enclosing_function, isa, sym_name
 from autotune_export.passes.base import PassContext
 from autotune_export.ir.binding import DispatchOperands
@@ -145,7 +146,7 @@ def _host_wiring(d, host) -> tuple[list, list]:
 
 
 def _config_text(cfg) -> str:
-    from autotune_export.ir.group import format_value
+    from autotune_export.ir.group_values import format_value
 
     return "{" + ", ".join(f"{k} = {format_value(v)}" for k, v in cfg) + "}"
 

@@ -13,7 +13,8 @@ from autotune_export.cuda.resources import Resources, ResourceError
 from autotune_export.frontend.reader import parse_source
 from autotune_export.ir import hal_attrs
 from autotune_export.ir.allowed import allowed_names
-from autotune_export.ir.group import OPTION_NAMES, AutotuneGroup, variant_name
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import OPTION_NAMES, variant_name
 from autotune_export.ir.variant_config import export_config
 from autotune_export.ir.walk import (
     dispatch_sites,

@@ -9,7 +9,7 @@ from iree.compiler import ir
 
 from autotune_export.frontend import SourceFile, new_context, parse_source
 from autotune_export.ir import binding
-from autotune_export.ir.group import Param
+from autotune_export.ir.params import Param
 from autotune_export.ir.walk import dispatch_sites
 
 SIG = [Param("x", "*fp32"), Param("a", "*fp32", output=True), Param("b", "*fp32", output=True), Param("n", "i64"),

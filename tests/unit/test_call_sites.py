@@ -24,7 +24,9 @@ from autotune_export.cuda import triton_compile as tc
 from autotune_export.cuda.targets import CudaTarget, TargetError, iree_codegen_target, parse_target
 from autotune_export.frontend.reader import SourceFile, new_context, parse_source, print_module
 from autotune_export.interop import jax_triton as jt
-from autotune_export.ir.group import NONE_TYPE, TRITON_DTYPES, AutotuneGroup, Param, TritonDtype, attr_to_python, format_value, variant_name
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.group_values import attr_to_python, format_value
+from autotune_export.ir.params import NONE_TYPE, TRITON_DTYPES, Param, TritonDtype, variant_name
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CALL_SITES = ROOT / "examples" / "call_sites"

@@ -60,7 +60,7 @@ identifiers = st.builds(lambda h, t: h + t, st.sampled_from(_HEAD), st.text(_TAI
 names = identifiers
 
 
-from autotune_export.ir.group import mlir_string as _quote  # noqa: E402  (MLIR string literals)
+from autotune_export.ir.group_values import mlir_string as _quote  # noqa: E402  (MLIR string literals)
 
 
 _TEXT_CHARS = st.characters(blacklist_categories=("Cs",), max_codepoint=0x2FF)

@@ -10,7 +10,8 @@ from autotune_export.frontend import reader as F
 from autotune_export.frontend import scanning
 from autotune_export.support.diagnostics import DiagnosticError, Location
 from autotune_export.frontend.reader import SourceFile, lower_extension_syntax
-from autotune_export.ir.group import AutotuneGroup, Param
+from autotune_export.ir.group import AutotuneGroup
+from autotune_export.ir.params import Param
 
 OP = "hal.executable.autotuning.export"
 

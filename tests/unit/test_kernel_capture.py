@@ -403,7 +403,7 @@ def dtype_kernels(tmp_path_factory):
 
 def test_torch_dtype_constexpr_is_kept_a_torch_dtype(dtype_kernels, tmp_path):
     torch = pytest.importorskip("torch")
-    from autotune_export.ir.group import TorchDtype
+    from autotune_export.ir.params import TorchDtype
 
     text = launch_to_mlir(dtype_kernels.pick, 1, Array([16], "float32"), outputs=["o_ptr"], DT=torch.float16)
     assert "configs([{DT = torch.float16, num_warps = 4, num_stages = 3}])" in text
@@ -425,7 +425,7 @@ def test_torch_dtype_constexpr_compiles_as_triton_does(dtype_kernels):
     where tl.float16 takes 1.0), and ``.to(DT)`` is Triton's own compile error."""
     pytest.importorskip("torch")
     from autotune_export.cuda import triton_compile as tc
-    from autotune_export.ir.group import TorchDtype, TritonDtype
+    from autotune_export.ir.params import TorchDtype, TritonDtype
 
     def compile_(name, signature, dt):
         spec = tc.VariantSpec(kernel=tc.KernelSource(dtype_kernels.__file__, name), signature=signature,

@@ -10,7 +10,7 @@ import pytest
 import triton
 
 from autotune_export.cuda import launch_model as lm
-from autotune_export.ir.group import OPTION_DEFAULTS, OPTION_NAMES
+from autotune_export.ir.params import OPTION_DEFAULTS, OPTION_NAMES
 
 
 def _model(*layers, constexprs=("V",), defaults=()):

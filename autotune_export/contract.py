@@ -120,7 +120,11 @@ class GroupReflection:
     where a variant cannot be checked), ``compare`` (an entry ``(reference results...,
     results..., rtol_0: f32, atol_0: f32, ...) -> (i64, ...)`` counting per result, on the
     device, the elements that differ beyond the tolerances; "" when the results are compared on
-    the host), ``frozen_choices`` (the group's ``choices(...)``, fixed when the module was built
+    the host), ``reference`` (an entry ``() -> (results...)`` like ``check``'s, running a
+    computation of the default variant's results in higher precision on the same fake data:
+    never a variant; when present the cross-check measures every variant's error against it and
+    keeps one no less accurate than the default, :func:`autotune_export.runtime.checking.baseline`;
+    "" where variants are compared with the default), ``frozen_choices`` (the group's ``choices(...)``, fixed when the module was built
     by ``--tuning-results``: per frozen workload ``{"workload": [i64, ...], "variant": K}``, in
     the clause's order; every dispatch site of the group takes variant K when its workload
     values equal these, unless a filled run-time slot decides first), ``default_frozen``
@@ -152,6 +156,7 @@ class GroupReflection:
     fingerprints: list[str] = field(default_factory=list)
     check: list[str] = field(default_factory=list)
     compare: str = ""
+    reference: str = ""
     frozen_choices: list = field(default_factory=list)
     default_frozen: bool | None = None
     allowed: list = field(default_factory=list)
@@ -291,6 +296,7 @@ def names_for(executable: str, group: str) -> dict[str, str]:
         "slot": f"{prefix}.slot",
         "check": f"{prefix}.check",
         "compare": f"{prefix}.compare",
+        "reference": f"{prefix}.reference",
     }
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "site_of",
     "strip_sites",
     "tag_sites",
+    "loops_of",
     "tiles_of",
     "tunable_cpu",
     "tunable_cuda",
@@ -163,7 +164,7 @@ def site_of(op) -> int | None:
     return int(ir.IntegerAttr(op.attributes[SITE_ATTR]).value) if SITE_ATTR in op.attributes else None
 
 
-def _loops(op) -> tuple[list[int], set[int]] | None:
+def loops_of(op) -> tuple[list[int], set[int]] | None:
     """The static loop sizes and reduction loop indices of a root op, from its indexing maps
     and operand shapes (None when a size is dynamic or cannot be read): a loop is a reduction
     when the result's map does not use it (MLIR's linalg definition)."""
@@ -262,7 +263,7 @@ def tunable_cpu(dc_module, cfg_module, note) -> list[TunableDispatch]:
             continue
         export, cfg_root, config, translation = configs[cfg_exe]
         export = _own_export(exe, cfg_exe, export)
-        loops = _loops(root)
+        loops = loops_of(root)
         tiles = tiles_of(config)
         if loops is None or tiles is None:
             note(

@@ -415,16 +415,20 @@ class Isolation:
         what: str = "",
         reference_what: str = "",
         compare: str = "",
+        accurate: str = "",
     ) -> str | None:
         """Check entry ``function``'s results against entry ``reference``'s (the default
         variant's), in the worker, on the device by the group's ``compare`` entry when it has
         one (:func:`autotune_export.runtime.checking.disagreement`): None when they agree, else
         the first difference. The
         reference runs first, in a request of its own, once per worker: a failure there is
-        raised with ``.reference`` True (``reference_what`` names it)."""
+        raised with ``.reference`` True (``reference_what`` names it). ``accurate``: the group's
+        reference entry (``GroupReflection.reference``), run with it: the variant is then checked
+        for accuracy against it (:func:`autotune_export.runtime.checking.baseline`)."""
         if self._references_of != self.worker.proc or reference not in self._references:
             try:
-                self.run(lambda w, t: w.request({"op": "reference", "function": reference}, t), deadline, what=reference_what)
+                request = {"op": "reference", "function": reference, "accurate": accurate}
+                self.run(lambda w, t: w.request(request, t), deadline, what=reference_what)
             except VariantFailure as err:
                 err.reference = True
                 raise

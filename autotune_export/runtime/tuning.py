@@ -11,7 +11,7 @@ import time
 from autotune_export.contract import GroupReflection as GroupInfo
 from autotune_export.contract import TuningWorkload
 from autotune_export.runtime.calls import as_list
-from autotune_export.runtime.checking import disagreement
+from autotune_export.runtime.checking import Baseline, baseline, disagreement
 from autotune_export.runtime.isolation import VariantFailure, WorkerUnavailable, measure_variants
 from autotune_export.runtime.profile import phase
 from autotune_export.runtime.records import tuning_workload_key
@@ -217,13 +217,9 @@ class Tuning:
             self._agreeing.setdefault(info.key, set()).add(k)
             return True
         self.dropped.setdefault(info.key, set()).add(k)
-        self.drop_reasons.setdefault(info.key, {})[info.variants[k]] = (
-            f"differs: on the fake data its results differ from the default variant {info.variants[info.default]}'s ({problem})"
-        )
-        self.notes[info.key] = (
-            f"{info.key}: variant {info.variants[k]} was dropped: on the fake data its results "
-            f"differ from the default variant {info.variants[info.default]}'s ({problem})"
-        )
+        how = Baseline([], against="reference" if info.reference else "default").describe(info.variants[info.default])
+        self.drop_reasons.setdefault(info.key, {})[info.variants[k]] = f"differs: on the fake data {how} ({problem})"
+        self.notes[info.key] = f"{info.key}: variant {info.variants[k]} was dropped: on the fake data {how} ({problem})"
         return False
 
     def _disagreement(self, info: GroupInfo, k: int) -> str | None:
@@ -247,14 +243,18 @@ class Tuning:
                     what="its check run",
                     reference_what="the default variant's check run",
                     compare=info.compare,
+                    accurate=info.reference,
                 )
         ref = self._references.get(info.key)
         if ref is None:
             with phase(self.profile, "cross-check: device runs"):
-                ref = self._references[info.key] = as_list(self._invoker(info.check[info.default])())
+                default = as_list(self._invoker(info.check[info.default])())
+                accurate = as_list(self._invoker(info.reference)()) if info.reference else None
+            ref = self._references[info.key] = baseline(default, accurate, self.profile)
         with phase(self.profile, "cross-check: device runs"):
             out = as_list(self._invoker(info.check[k])())
-        return disagreement(ref, out, self._invoker(info.compare) if info.compare else None, self.profile)
+        compare = self._invoker(info.compare) if info.compare else None
+        return disagreement(ref.expected, out, compare, self.profile, ref.tolerances)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:
         """Tune every group (``@__autotune``'s job; the cache answers when it can). A tuning

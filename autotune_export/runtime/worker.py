@@ -14,9 +14,10 @@ start the worker reads ``{"op": "load", "module": PATH, "driver": D, "flush": NA
 ``{"op": "call", "function": F, "args": [int, ...]}``
     one synchronous call of entry ``F`` (a benchmark entry ``bench(n)``), waiting for its last
     result; ``{"ok": true, "ms": wall time}``.
-``{"op": "reference", "function": F0}``
-    runs check entry ``F0`` (the default variant's) and keeps its results in the worker (on the
-    device).
+``{"op": "reference", "function": F0, "accurate": R}``
+    runs check entry ``F0`` (the default variant's) and, when ``R`` is given, the group's
+    reference entry, and keeps what the variants are checked against in the worker (on the
+    device; :func:`autotune_export.runtime.checking.baseline`).
 ``{"op": "check", "reference": F0, "function": F, "compare": C}``
     runs check entry ``F`` and compares its results with those kept of ``F0``, on the device by
     the group's compare entry ``C`` when given, by
@@ -64,7 +65,7 @@ class _Worker:
         self.reply = reply
         self.functions = None
         self.flush = None
-        self.references: dict[str, list] = {}
+        self.references: dict = {}  # check entry of a default -> its checking.Baseline
 
     def send(self, message: dict) -> None:
         self.reply.write(json.dumps(message) + "\n")
@@ -98,7 +99,11 @@ class _Worker:
     def reference(self, req: dict) -> dict:
         from autotune_export.runtime.calls import as_list
 
-        self.references[req["function"]] = as_list(self.functions[req["function"]]())  # kept on the device
+        from autotune_export.runtime.checking import baseline
+
+        default = as_list(self.functions[req["function"]]())  # kept on the device
+        accurate = as_list(self.functions[req["accurate"]]()) if req.get("accurate") else None
+        self.references[req["function"]] = baseline(default, accurate)
         return {"ok": True}
 
     def check(self, req: dict) -> dict:
@@ -110,7 +115,7 @@ class _Worker:
             raise LookupError(f"no reference results of {req['reference']} in this worker")
         out = as_list(self.functions[req["function"]]())
         compare = self.functions[req["compare"]] if req.get("compare") else None
-        return {"ok": True, "problem": disagreement(ref, out, compare)}
+        return {"ok": True, "problem": disagreement(ref.expected, out, compare, tolerances=ref.tolerances)}
 
     def measure(self, req: dict) -> dict:
         from autotune_export.contract import GroupReflection

@@ -1,0 +1,176 @@
+"""The reference computation of a group's cross-check (docs/program.md, "The cross-check:
+accuracy against a reference"): the group's dispatch with its root op accumulating in f32.
+
+IREE's own code for a contraction follows linalg's semantics: the accumulator is the output
+tensor, so an fp16 matmul into an fp16 result accumulates in fp16 (IREE 3.13 picks the
+``NV_MMA_SYNC_F16_16x8x16_F16`` intrinsic for it on sm_89, and llvm-cpu adds in f16). The Triton
+candidates, and any more careful code, accumulate in f32. Compared with the group's default
+alone, every more precise variant would be dropped; compared with this reference (never a
+variant, never selectable: only the check entries run it), the runtime measures how far the
+default and each variant are from a more exact result on the same fake data and keeps a
+variant that is no less accurate than the default (:mod:`autotune_export.runtime.checking`).
+
+:func:`widened` makes the reference dispatch from the default's: a clone whose root op becomes
+a ``linalg.generic`` over the same indexing maps and iterators, with its initial value extended
+to f32 (``arith.extf``), every narrow float value of its body (block arguments, constants,
+results) computed in f32, and its result truncated back to the root's element type
+(``arith.truncf``, round to nearest even) before the rest of the dispatch (fused consumers) as
+in the default. Built with the bindings' op classes and ``Operation.create``, nothing parsed.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import _linalg_enum_gen as linalg_enums
+from iree.compiler.dialects import _linalg_ops_gen as linalg
+from iree.compiler.dialects import arith, tensor
+
+from autotune_export.program.dispatches import loops_of
+
+__all__ = ["NARROW_FLOATS", "reference_problem", "widened"]
+
+#: Result element types whose accumulation the reference widens to f32 (narrower than f32).
+NARROW_FLOATS = ("f16", "bf16")
+
+
+def _narrow(t) -> bool:
+    return isinstance(t, ir.FloatType) and str(t) in NARROW_FLOATS
+
+
+def reference_problem(root) -> str | None:
+    """Why :func:`widened` makes no reference for root op ``root`` (a linalg op, see
+    :func:`autotune_export.program.dispatches.root_op`), or None: one result of a static
+    shape whose element type is a narrow float (:data:`NARROW_FLOATS`; an f32, f64 or integer
+    accumulator needs no reference: variants are compared with the default as Triton groups'
+    are), and indexing maps to rebuild it from."""
+    if len(root.results) != 1:
+        return f"{root.name} has {len(root.results)} results"
+    t = root.results[0].type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return f"{root.name}'s result is not a static tensor"
+    if not _narrow(t.element_type):
+        return f"{root.name} accumulates in {t.element_type}"
+    if "indexing_maps" not in root.attributes or len(root.regions) != 1:
+        return f"{root.name} has no indexing maps"
+    return None
+
+
+def _iterators(root) -> ir.ArrayAttr:
+    """The root's iterator types: its own (linalg.generic), else those :func:`.dispatches.loops_of`
+    reads off its indexing maps (the one home of linalg's rule: a loop the result's map does not
+    use is a reduction). Raises ValueError when they cannot be read."""
+    if "iterator_types" in root.attributes:
+        return ir.ArrayAttr(root.attributes["iterator_types"])
+    found = loops_of(root)
+    if found is None:
+        raise ValueError(f"{root.name}'s loops cannot be read")
+    sizes, reductions = found
+    build = ir.AttrBuilder.get("linalg.IteratorTypeEnum")
+    kinds = [
+        linalg_enums.IteratorType.reduction if d in reductions else linalg_enums.IteratorType.parallel for d in range(len(sizes))
+    ]
+    return ir.ArrayAttr.get([build(k, ir.Context.current) for k in kinds])
+
+
+def _elementwise(value, element_type, convert) -> ir.Value:
+    """``linalg.generic`` applying ``convert(x)`` to each element of static tensor ``value``,
+    into a ``tensor.empty`` of ``element_type``."""
+    t = ir.RankedTensorType(value.type)
+    out_t = ir.RankedTensorType.get(t.shape, element_type)
+    empty = tensor.EmptyOp(list(t.shape), element_type).result
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
+    parallel = ir.AttrBuilder.get("linalg.IteratorTypeEnum")(linalg_enums.IteratorType.parallel, ir.Context.current)
+    op = linalg.GenericOp(
+        [out_t], [value], [empty], ir.ArrayAttr.get([identity, identity]), ir.ArrayAttr.get([parallel] * t.rank)
+    )
+    block = op.regions[0].blocks.append(t.element_type, element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([convert(block.arguments[0])])
+    return op.results[0]
+
+
+def _wide_init(init, f32) -> ir.Value:
+    """The f32 initial value of the widened root: a ``linalg.fill`` of the extended scalar when
+    ``init`` is a fill (IREE's codegen fuses a fill into a contraction, as for any f32
+    matmul), else ``init`` extended element by element."""
+    owner = init.owner
+    if isinstance(owner, ir.OpView):
+        owner = owner.operation
+    if isinstance(owner, ir.Operation) and owner.name == "linalg.fill" and _narrow(owner.operands[0].type):
+        from iree.compiler.dialects import linalg as linalg_dsl  # the op DSL builds the fill's region
+
+        t = ir.RankedTensorType(init.type)
+        scalar = arith.ExtFOp(f32, owner.operands[0]).result
+        return linalg_dsl.fill(scalar, outs=[tensor.EmptyOp(list(t.shape), f32).result])
+    return _elementwise(init, f32, lambda x: arith.ExtFOp(f32, x).result)
+
+
+def _widen_body(old_block, new_block, f32) -> None:
+    """Fill ``new_block`` (arguments: the root's input elements, then its f32 accumulator) with
+    ``old_block``'s ops, every narrow float value computed in f32: narrow inputs and
+    constants are extended, an op whose result was narrow now yields f32, and an ``extf`` or
+    ``truncf`` that the widening makes an identity is dropped. Raises ValueError for an op
+    whose operands it cannot retype (then no reference is made)."""
+    mapping = {}
+    with ir.InsertionPoint(new_block):
+        *ins, acc = old_block.arguments
+        for old, new in zip(ins, list(new_block.arguments)[:-1]):
+            mapping[old] = arith.ExtFOp(f32, new).result if _narrow(old.type) else new
+        mapping[acc] = new_block.arguments[-1]
+        for op in old_block.operations:
+            if op.name == "linalg.yield":
+                linalg.YieldOp([mapping[v] for v in op.operands])
+                return
+            operands = [mapping[v] for v in op.operands]
+            if (
+                op.name in ("arith.extf", "arith.truncf")
+                and operands[0].type == f32
+                and (op.results[0].type == f32 or _narrow(op.results[0].type))
+            ):
+                mapping[op.results[0]] = operands[0]
+                continue
+            if len(op.regions):
+                raise ValueError(f"{op.name} has regions")
+            if not operands:  # a constant: as it is, extended if narrow
+                made = op.operation.clone()
+                mapping.update(
+                    {r: arith.ExtFOp(f32, m).result if _narrow(r.type) else m for r, m in zip(op.results, made.results)}
+                )
+                continue
+            types = [f32 if _narrow(r.type) else r.type for r in op.results]
+            attrs = {name: op.attributes[name] for name in op.attributes}
+            made = ir.Operation.create(op.name, results=types, operands=operands, attributes=attrs)
+            mapping.update(zip(op.results, made.results))
+    raise ValueError("the body has no linalg.yield")
+
+
+def widened(dispatch, root_of):
+    """A clone of ``flow.dispatch.workgroups`` ``dispatch`` (at the current insertion point)
+    whose root op (``root_of(clone)``, :func:`autotune_export.program.dispatches.root_op`)
+    accumulates in f32 (see the module doc), or None when :func:`reference_problem` finds a
+    reason or the root's body cannot be widened (nothing is left behind then). Same operands
+    and result types as ``dispatch``."""
+    root = root_of(dispatch.operation)
+    if root is None or reference_problem(root) is not None:
+        return None
+    clone = dispatch.clone()
+    root = root_of(clone.operation)
+    f32 = ir.F32Type.get()
+    t = ir.RankedTensorType(root.results[0].type)
+    n_in = len(root.operands) - 1
+    inputs, init = list(root.operands)[:n_in], root.operands[n_in]
+    try:
+        with ir.InsertionPoint(root), root.location:
+            acc = _wide_init(init, f32)
+            wide_t = ir.RankedTensorType.get(t.shape, f32)
+            wide = linalg.GenericOp([wide_t], inputs, [acc], ir.ArrayAttr(root.attributes["indexing_maps"]), _iterators(root))
+            block = wide.regions[0].blocks.append(*[ir.ShapedType(v.type).element_type for v in inputs], f32)
+            _widen_body(root.regions[0].blocks[0], block, f32)
+            narrow = _elementwise(wide.results[0], t.element_type, lambda x: arith.TruncFOp(t.element_type, x).result)
+        root.results[0].replace_all_uses_with(narrow)
+        root.erase()
+        clone.operation.verify()
+    except (ValueError, ir.MLIRError):
+        clone.operation.erase()
+        return None
+    return clone

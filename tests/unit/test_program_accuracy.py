@@ -1,0 +1,98 @@
+"""The program front door's reference computation and the runtime's accuracy rule, through a
+real llvm-cpu .vmfb (docs/program.md, "The cross-check: accuracy against a reference"): an
+fp16 matmul whose default (IREE's own code, accumulating in fp16 as linalg says) is off the
+exact result; a more precise variant (f32 accumulation, what the Triton candidates compute)
+is kept, a variant reading B transposed is dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+#: An fp16 matmul of a square B (so that a transposed read type-checks), K long enough for fp16
+#: partial sums to round, and an f32 one (no reference: its variants are compared with the default).
+PROGRAM = """
+func.func @main(%a: tensor<32x512xf16>, %b: tensor<512x512xf16>, %c: tensor<16x64xf32>, %d: tensor<64x24xf32>)
+    -> (tensor<32x512xf16>, tensor<16x24xf32>) {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<32x512xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<32x512xf16>) -> tensor<32x512xf16>
+  %m = linalg.matmul ins(%a, %b : tensor<32x512xf16>, tensor<512x512xf16>) outs(%f : tensor<32x512xf16>) -> tensor<32x512xf16>
+  %z32 = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<16x24xf32>
+  %f2 = linalg.fill ins(%z32 : f32) outs(%e2 : tensor<16x24xf32>) -> tensor<16x24xf32>
+  %m2 = linalg.matmul ins(%c, %d : tensor<16x64xf32>, tensor<64x24xf32>) outs(%f2 : tensor<16x24xf32>) -> tensor<16x24xf32>
+  return %m, %m2 : tensor<32x512xf16>, tensor<16x24xf32>
+}
+"""
+
+
+def _transposed_b(dispatch):
+    """A wrong variant: the root reads B[k, n] as B[n, k] (a transposed read)."""
+    from autotune_export.program.dispatches import root_op
+    from iree.compiler import ir
+
+    clone = dispatch.clone()
+    root = root_op(clone.operation)
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(root.attributes["indexing_maps"])]
+    d = [ir.AffineDimExpr.get(i) for i in range(3)]
+    maps[1] = ir.AffineMap.get(3, 0, [d[1], d[2]])
+    root.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+    return clone
+
+
+@pytest.mark.integration
+def test_a_more_precise_variant_is_kept_and_a_wrong_one_dropped(monkeypatch, tmp_path):
+    import autotune_export.program.build as build
+    from autotune_export.program.dispatches import root_op
+    from autotune_export.program.reference import widened
+    from autotune_export.runtime import AutotunedModule
+    from autotune_export.runtime.checking import tolerances_of
+
+    variants = build.TunableDispatch.variants
+
+    def more(self):
+        extra = [
+            build.Variant(f"{self.export}.precise", [], lambda d: widened(d, root_op)),
+            build.Variant(f"{self.export}.transposed", [], _transposed_b),
+        ]
+        return variants(self) + (extra if self.index == 0 else [])
+
+    monkeypatch.setattr(build.TunableDispatch, "variants", more)
+    got = build.build_program(PROGRAM, max_candidates=2)
+    f16, f32 = (g for g in got.groups if g.host == "main")
+    assert f16.variants[-2:] == [f"{f16.group}.precise", f"{f16.group}.transposed"]
+    assert f16.reference == f"__autotune.{f16.executable}.{f16.group}.reference"
+    assert f32.reference == ""  # an f32 accumulator: compared with the default, as before
+    path = tmp_path / "p.vmfb"
+    path.write_bytes(got.vmfb)
+    module = AutotunedModule(str(path), driver="local-task", cache=False, isolation="none")  # in this process
+    fns = module.functions
+    default, ref = fns[f16.check[0]](), fns[f16.reference]()
+    precise, transposed = fns[f16.check[-2]](), fns[f16.check[-1]]()
+    d, r, p = (x.to_host().astype(np.float64) for x in (default, ref, precise))
+    # The reference is the exact sum rounded to fp16 (fake products are exact in f32), as the
+    # precise variant's; IREE's default accumulates in fp16 and is off it.
+    np.testing.assert_array_equal(p, r)
+    assert np.abs(d - r).max() > 0.01, np.abs(d - r).max()
+    # By the default-only rule (the bug) the precise variant differs from the default.
+    assert int(fns[f16.compare](default, precise, *tolerances_of("float16"))) > 0
+    info = module.group(f16.key)
+    assert module._checks_out(info, len(f16.variants) - 2)
+    assert not module._checks_out(info, len(f16.variants) - 1)
+    assert module.dropped[f16.key] == {len(f16.variants) - 1}
+    assert "less accurate than the default variant" in module.notes[f16.key]
+    assert int(fns[f16.compare](ref, transposed, *tolerances_of("float16"))) > 100
+    # Every IREE candidate of both groups still passes (the f32 group against its default).
+    for group in (f16, f32):
+        for k in range(1, len(group.variants) - (2 if group is f16 else 0)):
+            assert module._checks_out(module.group(group.key), k), (group.key, k)
+    # The same verdicts in the tuning worker (isolation="process": the rule runs there).
+    worker = AutotunedModule(str(path), driver="local-task", cache=False, isolation="process")
+    try:
+        winfo = worker.group(f16.key)
+        assert worker._checks_out(winfo, len(f16.variants) - 2)
+        assert not worker._checks_out(winfo, len(f16.variants) - 1)
+        assert "less accurate than the default variant" in worker.notes[f16.key]
+    finally:
+        worker.close_worker()

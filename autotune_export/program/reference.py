@@ -25,6 +25,7 @@ from iree.compiler.dialects import _linalg_enum_gen as linalg_enums
 from iree.compiler.dialects import _linalg_ops_gen as linalg
 from iree.compiler.dialects import arith, tensor
 
+from autotune_export.ir.walk import isa
 from autotune_export.program.dispatches import loops_of
 
 __all__ = ["NARROW_FLOATS", "reference_problem", "widened"]
@@ -94,9 +95,7 @@ def _wide_init(init, f32) -> ir.Value:
     ``init`` is a fill (IREE's codegen fuses a fill into a contraction, as for any f32
     matmul), else ``init`` extended element by element."""
     owner = init.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    if isinstance(owner, ir.Operation) and owner.name == "linalg.fill" and _narrow(owner.operands[0].type):
+    if isinstance(owner, (ir.Operation, ir.OpView)) and isa(owner, linalg.FillOp) and _narrow(owner.operands[0].type):
         from iree.compiler.dialects import linalg as linalg_dsl  # the op DSL builds the fill's region
 
         t = ir.RankedTensorType(init.type)
@@ -118,12 +117,12 @@ def _widen_body(old_block, new_block, f32) -> None:
             mapping[old] = arith.ExtFOp(f32, new).result if _narrow(old.type) else new
         mapping[acc] = new_block.arguments[-1]
         for op in old_block.operations:
-            if op.name == "linalg.yield":
+            if isa(op, linalg.YieldOp):
                 linalg.YieldOp([mapping[v] for v in op.operands])
                 return
             operands = [mapping[v] for v in op.operands]
             if (
-                op.name in ("arith.extf", "arith.truncf")
+                isa(op, arith.ExtFOp, arith.TruncFOp)
                 and operands[0].type == f32
                 and (op.results[0].type == f32 or _narrow(op.results[0].type))
             ):

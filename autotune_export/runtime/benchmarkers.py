@@ -10,7 +10,7 @@ import time
 from typing import Callable, Mapping, Protocol, Sequence
 
 from autotune_export.runtime.profile import phase as _phase
-from autotune_export.runtime.sampling import _timed, _wait, loop_bench, race_calls
+from autotune_export.runtime.sampling import CALL_MS, _timed, _wait, loop_bench, race_calls
 from autotune_export.runtime.search import race
 
 
@@ -73,7 +73,7 @@ class WallClock:
         race_budget_ms: float | None = None,
         flush: Callable[[], object] | None = None,
         race_warmup_ms: float = 25.0,
-        call_ms: float = 3.0,
+        call_ms: float = CALL_MS,
         profile=None,
         clock: Callable[[], float] | None = None,
     ):

@@ -74,7 +74,9 @@ class TuningCache:
 
     def timings(self) -> list[dict]:
         """The per-variant timing entries: ``{"fingerprint", "device", "driver_version",
-        "workload", "ruler", "median_ms", "spread_ms": [p20, p80], "samples", "time"}`` (ms).
+        "workload", "ruler", "median_ms", "spread_ms": [p20, p80], "estimate_ms", "samples",
+        "time"}`` (ms; ``estimate_ms``, the fastest sample that tuning ranks by, is absent from
+        rows of earlier releases).
         ``ruler`` is ``"bench"`` (a benchmark entry on fake data) or ``"live"`` (live calls,
         round-robin): timings of different rulers are never compared."""
         return [t for t in self._data().get("timings", []) if isinstance(t, dict)]

@@ -153,8 +153,11 @@ class LiveCalls:
                 continue
             hit = self._cached_timing(info, k, key, "live")
             if hit is not None:
+                estimate = hit.get("estimate_ms")
                 rounds[v] = _Rounds(
-                    [float(hit["median_ms"])] * 3, cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"]))
+                    [float(hit["median_ms"])] * 3,
+                    cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"])),
+                    estimate=float(estimate) if isinstance(estimate, (int, float)) and not isinstance(estimate, bool) else None,
                 )
         return rounds
 
@@ -254,13 +257,15 @@ _LOCKED = object()
 @dataclass
 class _Rounds:
     """Round-robin timings of one variant on one live workload (ms per call); ``cached``:
-    (median, p20, p80) from the tuning cache instead."""
+    (median, p20, p80) from the tuning cache instead, ``estimate`` its recorded estimate."""
 
     times: list[float]
     cached: tuple | None = None
+    #: The estimate the tuning cache recorded (None: none, or not cached).
+    estimate: float | None = None
 
     def timing(self, variant: str) -> VariantTiming:
         if self.cached is not None:
-            return VariantTiming(variant, [self.cached[0]], recorded=self.cached[1:])
+            return VariantTiming(variant, [self.cached[0]], recorded=self.cached[1:], recorded_estimate=self.estimate)
         ts = self.times
         return VariantTiming(variant, ts[1:] if len(ts) > 2 else ts)

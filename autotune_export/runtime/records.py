@@ -116,6 +116,7 @@ class CacheRecords:
                 **self._timing_key(info, info.variants.index(t.variant), workload, ruler),
                 "median_ms": t.median_ms,
                 "spread_ms": list(t.spread_ms),
+                "estimate_ms": t.estimate_ms,
                 "samples": len(t.times_ms),
                 "time": stamp,
             }

@@ -64,17 +64,8 @@ class LoopTimer:
             n += 1
 
 
-#: The delay (ms) one call of a benchmark entry may suffer beyond its kernels' time, once in a
-#: while: on the H200 (issue 24's runs, tests/unit/data/h200_tuning_mm9.json) single calls of
-#: 4 to 15 ms came back 2.5 and 3.4 ms late (+19% and +71% of a sample), a delay of its own, not
-#: a share of the call. A variant with ONE sample is dropped only when that sample, less this
-#: much of its call, is still slower than the leader (:func:`contenders`' ``slack``): so the
-#: fastest variant is never dropped on one late call. Two or more samples need no such
-#: allowance: a variant's fastest sample bounds it, and one late call does not move it.
-CALL_JITTER_MS = 4.0
-
-#: :class:`CallSampler` sizes a variant's calls from at least this share of its one-iteration
-#: call (the rest may be the per-call cost: fake-data fills, the host round trip).
+#: :class:`CallSampler` sizes the calls from at least this share of the first variant's
+#: one-iteration call (the rest may be the per-call cost: fake-data fills, the host round trip).
 MIN_KERNEL_SHARE = 0.25
 
 #: The whole-group budget of :class:`WallClock`'s race when none is given: this many ms per
@@ -84,8 +75,18 @@ AUTO_BUDGET_MS_PER_VARIANT = 20.0
 #: ... and at least this many times what the warm-up and round 0 took, so that the budget
 #: grows with the kernels' own time: where one call of each variant lasts tens of ms (the 8192^3
 #: matmul: 8 dispatches of 1.5-3.5 ms per call), round 0 alone takes most of 20 ms per variant,
-#: and the variants it could not separate still get the samples that separate them.
-ROUND0_BUDGET_FACTOR = 1.5
+#: and the leading variants still get a head-to-head (:func:`race`'s partial rounds). 1.2: at
+#: 8192^3 on the H200 (benchmarks/tuning_bootstrap.py) the tuning then costs 0.18-0.19x
+#: triton.autotune's (1.5: 0.23-0.25x) and picks the ncu-fastest in every draw.
+ROUND0_BUDGET_FACTOR = 1.2
+
+#: The length (ms) :class:`CallSampler` sizes calls to: long enough that host jitter (tens of
+#: microseconds) is a few percent of a call, which the fastest of a few samples removes; short
+#: enough that a late call costs little and the budget buys many samples (the noise on the H200
+#: is late calls, whose share, not length, decides how many samples find a variant's time: with
+#: calls of 3 ms the ncu-fastest variant won 88-98% of the draws of three of its recorded runs,
+#: with 1.5 ms 95-100%, benchmarks/tuning_bootstrap.py).
+CALL_MS = 1.5
 
 #: The pairs of calls (one iteration, two iterations) :class:`CallSampler` measures the
 #: per-call cost on.
@@ -96,8 +97,8 @@ _MAX_ITERS = 100_000
 
 
 class CallSampler:
-    """Samples of benchmark entries on a clock, for :func:`race`: calls sized from the
-    kernel's own time.
+    """Samples of benchmark entries on a clock, for :func:`race`: calls of one size for every
+    variant, sized from the kernels' own time.
 
     ``runs[k](n)`` runs variant ``k``'s dispatch ``n * unroll`` times in one synchronous call.
     :meth:`start` warms the device up on ``runs[0]`` (calls of one iteration for at least
@@ -105,15 +106,18 @@ class CallSampler:
     data fills, the host round trip): ``fixed = 2 * t(run(1)) - t(run(2))``, once per group (the
     fake data and the call are the same for every variant), from medians of four pairs of calls
     ``run(1)``, ``run(2)`` taken in turn (and the last four warm-up calls for ``t(run(1))``),
-    which count towards ``warmup_ms``. A variant's first :meth:`sample` probes it with one
-    iteration and sizes its calls: ``iters`` iterations, so that a call lasts about ``call_ms``
-    (host jitter of tens of microseconds stays well below the 1% the tie rule resolves), from at
-    least :data:`MIN_KERNEL_SHARE` of the probe; when one iteration already lasts that long, the
-    probe is the first sample. :attr:`log` lists every call (variant, iterations, ms). A
-    sample is ``(t(run(iters)) - fixed) / (iters * unroll)`` ms per run. ``profile``: a
-    :class:`autotune_export.runtime.profile.TuningProfile` to charge the calls to. ``clock``:
-    seconds, ``time.perf_counter`` (read at each call) by default; :class:`GivenTimings`
-    passes a simulated one.
+    which count towards ``warmup_ms``. Every variant's calls then run the same ``iters``
+    iterations, so that a call of the first variant lasts about ``call_ms``
+    (:data:`CALL_MS`), from at least :data:`MIN_KERNEL_SHARE` of its one-iteration call: with
+    one size for all, the per-call cost is the same share of every sample and an error in
+    ``fixed`` cannot reorder the variants (sized per variant, a ``fixed`` 1 ms too high made a
+    variant of one-iteration calls 0.125 ms per run faster against one of two: on the H200 at
+    4096^3 it picked a variant 1.10x the ncu-fastest). A sample is ``t(run(iters)) / (iters *
+    unroll)`` ms per run during the race; :meth:`less_fixed` takes each run's share of the
+    per-call cost off all of them at the end. :attr:`log` lists every call (variant,
+    iterations, ms). ``profile``: a :class:`autotune_export.runtime.profile.TuningProfile` to
+    charge the calls to. ``clock``: seconds, ``time.perf_counter`` (read at each call) by
+    default; a replay passes a simulated one.
     """
 
     def __init__(
@@ -122,7 +126,7 @@ class CallSampler:
         unroll: int,
         *,
         warmup_ms: float = 25.0,
-        call_ms: float = 3.0,
+        call_ms: float = CALL_MS,
         profile=None,
         clock: Callable[[], float] | None = None,
     ):
@@ -131,26 +135,24 @@ class CallSampler:
         self.profile = profile
         self.clock = clock or (lambda: time.perf_counter())
         self.fixed = 0.0
+        #: The per-call cost :meth:`less_fixed` took off (ms).
+        self.fixed_used = 0.0
+        #: Per variant, the iterations of its calls (one size for every variant).
         self.iters: dict[int, int] = {}
-        #: Per variant, the dispatches its calls ran (warm-up and probes included).
+        self.common = 1
+        #: Per variant, the dispatches its calls ran (warm-up included).
         self.dispatched: dict[int, int] = {}
         #: Per variant, how long (ms) the call of its last sample took.
         self.last_call_ms: dict[int, float] = {}
-        self._pending: dict[int, float] = {}
-        self._last_warmup = 0.0
-        #: Every call, in order: (variant, iterations, ms), warm-up and probes included.
+        self._fastest_call = math.inf
+        self._t1 = 0.0
+        #: Every call, in order: (variant, iterations, ms), warm-up included.
         self.log: list[tuple[int, int, float]] = []
         self.started_at = self.clock()
 
     def spent_ms(self) -> float:
         """Time since :meth:`start` (ms): what a whole-group budget counts."""
         return (self.clock() - self.started_at) * 1e3
-
-    def slack(self, k: int) -> float:
-        """The share of variant ``k``'s last sample that one late call may be:
-        :data:`CALL_JITTER_MS` over the length of that call (for :func:`contenders`)."""
-        call = self.last_call_ms.get(k, 0.0)
-        return CALL_JITTER_MS / call if call > 0 else 1.0
 
     def _call(self, k: int, n: int, what: str) -> float:
         """Time ``runs[k](n)`` (ms). No result is read back: the call returns once its work is
@@ -180,59 +182,52 @@ class CallSampler:
         count = min(1000, max(2, math.ceil(self.warmup_ms / max(min(ones), 1e-3))))
         pairs_too = min(ones) < 4 * self.call_ms
         ones += [self._call(0, 1, "warm-up (device, first variant)") for _ in range(count - 2 - 3 * _PAIRS * pairs_too)]
-        # (Lower) median: a late call (CALL_JITTER_MS) does not move it.
+        # (Lower) median: a late call does not move it.
         t1 = statistics.median_low(ones[1:])
         if pairs_too:
             # The per-call cost from _PAIRS pairs of calls of one and of two iterations taken in
-            # turn, so that a drift of the device's speed moves both alike (calls of two
-            # iterations taken after all those of one, on a device still speeding up, made it
-            # too large: 0.78 ms for 0.5 on a device 2x slow to 1x over 80 ms, 0.53 now), and
-            # from medians of four, which one late call does not move (the lesser of two calls
-            # of two iterations, as before, was low by their noise and the fixed cost high by as
-            # much: replayed on the H200's recorded calls at 4096^3, +-30% a call, it sized some
-            # variants' calls 2-6x too long; tests/unit/test_race_replay.py).
+            # turn, so that a drift of the device's speed moves both alike, and from medians of
+            # four, which one late call does not move (tests/unit/test_race_replay.py).
             pairs = [
                 (self._call(0, 1, "warm-up (device, first variant)"), self._call(0, 2, "warm-up (device, first variant)"))
                 for _ in range(_PAIRS)
             ]
             t1 = statistics.median(ones[1:][-_PAIRS:] + [a for a, _ in pairs])
             self.fixed = min(max(0.0, 2 * t1 - statistics.median([b for _, b in pairs])), t1)
-            self._last_warmup = pairs[-1][0]
-        else:
-            # One iteration lasts 4 calls' worth; its fixed part (fills, host round trip: a
-            # fraction of a ms) is left in the samples, the same for every variant.
-            self._last_warmup = ones[-1]
-        self._pending[0] = t1
+        # The kernels' part of a one-iteration call; at least a quarter of the call, so that an
+        # overestimated fixed cost never makes calls more than 4x what t1 alone gives.
+        per_call = max(t1 - self.fixed, MIN_KERNEL_SHARE * t1, 1e-4)
+        self.common = min(_MAX_ITERS, max(1, math.ceil(self.call_ms / per_call)))
+        self._t1 = t1
 
     def sample(self, k: int) -> float:
-        if k not in self.iters:
-            t1 = self._pending.pop(k, None)
-            if t1 is None:
-                t1 = self._call(k, 1, "probe calls (one per variant)")
-                if t1 < self.call_ms:
-                    # A short kernel: a second probe is cheap, and one late probe would make
-                    # its calls too short (the per-call cost then weighs on its samples). Not
-                    # for a probe of call_ms or more: its calls are of one or two iterations
-                    # anyway, and the second probe cost the H200's 4096^3 tuning 8 calls of
-                    # 4.3 ms (and the budget 1.5x as much, ROUND0_BUDGET_FACTOR).
-                    t1 = min(t1, self._call(k, 1, "probe calls (one per variant)"))
-            # The kernels' part of a one-iteration call; at least a quarter of the call, so that
-            # an overestimated fixed cost never makes calls more than 4x what t1 alone gives
-            # (calls too long cost the race rounds; ones too short only add noise).
-            per_call = max(t1 - self.fixed, MIN_KERNEL_SHARE * t1, 1e-4)
-            self.iters[k] = min(_MAX_ITERS, max(1, math.ceil(self.call_ms / per_call)))
-            if self.iters[k] == 1:
-                # One iteration fills a call: the probe is the first sample. Variant 0's is its
-                # LAST warm-up call, one call as every other variant's probe is, not t1, the
-                # least of its warm-up calls (a least of several favoured variant 0: on the
-                # H200 at 8192^3 it won one race of three while 1.108x the ncu-fastest).
-                t = self._last_warmup if k == 0 else t1
-                self.last_call_ms[k] = t
-                return max(0.0, t - self.fixed) / self.unroll
-        n = self.iters[k]
+        """One more sample of variant ``k``: one call of :attr:`common` iterations, its ms
+        over its runs (the per-call cost included: :meth:`less_fixed`)."""
+        n = self.iters.setdefault(k, self.common)
         ms = self._call(k, n, "timed calls")
         self.last_call_ms[k] = ms
-        return max(0.0, ms - self.fixed) / (n * self.unroll)
+        self._fastest_call = min(self._fastest_call, ms)
+        return ms / (n * self.unroll)
+
+    def cost_ms(self, k: int) -> float:
+        """What one more sample of variant ``k`` takes (ms): its last call (before its first,
+        the mean of the other variants' last calls), for :func:`race`'s budget."""
+        if k in self.last_call_ms:
+            return self.last_call_ms[k]
+        known = list(self.last_call_ms.values())
+        return statistics.fmean(known) if known else self.common * self._t1
+
+    def less_fixed(self, samples: Sequence[Sequence[float]]) -> list[list[float]]:
+        """``samples`` (of :meth:`sample`) less each run's share of the per-call cost:
+        ``fixed``, but at most half the fastest timed call, so that no sample comes out near or
+        below zero where the warm-up's estimate came out too high (on the H200 a device still
+        warming up made it 3.4 ms for calls of 2.2: every variant then read 0 and the tie rule
+        picked the first). One amount off every sample (all calls are of one size), so their
+        order stays the race's."""
+        fixed = min(self.fixed, 0.5 * self._fastest_call) if self._fastest_call < math.inf else 0.0
+        self.fixed_used = fixed
+        share = fixed / (self.common * self.unroll)
+        return [[x - share for x in s] for s in samples]
 
 
 def race_calls(
@@ -241,7 +236,7 @@ def race_calls(
     *,
     budget_ms: float | None = None,
     warmup_ms: float = 25.0,
-    call_ms: float = 3.0,
+    call_ms: float = CALL_MS,
     profile=None,
     clock: Callable[[], float] | None = None,
     log: list | None = None,
@@ -268,8 +263,9 @@ def race_calls(
             budget_ms=AUTO_BUDGET_MS_PER_VARIANT * len(runs) if auto else budget_ms,
             spent_ms=sampler.spent_ms,
             round0_budget_factor=ROUND0_BUDGET_FACTOR if auto else None,
-            slack=sampler.slack,
+            cost_ms=sampler.cost_ms,
         )
+        samples = sampler.less_fixed(samples)
     finally:
         if collecting:
             gc.enable()

@@ -20,7 +20,7 @@ from __future__ import annotations
 from autotune_export.runtime.benchmarkers import Benchmarker, GivenTimings, SimulatedBench, WallClock
 from autotune_export.runtime.sampling import (
     AUTO_BUDGET_MS_PER_VARIANT,
-    CALL_JITTER_MS,
+    CALL_MS,
     MIN_KERNEL_SHARE,
     ROUND0_BUDGET_FACTOR,
     CallSampler,
@@ -32,9 +32,12 @@ from autotune_export.runtime.sampling import (
 )
 from autotune_export.runtime.search import (
     FIRST_ROUND_NOISE,
+    MIN_SAMPLES_TO_DROP,
+    NOISE_QUANTILE,
     TIE_TOLERANCE,
     VariantTiming,
     contenders,
+    estimate,
     pick,
     race,
     relative_spread,
@@ -48,7 +51,10 @@ __all__ = [
     "contenders",
     "relative_spread",
     "FIRST_ROUND_NOISE",
-    "CALL_JITTER_MS",
+    "CALL_MS",
+    "MIN_SAMPLES_TO_DROP",
+    "NOISE_QUANTILE",
+    "estimate",
     "AUTO_BUDGET_MS_PER_VARIANT",
     "ROUND0_BUDGET_FACTOR",
     "MIN_KERNEL_SHARE",

@@ -145,8 +145,9 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
     :data:`autotune_export.runtime.timing.AUTO_BUDGET_MS_PER_VARIANT`, a sixth of what
     Triton's ``do_bench`` spends, raised after round 0 to
     :data:`~autotune_export.runtime.timing.ROUND0_BUDGET_FACTOR` times what warm-up and round 0
-    took; ``math.inf``: none, the race ends by its own rule only); checked between rounds, so
-    every variant gets at least one sample and the race overruns it by one round at most. ``profile``: keep a
+    took; ``math.inf``: none, the race ends by its own rule only): round 0 gives every variant a
+    sample, and a later round that would overrun it takes only the leaders whose calls fit (see
+    :func:`autotune_export.runtime.timing.race`). ``profile``: keep a
     :class:`autotune_export.runtime.profile.TuningProfile` (:attr:`profile`) of every tuning
     and print its phases to stderr after each tuned group (default: the environment variable
     ``AUTOTUNE_EXPORT_PROFILE``). These options configure the default benchmarker,

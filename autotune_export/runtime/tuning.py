@@ -119,7 +119,10 @@ class Tuning:
             else VariantTiming(info.variants[k], [])
             if cached[k] is None
             else VariantTiming(
-                info.variants[k], [float(cached[k]["median_ms"])], recorded=tuple(map(float, cached[k]["spread_ms"]))
+                info.variants[k],
+                [float(cached[k]["median_ms"])],
+                recorded=tuple(map(float, cached[k]["spread_ms"])),
+                recorded_estimate=_recorded_estimate(cached[k]),
             )
             for k in range(len(info.variants))
         ]
@@ -286,3 +289,11 @@ class Tuning:
             info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)], warmup_ms=warmup_ms, rep_ms=rep_ms
         )
         return VariantTiming(info.variants[variant], list(samples))
+
+
+def _recorded_estimate(hit: dict) -> float | None:
+    """The estimate a tuning-cache timing row recorded (``estimate_ms``: the fastest sample,
+    :func:`autotune_export.runtime.search.estimate`), None for a row of an older release
+    (its median then stands for it)."""
+    value = hit.get("estimate_ms")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

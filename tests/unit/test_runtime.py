@@ -376,3 +376,26 @@ def test_report_and_tune_verbose_are_clear(vmfb, tmp_path, capsys, given_tune):
     out, err = capsys.readouterr()
     assert "tuning cpu_ex::scale: 2 variants, 1 tuning workload" in err and "tensor<65536xf32>: @fast (tuned)" in err
     assert [line.split()[1] for line in out.splitlines() if line.endswith("<- winner")] == ["fast"]
+
+
+def test_tuning_ranks_by_the_fastest_sample_and_the_cache_keeps_it(vmfb, tmp_path):
+    """A variant whose calls are late now and then (@fast: 0.5 ms, then 3 ms twice, in turn)
+    against a steady one (@slow: 2 ms): tuning ranks by each variant's fastest sample (noise on
+    a host clock only adds time), so @fast wins though its median is the higher; the tuning
+    cache records that estimate (``estimate_ms``) with the median, and a tuning that reads the
+    timings back from the cache (the decision gone) ranks by it again: @fast, where the medians
+    (2 ms against 3) would pick @slow."""
+    m = _load(vmfb, tmp_path, benchmarker=GivenTimings({"slow": 2.0, "fast": [0.5, 3.0, 3.0]}))
+    m.autotune()
+    assert m.chosen["cpu_ex::scale"] == "fast"
+    data = json.loads((tmp_path / "tuning.json").read_text())
+    rows = {r["fingerprint"]: r for r in data["timings"]}
+    fast = next(r for r in rows.values() if r["median_ms"] == 3.0)
+    assert fast["estimate_ms"] == 0.5
+    data["results"] = []
+    (tmp_path / "tuning.json").write_text(json.dumps(data))
+    again = _load(vmfb, tmp_path, benchmarker=GivenTimings({"slow": 9.0, "fast": 9.0}))
+    timings = again.autotune()["cpu_ex::scale"]
+    assert timings == []  # nothing measured: both read back from the cache
+    assert [t.estimate_ms for t in again.timings["cpu_ex::scale"][0]] == [2.0, 0.5]
+    assert again.chosen["cpu_ex::scale"] == "fast"

@@ -56,15 +56,7 @@ from autotune_export.support.diagnostics import DiagnosticError
 
 from autotune_export.interop.jax_triton_call import triton_call_to_mlir
 from autotune_export.interop.jax_triton_kernel import locate_kernel
-from autotune_export.interop.jax_triton_stablehlo import (  # noqa: F401  (the helpers' tests read them here)
-    TRITON_CALL_TARGETS,
-    _aliases_of,
-    _backend_bytes,
-    _bake_scalar,
-    _config_fields,
-    _variant_suffix,
-    convert_stablehlo,
-)
+from autotune_export.interop.jax_triton_stablehlo import TRITON_CALL_TARGETS, convert_stablehlo
 from autotune_export.interop.jax_triton_types import JaxTritonError, KernelNotImportableError
 from autotune_export.support.arguments import ArgumentParser
 

@@ -20,6 +20,8 @@ import pytest
 from autotune_export.cuda import triton_compat
 from autotune_export.cuda.targets import iree_codegen_target, parse_target
 from autotune_export.interop import jax_triton as jt
+from autotune_export.interop import jax_triton_custom_call as custom_call
+from autotune_export.interop import jax_triton_scalars as scalars
 from autotune_export.interop import jax_triton_proto as proto
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.walk import walk
@@ -356,7 +358,7 @@ def _add_call():
     with ir.Context():
         module = ir.Module.parse(text)
         op = next(o for o in walk(module.operation) if o.name == "stablehlo.custom_call")
-        return proto.decode_backend_config(jt._backend_bytes(op))
+        return proto.decode_backend_config(custom_call.backend_bytes(op))
 
 
 def test_convert_bakes_64bit_scalars(tmp_path):
@@ -375,10 +377,10 @@ def test_bake_scalar_rewrites_loads():
     ptx = ".visible .entry k(\n.param .u64 k_param_0,\n.param .f64 k_param_1\n)\n{\n" \
           "ld.param.b64 %rd1, [k_param_0];\nld.param.b64 %fd1, [k_param_1];\nret;\n}\n"
     bits = struct.unpack("<Q", struct.pack("<d", 0.1))[0]
-    out = jt._bake_scalar(ptx, "k_param_1", bits, 8)
+    out = scalars.bake_scalar(ptx, "k_param_1", bits, 8)
     assert f"mov.b64 %fd1, {bits};" in out and "[k_param_1]" not in out
     with pytest.raises(jt.JaxTritonError, match="other than by ld.param"):
-        jt._bake_scalar(ptx.replace("ret;", "mov.u64 %rd2, k_param_1;\nret;"), "k_param_1", bits, 8)
+        scalars.bake_scalar(ptx.replace("ret;", "mov.u64 %rd2, k_param_1;\nret;"), "k_param_1", bits, 8)
 
 
 def test_convert_errors():
@@ -428,15 +430,15 @@ def test_output_operand_aliases_read_with_bindings():
     with ir.Context():
         module = ir.Module.parse(text)
         op = next(o for o in walk(module.operation) if o.name == "stablehlo.custom_call")
-        assert jt._aliases_of(op) == {1: 0}
+        assert custom_call.aliases_of(op) == {1: 0}
 
 
 def test_variant_suffix_from_config_description():
     desc = "BLOCK: 128, num_warps: 4, num_ctas: 1, num_stages: 2, maxnreg: None, ir_override: None"
-    assert jt._config_fields(desc)["BLOCK"] == "128" and jt._config_fields(desc)["maxnreg"] == "None"
-    assert jt._variant_suffix(desc, 0) == "0_128_w4_s2"
-    assert jt._variant_suffix("BLOCK_M: 64, SCALE: -0.5, EVEN: True, num_warps: 8", 3) == "3_64xm0p5xTrue_w8"
-    assert jt._variant_suffix("", 2) == "2"
+    assert custom_call.config_fields(desc)["BLOCK"] == "128" and custom_call.config_fields(desc)["maxnreg"] == "None"
+    assert custom_call.variant_suffix(desc, 0) == "0_128_w4_s2"
+    assert custom_call.variant_suffix("BLOCK_M: 64, SCALE: -0.5, EVEN: True, num_warps: 8", 3) == "3_64xm0p5xTrue_w8"
+    assert custom_call.variant_suffix("", 2) == "2"
 
 
 def _iree_compile_case(name: str, target: str, fast: bool):

@@ -246,8 +246,8 @@ def test_interop_builds_no_new_op_text():
 
 #: Functions of interop/ that call an MLIR parser, and why: the user's module
 #: (convert_stablehlo), and StableHLO's output_operand_alias, for which IREE's bindings have no
-#: attribute class (_aliases_of reads its parameters as a dictionary attribute). Add none.
-KNOWN_INTEROP_PARSERS = {"interop/jax_triton_stablehlo.py:convert_stablehlo", "interop/jax_triton_stablehlo.py:_aliases_of"}
+#: attribute class (aliases_of reads its parameters as a dictionary attribute). Add none.
+KNOWN_INTEROP_PARSERS = {"interop/jax_triton_stablehlo.py:convert_stablehlo", "interop/jax_triton_custom_call.py:aliases_of"}
 
 
 def ir_parsers_called(sources=None, under: str = "interop/") -> set[str]:

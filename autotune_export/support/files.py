@@ -10,9 +10,14 @@ import pathlib
 import tempfile
 
 
-__all__ = ["atomic_write", "locked", "read_checked", "write_checked"]
+__all__ = ["LOCK_WAIT_S", "atomic_write", "locked", "read_checked", "write_checked"]
 
 _DIGEST = 32  # bytes of a sha256 digest
+
+#: The longest wait for another process's lock, seconds. Locks are held for one cache write,
+#: one tuning-results update or one variant's Triton compile (minutes at most for the largest
+#: kernels): a wait past this is a stuck holder, reported instead of waited on forever.
+LOCK_WAIT_S = 900.0
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None = None) -> None:
@@ -39,14 +44,28 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, *, mode: int | None
 
 
 @contextlib.contextmanager
-def locked(path: str | os.PathLike):
-    """Hold the inter-process lock of ``path`` (``<path>.lock``, filelock)."""
+def locked(path: str | os.PathLike, timeout_s: float | None = None):
+    """Hold the inter-process lock of ``path`` (``<path>.lock``, filelock) for the ``with``
+    block. Waits at most ``timeout_s`` seconds (default :data:`LOCK_WAIT_S`) for another
+    process to release it. Raises OSError when the lock file cannot be created (a folder that
+    takes no files, such as /proc: filelock alone would poll for it forever) and TimeoutError
+    (an OSError) when the wait runs out."""
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = f"{path}.lock"
+    os.close(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666))
     import filelock  # here: importing it (asyncio) costs every command ~0.1 s
 
-    with filelock.FileLock(f"{path}.lock"):
+    wait_s = LOCK_WAIT_S if timeout_s is None else timeout_s
+    try:
+        lock = filelock.FileLock(lock_path, timeout=wait_s)
+        lock.acquire()
+    except filelock.Timeout:
+        raise TimeoutError(f"waited {wait_s:g} s for the lock {lock_path}: another process holds it") from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def write_checked(path: str | os.PathLike, data: bytes) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import re
 import sys
 from typing import Sequence
@@ -320,6 +321,21 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines)
 
 
+def _report_folder_problem(path: str) -> str | None:
+    """Why ``--report path`` cannot take the report (checked before tuning, so a bad folder
+    costs no tuning run), or None: an existing path must be a folder; a new one is created
+    under the nearest existing folder, which must be writable."""
+    here = pathlib.Path(path)
+    if here.exists():
+        if not here.is_dir():
+            return "names a file, not a folder for report.md, report.json and report.png"
+        return None if os.access(here, os.W_OK) else "is a folder this user cannot write into"
+    parent = next((p for p in here.absolute().parents if p.exists()), None)
+    if parent is None or not parent.is_dir():
+        return f"cannot be created: {parent} is not a folder"
+    return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot be created: {parent} is not writable"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``autotune-export tune``; returns the exit status (1 on user errors)."""
     args = _parser().parse_args(argv)
@@ -334,6 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--emit vmfb -o OUT.vmfb` builds",
             file=sys.stderr,
         )
+        return 1
+    if args.report and (problem := _report_folder_problem(args.report)):
+        print(f"{args.report}: error: --report {problem}", file=sys.stderr)  # before any tuning
         return 1
     cache = None if args.no_cache else TuningCache(args.results) if args.results else True
     try:

@@ -28,7 +28,10 @@ Steps, all under a time limit (``--budget-s``, default 85 s; the script stops an
    timed;
 3. tune: every group by the runtime's own tuning (``AutotunedModule.tune_group``: the groups'
    benchmark entries, kernel time per run on the module's fake data, race search, the
-   cross-check against IREE's default, the runtime's pick; not wall-clock calls of ``main``,
+   cross-check (for these fp16 groups: no less accurate than IREE's default against the group's
+   reference computation, IREE's default with an f32 accumulator; docs/program.md), the
+   runtime's pick; a line per group says how many IREE and Triton variants the cross-check
+   kept and what was picked; not wall-clock calls of ``main``,
    whose noise picked worse configs for ``main``'s groups in run s4). With ``--tuning-results
    R.json`` the tuned build's module uses R.json as its tuning cache, so the runtime writes its
    picks there itself (the tuning-results format ``autotune-export program --tuning-results``
@@ -238,7 +241,7 @@ def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, 
         m.select(g.key, g.default)
         report["groups"][g.key] = {"host": g.host, "variants": g.variants, "checked": checked, "kinds": [kind_of(g, k) for k in range(len(g.variants))]}
     # 3. tune: the runtime's own tuning of each group (benchmark entries: kernel time on the
-    # module's fake data, race search, cross-check against IREE's default, its pick and, with
+    # module's fake data, race search, cross-check (accuracy against the reference), its pick and, with
     # --tuning-results, its own writer); then, for the report, each checked variant's time per
     # call of its host function (the other groups on their picks).
     for g in groups:
@@ -253,6 +256,12 @@ def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, 
         entry["dropped"] = sorted(m.dropped.get(g.key, set()))
         if g.key in m.notes:
             print(f"  note {g.key}: {m.notes[g.key]}")
+        # What the cross-check kept (against the group's reference computation where it has one:
+        # docs/program.md, "The cross-check"), per kind, and what tuning picked.
+        kept = [kind_of(g, k) for k in range(len(g.variants)) if k not in entry["dropped"]]
+        counts = ", ".join(f"{kind} {kept.count(kind)}/{[kind_of(g, k) for k in range(len(g.variants))].count(kind)}" for kind in ("iree", "triton"))
+        print(f"  {name} {g.group}: cross-check against the {'reference' if g.reference else 'default'} kept {counts}; "
+              f"picks {m.chosen[g.key]} [{kind_of(g, entry['chosen'])}]")
         samples = {}
         for k in range(len(g.variants)):
             budget.check(f"{name}: timing {g.group}")

@@ -92,6 +92,12 @@ FIRST_ROUND_NOISE = 0.02
 #: 5-10% of the draws of such runs).
 MIN_SAMPLES_TO_DROP = 3
 
+#: The confidence of :func:`contenders`' allowance (``z`` its quantile of the standard normal,
+#: 3.09): 0.999 rather than 0.99 kept the ncu-fastest variant in every draw of the H200's
+#: quietest recorded runs at 2048^3, where 0.99 lost 0.7% of them, at no cost
+#: (benchmarks/tuning_bootstrap.py).
+CONFIDENCE = 0.999
+
 #: The noise :func:`contenders` allows for is this quantile of every sample's excess over its
 #: variant's fastest sample (pooled over the variants with two samples or more): how far above
 #: a variant's time most of its samples lie, not only the median one (a median made the allowance
@@ -108,7 +114,7 @@ def race(
     round0_budget_factor: float | None = None,
     cost_ms: Callable[[int], float] | None = None,
     max_rounds: int = 40,
-    confidence: float = 0.99,
+    confidence: float = CONFIDENCE,
     min_noise: float = 0.002,
 ) -> list[list[float]]:
     """The default search: racing (the "racing" of configuration selection, Maron & Moore,
@@ -182,7 +188,7 @@ def contenders(
     samples: Sequence[Sequence[float]],
     alive: Sequence[int],
     *,
-    confidence: float = 0.99,
+    confidence: float = CONFIDENCE,
     min_noise: float = 0.002,
 ) -> tuple[list[int], bool]:
     """The variants of ``alive`` still in contention after a round of :func:`race` (its rule),
@@ -223,7 +229,7 @@ def _allowances(samples: Sequence[Sequence[float]], alive: Sequence[int], confid
 
 
 def lower_bounds(
-    samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = 0.99, min_noise: float = 0.002
+    samples: Sequence[Sequence[float]], alive: Sequence[int], *, confidence: float = CONFIDENCE, min_noise: float = 0.002
 ) -> dict:
     """Per variant of ``alive`` (each with a sample), how fast it could still be (ms):
     ``e_k * (1 - a_k)``, its estimate less :func:`contenders`' allowance (without the floor

@@ -31,6 +31,7 @@ from autotune_export.runtime.sampling import (
     race_calls,
 )
 from autotune_export.runtime.search import (
+    CONFIDENCE,
     FIRST_ROUND_NOISE,
     MIN_SAMPLES_TO_DROP,
     NOISE_QUANTILE,
@@ -38,6 +39,7 @@ from autotune_export.runtime.search import (
     VariantTiming,
     contenders,
     estimate,
+    lower_bounds,
     pick,
     race,
     relative_spread,
@@ -53,6 +55,8 @@ __all__ = [
     "FIRST_ROUND_NOISE",
     "CALL_MS",
     "MIN_SAMPLES_TO_DROP",
+    "CONFIDENCE",
+    "lower_bounds",
     "NOISE_QUANTILE",
     "estimate",
     "AUTO_BUDGET_MS_PER_VARIANT",

@@ -79,7 +79,7 @@ def test_evaluate_counts_picks_against_the_ncu_ruler(tb, data):
 
 # (set, case) -> least share of draws within 1% of the ncu-fastest, with 30 draws per run.
 _WITHIN = {
-    ("s6", "mm9:2048x2048x2048"): 0.98,
+    ("s6", "mm9:2048x2048x2048"): 0.99,
     ("s6", "mm9:4096x4096x4096"): 1.0,
     ("s6", "mm9:8192x128x8192"): 1.0,
     ("s6", "mm9:8192x8192x8192"): 1.0,
@@ -95,8 +95,8 @@ def test_the_default_search_on_the_h200s_recorded_calls(tb, data, set_name, name
     pick within 1% of the ncu-fastest in nearly every draw, at most 0.2x triton.autotune's
     tuning wall (the median draw). The search of Dec 2 06:58 on the same draws (racing on
     medians, calls sized per variant after a probe, a variant dropped on one or two samples):
-    s6 2048^3 76%, s8 4096^3 55%, s8 64 configs 79%, its 8192^3 cost 0.22-0.23x; now 99-100%,
-    97% and 99%, 0.18-0.19x (benchmarks/tuning_bootstrap.py, 300 draws per run)."""
+    s6 2048^3 76%, s8 4096^3 55%, s8 64 configs 79%, its 8192^3 cost 0.22-0.23x; now 99.9%,
+    97% and 99.3%, 0.18-0.19x (benchmarks/tuning_bootstrap.py, 300 draws per run)."""
     case = data["sets"][set_name]["cases"][name]
     e = tb.evaluate(timing, case, boot=30)
     assert e["within"] >= _WITHIN[(set_name, name)]

@@ -115,6 +115,24 @@ class Failures:
             "workload": workload,
         }
 
+    def _retried_hangs(self, info: GroupInfo, workload: str) -> set[int]:
+        """The variants the tuning cache records as hung on ``workload`` under a shorter limit
+        than this object's ``variant_timeout_s``: they get another chance, so a decision stored
+        while they were dropped does not answer (docs/runtime.md, isolation)."""
+        if self.cache is None:
+            return set()
+        out = set()
+        for k in range(len(info.variants)):
+            hit = self.cache.failure(**self._failure_key(info, k, workload))
+            if (
+                hit is not None
+                and hit.get("kind") == "hang"
+                and isinstance(hit.get("limit_s"), (int, float))
+                and self.variant_timeout_s > hit["limit_s"]
+            ):
+                out.add(k)
+        return out
+
     def _recorded_failures(self, info: GroupInfo, workload: str) -> None:
         """Drop the variants the tuning cache records as failed on ``workload``: a fault or an
         error for good; a hang unless this object's ``variant_timeout_s`` is longer than the

@@ -95,7 +95,9 @@ class Tuning:
         with phase(self.profile, "tuning cache (read)"):
             hit = self.cache.lookup(**self._key(info, key)) if self.cache is not None else None
             if hit is not None and (
-                hit.get("variant") not in info.variants or info.variants.index(hit["variant"]) not in allowed
+                hit.get("variant") not in info.variants
+                or info.variants.index(hit["variant"]) not in allowed
+                or self._retried_hangs(info, key) & allowed  # decided while they were dropped
             ):
                 hit = None
             if hit is None:

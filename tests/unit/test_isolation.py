@@ -189,6 +189,37 @@ def test_a_longer_limit_tries_a_recorded_hang_again(faulty, tmp_path):
     assert m.drop_reasons["faulty_ex::scale"]["spin"].startswith("hang: ")
 
 
+def test_a_decision_made_while_a_hang_was_dropped_does_not_answer_a_longer_limit(faulty, tmp_path):
+    """Tester, Dec 2 trial 3, finding 1: a tuning under a short limit drops a variant as a hang
+    and stores its decision; a later tuning under a longer limit gives the hang another chance,
+    so that stored decision must not answer it (it did: the variant was never tried again and
+    vanished from the table). @greedy (which runs fine here) stands for a variant that was only
+    slow once: recorded as hung under 20 s, it wins under 120 s with the given timings."""
+    cache = tmp_path / "tuning.json"
+    m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="auto",
+                        variant_timeout_s=20.0)
+    info = m.group("scale")
+    TuningCache(cache).store(None, (), [{"fingerprint": info.fingerprints[GREEDY], "device": m.identity["device"],
+                                         "driver_version": m.identity["driver_version"], "workload": WORKLOAD,
+                                         "kind": "hang", "reason": "its first run did not finish within 20.0 s",
+                                         "limit_s": 20.0, "time": "2026-12-01T00:00:00"}])
+    _record_hang(m, cache, 1000.0)  # @spin stays dropped under both limits
+    m.tune_group("scale")
+    assert m.chosen == {"faulty_ex::scale": "fast"} and "greedy" in m.drop_reasons["faulty_ex::scale"]
+    again = dict(TIMES, greedy=0.1)
+    m2 = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(again), isolation="auto",
+                         variant_timeout_s=120.0)
+    m.close_worker()
+    m2.tune_group("scale")
+    assert m2.chosen == {"faulty_ex::scale": "greedy"}
+    assert "greedy" not in m2.drop_reasons.get("faulty_ex::scale", {})
+    m2.close_worker()
+    m3 = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="auto",
+                         variant_timeout_s=20.0)
+    m3.tune_group("scale")  # the same limit as the record: the stored decision answers
+    assert m3.sources["faulty_ex::scale"] == "cache"
+
+
 def test_round_robin_checks_in_the_worker_before_live_calls(faulty, tmp_path):
     """Round-robin runs variants on live calls, in this process: before the first one, every
     variant is checked in the worker, so @oob (fault) and @spin (recorded hang) never run live;

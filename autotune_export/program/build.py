@@ -146,6 +146,15 @@ def build_program(
         check_jobs(jobs)  # the one rule for a number of compiling processes (cuda/workers.py)
     except ValueError as err:
         raise DiagnosticError.at(None, f"program: {err}") from None
+    if backend == "cuda":
+        from autotune_export.cuda.targets import TargetError, parse_target
+
+        try:
+            parse_target(target)  # one GPU: the program's code and its Triton kernels are built for it
+        except TargetError as err:
+            raise DiagnosticError.at(None, f"program: --target: {err} (program builds for one target)") from None
+    if max_triton is not None and max_triton < 0:
+        raise DiagnosticError.at(None, f"program: --max-triton-configs must be at least 0, not {max_triton}")
     remarks: list[Diagnostic] = []
 
     def note(message: str, severity: str = "remark") -> None:
@@ -172,7 +181,7 @@ def build_program(
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         if backend == "cuda":
-            limits = (max_candidates, max_triton or max_candidates)
+            limits = (max_candidates, max_candidates if max_triton is None else max_triton)
             dispatches = tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, object_format)
         else:
             dispatches = tunable_cpu(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)

@@ -24,7 +24,7 @@ from autotune_export.program.build import BACKENDS, build_program, write_back
 from autotune_export.support import progress
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.cli_io import check_output, check_stdout, read_source, stdout_for_output, write_output
-from autotune_export.support.arguments import ArgumentParser
+from autotune_export.support.arguments import ArgumentParser, count_at_least
 
 __all__ = ["main"]
 
@@ -40,32 +40,34 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--target",
-        default="sm_90",
-        help="cuda: the GPU the program runs on (default sm_90; IREE's own code is compiled for sm_89, docs/program.md)",
+        default=None,
+        help="cuda: the one GPU the program runs on (default sm_90; IREE's own code is compiled for sm_89, docs/program.md)",
     )
     p.add_argument(
         "--no-triton",
         dest="triton",
-        action="store_false",
+        action="store_const",
+        const=False,
+        default=None,
         help="cuda: IREE's own candidates only, no Triton kernel among the variants",
     )
     p.add_argument(
         "--object-format",
         choices=("ptx", "cubin"),
-        default="ptx",
+        default=None,
         help="cuda: Triton objects as PTX (JIT-compiled at load, default) or cubin (for --target only)",
     )
     p.add_argument(
         "--max-triton-configs",
-        type=int,
+        type=count_at_least(0),
         default=None,
         metavar="N",
-        help="cuda: at most N configs of each Triton kernel per dispatch (default: --max-candidates)",
+        help="cuda: at most N configs of each Triton kernel per dispatch (0: none, as --no-triton; default: --max-candidates)",
     )
     p.add_argument("--jobs", type=jobs_argument, default=4, metavar="N", help="cuda: compile N candidates at a time (default 4)")
     p.add_argument(
         "--max-candidates",
-        type=int,
+        type=count_at_least(1),
         default=4,
         metavar="N",
         help="at most N variants per dispatch, IREE's default included (default: 4)",
@@ -110,9 +112,18 @@ def main(argv: Sequence[str]) -> int:
         check_output(args.write_back, "mlir")
         if args.write_back == "-" and args.output == "-":
             raise DiagnosticError.at(None, "-o - and --write-back -: standard output takes one of them")
+    cuda_only = {
+        "--target": args.target,
+        "--no-triton": args.triton,
+        "--object-format": args.object_format,
+        "--max-triton-configs": args.max_triton_configs,
+    }
+    if args.backend != "cuda" and (given := [flag for flag, value in cuda_only.items() if value is not None]):
+        raise DiagnosticError.at(
+            None,
+            f"program: {', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to --backend cuda, not {args.backend}",
+        )
     source = read_source(args.input)
-    if args.max_candidates < 1:
-        raise DiagnosticError.at(None, f"--max-candidates must be at least 1 (IREE's default), not {args.max_candidates}")
     if args.write_back and not args.tuning_results:
         raise DiagnosticError.at(None, "--write-back needs --tuning-results (the choices to write back)")
     results = load_results(args.tuning_results) if args.tuning_results else None
@@ -125,10 +136,10 @@ def main(argv: Sequence[str]) -> int:
             source_name=source.name,
             iree_args=args.iree_compile_arg,
             remark=remark,
-            target=args.target,
-            triton=args.triton,
+            target=args.target or "sm_90",
+            triton=args.triton is None and args.max_triton_configs != 0,
             jobs=args.jobs,
-            object_format=args.object_format,
+            object_format=args.object_format or "ptx",
             tuning_results=results,
             max_triton=args.max_triton_configs,
         )

@@ -10,7 +10,7 @@ import re
 
 from autotune_export.support.diagnostics import did_you_mean
 
-__all__ = ["ArgumentParser"]
+__all__ = ["ArgumentParser", "count_at_least"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -30,3 +30,20 @@ class ArgumentParser(argparse.ArgumentParser):
             if m:
                 hint = did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
         self.exit(1, f"{self.prog}: error: {message}{hint} ({self.prog} --help lists the options)\n")
+
+
+def count_at_least(minimum: int):
+    """An argparse ``type`` for a count option: a whole number ``>= minimum``, else a usage
+    error naming the range (``0`` or ``-3`` never silently mean something else)."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, not {value}")
+        return value
+
+    count.__name__ = "count"  # argparse names the type in its message
+    return count

@@ -178,3 +178,46 @@ def test_jobs_follow_the_one_rule_for_compiling_processes():
 
     with pytest.raises(DiagnosticError, match="at least 1 process compiles"):
         build_program("func.func @f() { return }", backend="llvm-cpu", jobs=0)
+
+
+# ----- tester, Dec 2 trial 3, findings 4 and 5: targets and counts refused up front ----------
+@pytest.mark.parametrize(
+    "target, words",
+    [
+        ("sm_75", "unsupported CUDA target 'sm_75': supported are sm_80"),
+        ("bogus", "unknown CUDA target 'bogus'"),
+        ("sm_90,sm_80", "unknown CUDA target 'sm_90,sm_80'"),
+    ],
+)
+def test_program_refuses_a_cuda_target_it_cannot_build_for_as_an_error(tmp_path, monkeypatch, capsys, target, words):
+    """Was an internal error (TargetError, exit 2) after the first phases; now one line, exit 1,
+    before any iree-compile phase, no output file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.mlir").write_text(MATMUL)
+    rc, out, err = _run(["program", "m.mlir", "--backend", "cuda", "--target", target, "--emit", "mlir", "-o", "x.mlir"], capsys)
+    assert rc == 1 and out == ""
+    assert f"error: program: --target: {words}" in err and "(program builds for one target)" in err
+    assert not (tmp_path / "x.mlir").exists()
+
+
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--max-triton-configs", "-1"], "argument --max-triton-configs: expected a whole number >= 0, not -1"),
+        (["--max-candidates", "0"], "argument --max-candidates: expected a whole number >= 1, not 0"),
+        (["--target", "sm_90"], "error: program: --target applies only to --backend cuda, not llvm-cpu"),
+        (["--no-triton", "--object-format", "cubin"], "--no-triton, --object-format apply only to --backend cuda"),
+    ],
+)
+def test_program_refuses_counts_out_of_range_and_cuda_flags_on_another_backend(tmp_path, monkeypatch, capsys, flags, words):
+    """``--max-triton-configs -1`` built 11 of 12 configs (a Python slice) and ``0`` fell back to
+    --max-candidates; cuda-only flags were taken without a word with llvm-cpu."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.mlir").write_text(MATMUL)
+    try:
+        rc = cli.main(["program", "m.mlir", *flags, "-o", "x.vmfb"])
+    except SystemExit as stop:  # argparse's usage errors (support/arguments.py: exit status 1)
+        rc = stop.code
+    err = capsys.readouterr().err
+    assert rc == 1 and "Traceback" not in err
+    assert words in err and not (tmp_path / "x.vmfb").exists()

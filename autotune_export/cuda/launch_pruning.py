@@ -85,6 +85,43 @@ def _keywords(what: str, fn: Callable, *parts: Mapping[str, Any]) -> dict[str, A
     return out
 
 
+class _Probe:
+    """A config with nothing in it: what :func:`installed_top_k` hands Triton's rule."""
+
+    kwargs: dict = {}
+
+    def all_kwargs(self) -> dict:
+        return {}
+
+
+def installed_top_k(top_k: Any, n_given: int, n_left: int) -> int:
+    """How many of ``n_left`` configs (what ``early_config_prune`` kept of ``n_given``) the
+    installed Triton's ``Autotuner.prune_configs`` keeps by ``perf_model`` for ``top_k``:
+    ``n_left`` when it keeps them all. Triton itself answers (its method run on a stand-in
+    autotuner of empty configs whose estimates all tie), so the rule is the one of the Triton
+    that compiles the kernels: 3.6 takes a fraction of all configs with no floor
+    (``int(len(self.configs) * top_k)``, 0 possible), 3.9 of those left, at least one. Raises
+    LaunchModelError for a ``top_k`` Triton refuses (its TypeError)."""
+    from types import SimpleNamespace
+
+    from triton.runtime.autotuner import Autotuner
+
+    given = [_Probe() for _ in range(n_given)]
+    stand_in = SimpleNamespace(
+        configs=given,
+        early_config_prune=lambda configs, named_args, **kw: given[:n_left],
+        perf_model=lambda **kw: 0.0,
+        configs_top_k=top_k,
+        nargs={},
+    )
+    try:
+        return len(Autotuner.prune_configs(stand_in, {}))
+    except TypeError:
+        raise LaunchModelError(
+            f"prune_configs_by top_k = {top_k!r}: Triton requires a float <= 1.0 or an int (TypeError)"
+        ) from None
+
+
 def prune_configs(
     configs: Sequence,
     named_args: Mapping[str, Any],
@@ -97,7 +134,9 @@ def prune_configs(
     capability: int | None = None,
 ) -> PruneOutcome:
     """Apply ``prune_configs_by`` to ``configs`` (``triton.Config`` objects or look-alikes with
-    ``kwargs`` and ``all_kwargs()``), as Triton 3.9's ``Autotuner.prune_configs`` does:
+    ``kwargs`` and ``all_kwargs()``), as the installed Triton's ``Autotuner.prune_configs`` does
+    (Triton 3.9's words below; how many ``top_k`` keeps is asked of the installed Triton,
+    :func:`installed_top_k`, whose rule changed after 3.6):
 
     1. ``early_config_prune(configs, named_args, **kwargs)`` returns the configs to keep; it
        must keep at least one (Triton raises ``AutotunerError``);
@@ -156,13 +195,7 @@ def prune_configs(
             ]
         estimates: dict[int, Any] = {}
         if perf_model is not None:
-            k = top_k
-            if isinstance(k, float) and k <= 1.0:
-                k = max(1, int(len(current) * k))
-            elif not isinstance(k, int):
-                raise LaunchModelError(
-                    f"prune_configs_by top_k = {top_k!r}: Triton requires a float <= 1.0 or an int (TypeError)"
-                )
+            k = installed_top_k(top_k, len(given), len(current))
             if k < 1:
                 raise LaunchModelError(f"prune_configs_by top_k = {top_k!r} keeps no config: Triton would have none to run")
             if len(current) > k:

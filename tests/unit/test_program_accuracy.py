@@ -6,8 +6,64 @@ is kept, a variant reading B transposed is dropped."""
 
 from __future__ import annotations
 
+import os
+import re
+
 import numpy as np
 import pytest
+
+CASES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "program", "reference_cases.mlir")
+
+
+def _widen_all():
+    """Per dispatch of the fixture: (reference_problem, the widened clone's text or None), and
+    the host function's op count before and after (the clones are left in place)."""
+    from autotune_export.program.dispatches import dispatch_ops, root_op
+    from autotune_export.program.reference import reference_problem, widened
+    from iree.compiler import ir
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(open(CASES).read())
+        out = []
+        for _host, _i, op in dispatch_ops(module):
+            with ir.InsertionPoint(op):
+                wide = widened(op, root_op)
+            out.append((reference_problem(root_op(op)), None if wide is None else str(wide), str(op)))
+        module.operation.verify()
+        return out
+
+
+def test_the_reference_dispatch_accumulates_in_f32_and_truncates_before_fused_consumers():
+    """A transposed bf16 contraction with a fused bias add: the root becomes a generic over the
+    same maps into an f32 fill, its inputs extended, its result truncated to bf16 and THAT feeds
+    the bias add; the default's dispatch is left as it was."""
+    problem, wide, original = _widen_all()[0]
+    assert problem is None
+    assert "tensor<32x48xf32>" not in original and "bf16 to f32" not in original  # default unchanged
+    assert re.search(r"arith.extf %cst : bf16 to f32\n.*\n.*linalg.fill ins\(%\d+ : f32\) outs\(%\d+ : tensor<32x48xf32>\)", wide)
+    assert "affine_map<(d0, d1, d2) -> (d1, d2)>" in wide  # B's transposed map kept
+    body = re.search(r"\^bb0\(%in: bf16, %in_0: bf16, %out: f32\):(.*?)linalg.yield (%\d+) : f32", wide, re.S)
+    assert body and body.group(1).count("bf16 to f32") == 2 and ": f32" in body.group(1)
+    assert "bf16\n" not in body.group(1).replace("bf16 to f32", "")  # nothing computed in bf16
+    trunc = re.search(r"(%\d+) = linalg.generic .*\n\s*\^bb0\(%in: f32, %out: bf16\):\n\s*%\d+ = arith.truncf %in : f32 to bf16", wide)
+    assert trunc
+    assert re.search(rf"ins\({trunc.group(1)}, %\d+ : tensor<32x48xbf16>, tensor<32x48xbf16>\)", wide)  # the bias add reads it
+
+
+def test_no_reference_for_an_f32_accumulator():
+    problem, wide, _ = _widen_all()[1]
+    assert problem == "linalg.matmul accumulates in f32" and wide is None
+
+
+def test_a_body_computing_in_f32_already_loses_its_truncf_and_extends_its_constant():
+    """extf of an input stays, the truncf back to f16 inside the body goes (an identity now),
+    an f16 constant is extended: no f16 arithmetic is left in the reduction."""
+    problem, wide, _ = _widen_all()[2]
+    assert problem is None
+    body = re.search(r"\^bb0\(%in: f16, %in_0: f16, %out: f32\):(.*?)linalg.yield %\d+ : f32", wide, re.S).group(1)
+    assert "truncf" not in body
+    assert "arith.constant 2.000000e+00 : f16" in body and body.count("f16 to f32") == 3
+    assert not re.search(r"arith\.(addf|mulf) .*: f16", body)
 
 #: An fp16 matmul of a square B (so that a transposed read type-checks), K long enough for fp16
 #: partial sums to round, and an f32 one (no reference: its variants are compared with the default).

@@ -29,7 +29,9 @@ class TuningCache:
 
     ``results`` (decisions): ``{"executable", "group", "variant", "device", "driver",
     "driver_version", "module_sha256", "workload", "median_ms": {variant: ms}, "spread_ms":
-    {variant: [p20, p80]}, "strategy", "time"}`` and, when the group has a per-workload table,
+    {variant: [p20, p80]}, "estimate_ms": {variant: ms} (what tuning ranked by, the fastest
+    sample; absent from entries of earlier releases), "strategy", "time"}`` and, when the
+    group has a per-workload table,
     ``"workload_values"`` (the dispatch's workload values). ``timings`` (per variant): see
     :meth:`timings`. ``failures`` (per variant that faulted, hung or that the runtime refused
     while tuning, so it is not run again on every load): see :meth:`failures`. Writes are atomic under the file's lock (``<path>.lock``, see

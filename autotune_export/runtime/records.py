@@ -105,6 +105,7 @@ class CacheRecords:
             "variant": best.variant,
             "median_ms": {t.variant: t.median_ms for t in timings},
             "spread_ms": {t.variant: list(t.spread_ms) for t in timings},
+            "estimate_ms": {t.variant: t.estimate_ms for t in timings},
             "strategy": strategy,
             "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }

@@ -57,10 +57,19 @@ class LoopTimer:
         self.base = min(_timed(self.run, 1) for _ in range(2))
 
     def sample(self, rep_ms: float, at_least: int = 3) -> None:
-        extra = (self.iters - 1) * self.unroll
+        """Time ``run(iters)`` until ``rep_ms`` have passed and at least ``at_least`` samples
+        were taken; each sample is the call less the one-iteration call ``base``, per run. A
+        call that the per-call cost makes up more than half of resolves nothing (a late
+        ``base`` or a fast call under load gave samples of 0 ms, which won the group): the
+        calls are made 4x longer and the sample is taken again (up to 100,000 iterations;
+        past that, ``base`` counts as half the call), so no sample is ever 0."""
         start, n = time.perf_counter(), 0
         while n < at_least or (time.perf_counter() - start) * 1e3 < rep_ms:
-            self.samples.append(max(0.0, _timed(self.run, self.iters) - self.base) / extra)
+            t = _timed(self.run, self.iters)
+            if t - self.base < 0.5 * t and self.iters < 100_000:
+                self.iters = min(100_000, 4 * self.iters)
+                continue
+            self.samples.append(max(t - self.base, 0.5 * t) / ((self.iters - 1) * self.unroll))
             n += 1
 
 

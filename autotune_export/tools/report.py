@@ -48,6 +48,12 @@ class RecordedTiming:
     median_ms: float
     spread_ms: tuple[float, float] | None = None
     times_ms: list[float] = field(default_factory=list)  # none: the cache keeps no samples
+    #: What tuning ranked it by (ms, the fastest sample); an entry of an older release: its median.
+    recorded_estimate: float | None = None
+
+    @property
+    def estimate_ms(self) -> float:
+        return self.median_ms if self.recorded_estimate is None else self.recorded_estimate
 
 
 @dataclass

@@ -166,13 +166,22 @@ def _recorded(entry: dict | None, variants: list[str]) -> list[RecordedTiming]:
     if not entry or not isinstance(entry.get("median_ms"), dict):
         return []
     medians, spreads = entry["median_ms"], entry.get("spread_ms") or {}
+    estimates = entry.get("estimate_ms") if isinstance(entry.get("estimate_ms"), dict) else {}
     out = []
     for variant in variants:
         if not isinstance(medians.get(variant), (int, float)):
             continue
         spread = spreads.get(variant)
         ok = isinstance(spread, (list, tuple)) and len(spread) == 2 and all(isinstance(x, (int, float)) for x in spread)
-        out.append(RecordedTiming(variant, float(medians[variant]), tuple(spread) if ok else None))
+        estimate = estimates.get(variant)
+        out.append(
+            RecordedTiming(
+                variant,
+                float(medians[variant]),
+                tuple(spread) if ok else None,
+                recorded_estimate=float(estimate) if isinstance(estimate, (int, float)) else None,
+            )
+        )
     return out
 
 
@@ -203,10 +212,20 @@ def _workloads(module: AutotunedModule, key: str) -> list[dict]:
     return out or [{"workload": "", "timings": [], "winner": module.chosen[key], "source": module.sources[key], "values": None}]
 
 
+def _estimate(t) -> float:
+    """What tuning ranked the variant by (ms): its fastest sample, or the recorded estimate
+    (:attr:`autotune_export.runtime.VariantTiming.estimate_ms`,
+    :attr:`autotune_export.tools.report.RecordedTiming.estimate_ms`: a cache entry of an older
+    release, which recorded none, by its median)."""
+    return t.estimate_ms
+
+
 def _rows(module: AutotunedModule) -> list[dict]:
-    """One row per variant, group and tuning workload (times in ms; ``relative`` to the fastest
-    variant the cross-check kept; ``dropped``: its results differ from the default variant's,
-    so it cannot win), or one row per group without timings (its choice)."""
+    """One row per variant, group and tuning workload (times in ms; ``estimate_ms`` what
+    tuning ranked by, the fastest sample; ``relative`` its ratio to the best estimate among
+    the variants the cross-check kept, so the winner's is 1.000 or within the tie rule;
+    ``dropped``: its results differ from the default variant's, so it cannot win), or one row
+    per group without timings (its choice)."""
     rows = []
     for key, info in module.groups.items():
         dropped = {info.variants[k] for k in module.dropped.get(key, ())}
@@ -220,7 +239,7 @@ def _rows(module: AutotunedModule) -> list[dict]:
             missing = [v for v in info.variants if v in reasons and v not in named]
             best = min(
                 (
-                    t.median_ms
+                    _estimate(t)
                     for t in ts
                     if t is not None and t.variant not in dropped and (isinstance(t, RecordedTiming) or t.times_ms)
                 ),
@@ -259,11 +278,12 @@ def _rows(module: AutotunedModule) -> list[dict]:
                         "workload": work["workload"],
                         "workload_values": work["values"],
                         "variant": t.variant,
+                        "estimate_ms": _estimate(t),
                         "median_ms": t.median_ms,
                         "p20_ms": lo,
                         "p80_ms": hi,
                         "samples": len(t.times_ms) if not isinstance(t, RecordedTiming) and t.recorded is None else 0,
-                        "relative": t.median_ms / best if best else None,
+                        "relative": _estimate(t) / best if best else None,
                         "winner": t.variant == work["winner"],
                         "dropped": t.variant in dropped,
                         "dropped_reason": reasons.get(t.variant) if t.variant in dropped else None,
@@ -294,13 +314,13 @@ def format_table(rows: list[dict]) -> str:
     """The rows as an aligned text table (times in ms). A ``workload`` column appears when a
     group has more than one tuning workload."""
     several = len({(r["group"], r.get("workload")) for r in rows}) > len({r["group"] for r in rows})
-    header = ("group",) + (("workload",) if several else ()) + ("variant", "median ms", "p20-p80 ms", "x best", "")
+    header = ("group",) + (("workload",) if several else ()) + ("variant", "fastest ms", "median ms", "p20-p80 ms", "x best", "")
     lines = [header]
     for r in rows:
         lead = (r["group"],) + ((r.get("workload") or "-",) if several else ()) + (r["variant"],)
         if r["median_ms"] is None:
             mark = f"dropped: {r.get('dropped_reason')}" if r.get("dropped") else f"<- chosen ({r.get('source', 'cache')})"
-            lines.append(lead + ("-", "-", "-", mark))
+            lines.append(lead + ("-", "-", "-", "-", mark))
             continue
         mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
         if r.get("dropped"):
@@ -311,6 +331,7 @@ def format_table(rows: list[dict]) -> str:
         lines.append(
             lead
             + (
+                f"{r['estimate_ms']:.4f}" if r.get("estimate_ms") is not None else "-",
                 f"{r['median_ms']:.4f}",
                 f"{r['p20_ms']:.4f}-{r['p80_ms']:.4f}",
                 f"{r['relative']:.3f}" if r["relative"] is not None else "-",

@@ -222,6 +222,27 @@ def test_loop_bench_samples_per_run(clock):
     assert len(samples) >= 5 and all(s == pytest.approx(0.25, rel=1e-6) for s in samples)
 
 
+def test_loop_bench_never_gives_a_sample_of_zero_when_the_base_call_came_late(clock):
+    """Tester, Dec 2 trial 3, finding 6: the one-iteration ``base`` call measured late (here
+    3 ms, under load) made ``run(iters) - base`` negative, clamped to 0 ms: a 0 median won the
+    group. Now a call that the per-call cost makes up more than half of is made 4x longer and
+    taken again, so samples stay positive and near the kernel's time."""
+    state = {"late": 2}
+    calls = []
+
+    def run(n):
+        calls.append(n)
+        late = 3.0 if n == 1 and state["late"] > 0 else 0.0  # the two base calls come late
+        if n == 1:
+            state["late"] -= 1
+        clock["now"] += (0.05 + late + n * 8 * 0.001) / 1e3
+
+    samples = tuner.loop_bench(run, unroll=8, warmup_ms=1, rep_ms=2)
+    assert samples and min(samples) > 0
+    assert all(s == pytest.approx(0.001, rel=0.5) for s in samples)
+    assert max(calls) > 100  # the calls were lengthened until the base was under half of one
+
+
 def test_profile_phases_are_exclusive_and_add_up():
     p = TuningProfile()
     with p.phase("outer"):

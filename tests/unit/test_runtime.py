@@ -306,7 +306,7 @@ def test_tune_command(vmfb, tmp_path, capsys, given_tune):
     results = tmp_path / "r.json"
     assert cli.main(["tune", str(vmfb), "--device", DRIVER, "--results", str(results), "--warmup", "2", "--rep", "10"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split()[:3] == ["group", "variant", "median"]
+    assert table[0].split()[:6] == ["group", "variant", "fastest", "ms", "median", "ms"]
     winner = [line for line in table if line.endswith("<- winner")]
     assert len(winner) == 1 and winner[0].split()[1] == "fast"
     assert json.loads(results.read_text())["results"][0]["variant"] == "fast"
@@ -319,7 +319,9 @@ def test_tune_command(vmfb, tmp_path, capsys, given_tune):
     assert rows["fast"]["winner"] and not rows["slow"]["winner"]
     assert rows["fast"]["median_ms"] == stored["median_ms"]["fast"]
     assert [rows["slow"]["p20_ms"], rows["slow"]["p80_ms"]] == stored["spread_ms"]["slow"]
-    assert rows["slow"]["relative"] == pytest.approx(stored["median_ms"]["slow"] / stored["median_ms"]["fast"])
+    # x best: what tuning ranked by (the fastest sample, stored as estimate_ms), the winner's 1.
+    assert rows["slow"]["relative"] == pytest.approx(stored["estimate_ms"]["slow"] / stored["estimate_ms"]["fast"])
+    assert rows["fast"]["relative"] == 1.0 and rows["fast"]["estimate_ms"] == stored["estimate_ms"]["fast"]
 
 
 def test_tune_report_from_the_cache(vmfb, tmp_path, capsys, given_tune):

@@ -14,9 +14,9 @@
 # The integration suite runs lit, then pytest in PYTEST_WORKERS processes as the fast suite does
 # (--dist loadfile; each worker's tests share one session cache folder, in order). No test writes into the user's cache folder (tests/unit/conftest.py,
 # tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
-# The fast suite's lit tests run `autotune-export` and FileCheck through a fork server that imports
-# them once (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands); the
-# integration suite runs the installed commands.
+# The lit tests run `autotune-export` and FileCheck through a fork server that imports them once
+# (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands), in the
+# integration suite with Triton imported and its key of its installation computed once.
 # Cost (2-core development machine, Dec 2 2026): the fast suite took 277 CPU-seconds, 143 s of
 # wall time idle, before the fork server; 146 CPU-seconds, 78 s idle, before the shared CPU
 # builds, the lighter lit client and the kept bytecode caches; after them 85-89 CPU-seconds and

@@ -1,4 +1,4 @@
-"""A fork server for the fast lit suite's ``autotune-export`` and ``FileCheck`` commands
+"""A fork server for the lit suites' ``autotune-export`` and ``FileCheck`` commands
 (lit.cfg.py).
 
 Starting the commands costs most of a fast test's time: Python, the MLIR bindings, Triton and
@@ -12,13 +12,14 @@ the client's. The child ends as the interpreter does (non-daemon threads joined,
 functions, streams flushed: a failed flush of stdout is status 120) but without freeing the
 imported modules, which would write to (and so copy) every page it shares with the server.
 
-    python cli_server.py serve SOCKET NAME=MODULE:FUNCTION=SCRIPT... [+MODULE...]
+    python cli_server.py serve SOCKET NAME=MODULE:FUNCTION=SCRIPT... [+MODULE[:FUNCTION]...]
                                       the server: ends when its parent (lit) ends
     python -S -E cli_server.py SOCKET NAME ARGS...
                                       one command (the body of the shim named NAME)
 
-The integration suite runs the installed ``autotune-export`` (lit.cfg.py), so the console
-script itself is still what a test runs there."""
+The integration suite's server also has Triton imported and its key of its installation
+computed (``+autotune_export.cuda.workers:warm_up``), which every command that compiles
+needs first. ``lit --param cli=installed`` runs the installed console scripts instead."""
 
 import sys
 import time
@@ -129,7 +130,9 @@ def serve(path: str, programs: dict[str, tuple[str, str]], preload: list[str] = 
     """Listen at ``path``; in a forked child return that command's request, never in the
     server (which exits when its parent, lit, is gone). The programs' modules are imported
     first, then the modules ``preload`` names (what most commands import on their way: each
-    child would import them again)."""
+    child would import them again); an entry ``MODULE:FUNCTION`` also calls that function once
+    here (work that each child would otherwise do again and whose result the module memoizes,
+    as ``autotune_export.cuda.workers.warm_up`` does Triton's key of its installation)."""
     import os
     import select
     import signal
@@ -145,8 +148,13 @@ def serve(path: str, programs: dict[str, tuple[str, str]], preload: list[str] = 
 
     import gc
 
-    for module in [module for module, _ in programs.values()] + list(preload):
+    for module in [module for module, _ in programs.values()]:
         importlib.import_module(module)
+    for entry in preload:  # MODULE, or MODULE:FUNCTION (called once, here, with no argument)
+        module, _, function = entry.partition(":")
+        imported = importlib.import_module(module)
+        if function:
+            getattr(imported, function)()
     gc.freeze()  # a child's garbage collections leave the server's objects (and their pages) alone
 
     os.rename(path + ".new", path)

@@ -38,12 +38,14 @@ if SUITE == "fast":
 # gets its own, made afresh (suite_format.SuiteTest.execute).
 config.environment["AUTOTUNE_EXPORT_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
 
-# The fast suite runs `autotune-export` and FileCheck through a fork server that imports them once
+# Both suites run `autotune-export` and FileCheck through a fork server that imports them once
 # (cli_server.py: each command is a child forked from it, running the console script's
 # `sys.exit(main())` with its own argv, folder, environment and streams); the Python start and
-# the imports are most of a fast test's time. The integration suite, and `--param cli=installed`,
-# run the installed command.
-CLI = lit_config.params.get("cli", "server" if SUITE == "fast" else "installed")
+# the imports are most of a fast test's time, and in the integration suite (about 100 commands)
+# also Triton's import and its key of its installation (a sha256 of libtriton.so), which the
+# server computes once. `--param cli=installed` runs the installed commands (the console
+# script itself; CI's quick start and example builds, and test_readme_tutorial, run it too).
+CLI = lit_config.params.get("cli", "server")
 if CLI not in ("server", "installed"):
     lit_config.fatal(f"--param cli={CLI}: expected server or installed")
 if CLI == "server":
@@ -69,6 +71,10 @@ if CLI == "server":
     # imported once in the server, not in each child.
     # jax_triton: the scripts that %atx-python runs (errors/Inputs/jax_call.py) import it.
     preload = ["autotune_export.runtime", "autotune_export.tools.inspection", "autotune_export.interop.jax_triton"]
+    if SUITE != "fast":
+        # What a command that compiles does first (cuda.workers.warm_up: Triton imported, its
+        # key of its installation memoized); the fast suite compiles nothing.
+        preload += ["autotune_export.cuda.triton_compile", "autotune_export.cuda.workers:warm_up"]
     server = subprocess.Popen([sys.executable, server_py, "serve", socket_path,
                                *(f"{name}={entry}={argv0}" for name, (entry, argv0) in programs.items()),
                                *(f"+{module}" for module in preload)],

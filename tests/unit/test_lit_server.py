@@ -18,6 +18,14 @@ SERVER = pathlib.Path(__file__).resolve().parents[1] / "lit" / "cli_server.py"
 PROGRAM = '''
 import os, signal, sys
 
+PREPARED = []
+PREPARED_IN = None
+
+def prepare():
+    global PREPARED_IN
+    PREPARED.append("once")
+    PREPARED_IN = os.getpid()
+
 def main():
     what = sys.argv[1]
     if what == "echo":
@@ -34,6 +42,9 @@ def main():
         raise ValueError("not caught")
     if what == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if what == "prepared":
+        print("prepared", PREPARED, os.getpid() != PREPARED_IN)
+        return 0
     if what == "atexit":
         import atexit
         atexit.register(lambda: print("at exit"))
@@ -47,7 +58,8 @@ def server(tmp_path):
     (tmp_path / "atx_server_prog.py").write_text(PROGRAM)
     sock = tmp_path / "s"
     env = dict(os.environ, PYTHONPATH=str(tmp_path), PARENT_ONLY="1")
-    proc = subprocess.Popen([sys.executable, str(SERVER), "serve", str(sock), f"prog=atx_server_prog:main={tmp_path / 'prog'}"],
+    proc = subprocess.Popen([sys.executable, str(SERVER), "serve", str(sock), f"prog=atx_server_prog:main={tmp_path / 'prog'}",
+                             "+json", "+atx_server_prog:prepare"],
                             env=env, stdin=subprocess.DEVNULL)
     yield sock
     proc.terminate()
@@ -81,3 +93,12 @@ def test_exit_statuses_are_the_interpreters(server, tmp_path):
 
 def test_a_signal_ends_the_client_too(server, tmp_path):
     assert _run(server, "kill", cwd=tmp_path).returncode == -signal.SIGKILL
+
+
+def test_a_preloaded_function_runs_once_in_the_server(server, tmp_path):
+    """``+MODULE:FUNCTION`` calls FUNCTION once, in the server, before any command (lit.cfg.py
+    has Triton's key of its installation memoized there): every command sees its effect and
+    runs in a process of its own."""
+    for _ in range(2):
+        proc = _run(server, "prepared", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (0, "prepared ['once'] True\n"), proc.stderr

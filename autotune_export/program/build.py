@@ -59,7 +59,7 @@ from autotune_export.program.dispatches import (
 )
 from autotune_export.program.phases import IreeFailure, compile_bytes, compile_generated, compile_input
 from autotune_export.program.regroup import regroup, with_entries
-from autotune_export.support.diagnostics import Diagnostic, DiagnosticError
+from autotune_export.support.diagnostics import Diagnostic, DiagnosticError, Location, location_of
 from iree.compiler import ir
 from iree.compiler.dialects import iree_codegen
 
@@ -93,6 +93,8 @@ class ProgramBuild:
     input_mlir: str = ""
     #: The frozen choices (group key -> variant index) this module was built with.
     frozen: dict = field(default_factory=dict)
+    #: The input's name as remarks locate it (``input_mlir`` keeps the input's positions).
+    source_name: str = "-"
 
 
 def build_program(
@@ -157,8 +159,8 @@ def build_program(
         raise DiagnosticError.at(None, f"program: --max-triton-configs must be at least 0, not {max_triton}")
     remarks: list[Diagnostic] = []
 
-    def note(message: str, severity: str = "remark") -> None:
-        d = Diagnostic(severity, message)
+    def note(message: str, severity: str = "remark", at=None) -> None:
+        d = Diagnostic(severity, message, input_location(at, source_name))
         remarks.append(d)
         if remark is not None:
             remark(d)
@@ -169,14 +171,17 @@ def build_program(
         args = [*cuda_args(target), *iree_args]
     else:
         args = [*_CPU_ARGS, *iree_args]
-    input_text = tag_sites(compile_input(source, args + ["--compile-to=input"], source_name))
-    tagged = compile_generated(input_text, args + ["--compile-from=input", "--compile-to=dispatch-creation"])
+    # Both phases print their locations (the input's positions), so remarks can name the op's line.
+    debug = ["--mlir-print-debuginfo"]
+    input_text = tag_sites(compile_input(source, args + ["--compile-to=input", *debug], source_name))
+    tagged = compile_generated(input_text, args + ["--compile-from=input", "--compile-to=dispatch-creation", *debug])
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         dc_module = ir.Module.parse(tagged)
         sites = {(h, i): site_of(root) for h, i, op in dispatch_ops(dc_module) if (root := root_op(op)) is not None}
         strip_sites(dc_module)
         dc_text = str(dc_module)
+        located = dc_module.operation.get_asm(enable_debug_info=True)  # the same ops, with the input's positions
     cfg_text = compile_generated(dc_text, args + ["--compile-from=dispatch-creation", "--compile-to=executable-configurations"])
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
@@ -184,13 +189,19 @@ def build_program(
             limits = (max_candidates, max_candidates if max_triton is None else max_triton)
             dispatches = tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, object_format)
         else:
-            dispatches = tunable_cpu(ir.Module.parse(dc_text), ir.Module.parse(cfg_text), note)
+            dispatches = tunable_cpu(ir.Module.parse(located), ir.Module.parse(cfg_text), note)
     for d in dispatches:
         d.site = sites.get((d.host, d.index))
         if backend != "cuda":
             d.candidates = neighbours(
                 d.default, d.loops, d.reductions, max_candidates - 1, keep_unit_vector_tiles=decomposes_to_1d(d.translation_info)
             )
+            if not d.candidates and max_candidates > 1:
+                note(
+                    f"@{d.executable} ({d.root}): no candidate: every tile one step from IREE's ({d.default_text}) "
+                    f"fails to divide its loop size (loops {'x'.join(map(str, d.loops))}); it keeps IREE's default",
+                    at=d.location,
+                )
     if tuning_results is not None:
         choices = {**_chosen_in(tuning_results, dispatches), **(choices or {})}
     fixed = _resolve_choices(choices or {}, dispatches)
@@ -199,7 +210,7 @@ def build_program(
         try:
             text = with_entries(text, entries, args)
             vmfb = compile_bytes(text, args + ["--compile-from=global-optimization"])
-            return ProgramBuild(vmfb, groups, dispatches, remarks, text, input_text, fixed)
+            return ProgramBuild(vmfb, groups, dispatches, remarks, text, input_text, fixed, source_name)
         except IreeFailure as err:
             shrink = next((d for d in dispatches if (d.candidates or d.extra) and d.key not in fixed), None)
             if shrink is None:
@@ -244,10 +255,11 @@ def write_back(built: ProgramBuild, remark: Callable[[Diagnostic], None] | None 
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(built.input_mlir)
         ops = {site_of(op): op for op in walk(module.operation) if SITE_ATTR in op.attributes}
+        carried = _one_winner_per_op(built, by_key, ops, remark)
         for key, k in sorted(built.frozen.items()):
             d = by_key[key]
             variant = d.variants()[k]
-            if k == 0:
+            if k == 0 or key not in carried:
                 continue
             if variant.compilation_info is None or d.site not in ops:
                 if remark is not None:
@@ -265,6 +277,48 @@ def write_back(built: ProgramBuild, remark: Callable[[Diagnostic], None] | None 
         strip_sites(module)
         module.operation.verify()
         return str(module)
+
+
+def _one_winner_per_op(built: ProgramBuild, by_key: dict, ops: dict, remark) -> set[str]:
+    """The frozen groups whose winner :func:`write_back` writes: one per input op. One op of the
+    input can be the root of several groups (a private function IREE inlines into two callers:
+    ``@f1_dispatch_0`` and ``@f2_dispatch_0``); the written-back op carries one configuration,
+    that of the first of its groups in key order. Groups of one op frozen to different winners
+    (a compilation_info, or IREE's default: none) get a warning at the op naming each group,
+    its winner and which one the op carries (docs/program.md, "Frozen builds and write-back")."""
+    per_op: dict[int, list[str]] = {}
+    for key in sorted(built.frozen):
+        site = by_key[key].site
+        if site is not None and site in ops:
+            per_op.setdefault(site, []).append(key)
+    carried = set(built.frozen) - {k for keys in per_op.values() for k in keys[1:]}
+    for site, keys in per_op.items():
+        winners = [by_key[k].variants()[built.frozen[k]] for k in keys]
+        written = [None if built.frozen[k] == 0 else w.compilation_info for k, w in zip(keys, winners)]
+        if len(set(written)) < 2 or remark is None:
+            continue
+        op = ops[site]
+        listed = "; ".join(f"@{by_key[k].executable} ({k}) froze {w.name}" for k, w in zip(keys, winners))
+        remark(
+            Diagnostic(
+                "warning",
+                f"write-back: this {op.name} is the root of {len(keys)} groups frozen to different winners "
+                f"({listed}); the written-back op carries {winners[0].name} of @{by_key[keys[0]].executable}, "
+                "so a plain iree-compile of it runs that configuration for all of them",
+                input_location(op.location, built.source_name),
+            )
+        )
+    return carried
+
+
+def input_location(mlir_location, source_name: str):
+    """An op's MLIR location (None allowed) as a :class:`Location` in the user's input: iree-compile
+    reads the input from stdin (:func:`.phases.compile_input`) and names it ``<stdin>``, which is
+    ``source_name`` here. None for an op without a file position."""
+    loc = location_of(mlir_location, source_name) if mlir_location is not None else None
+    if loc is not None and loc.file == "<stdin>":
+        loc = Location(source_name, loc.line, loc.col)
+    return loc
 
 
 def _resolve_choices(choices: dict, dispatches: list[TunableDispatch]) -> dict[str, int]:

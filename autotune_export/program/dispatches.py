@@ -13,6 +13,7 @@ from typing import Callable
 
 from autotune_export.ir.walk import isa, walk
 from autotune_export.program.candidates import LEVELS, CpuTiles
+from autotune_export.support.diagnostics import location_of
 from iree.compiler import ir
 from iree.compiler.dialects import flow, hal, iree_codegen, linalg, stream, util
 from iree.compiler.dialects import func as func_d
@@ -72,6 +73,8 @@ class TunableDispatch:
     extra: list[Variant] = field(default_factory=list)
     #: The root op's number in IREE's input-phase program (:data:`SITE_ATTR`), None if unknown.
     site: int | None = None
+    #: The root op's MLIR location (the input's position where the phases kept it), for remarks.
+    location: object = None
 
     @property
     def key(self) -> str:
@@ -124,6 +127,26 @@ def root_op(dispatch):
     return roots[0] if len(roots) == 1 else None
 
 
+def why_no_root(dispatch) -> str:
+    """Why :func:`root_op` finds no root in ``dispatch`` (a remark's reason): several
+    contractions/convolutions, or none (elementwise ops, reductions of one input)."""
+    roots = [op.name for op in walk(dispatch) if _is_root(op)]
+    if roots:
+        return f"{len(roots)} contractions/convolutions in one dispatch ({', '.join(roots)}); not tunable in this slice"
+    linalg_ops = sorted({op.name for op in walk(dispatch) if op.name.startswith("linalg.") and op.name != "linalg.yield"})
+    body = f" (it has {', '.join(linalg_ops)})" if linalg_ops else ""
+    return f"no contraction or convolution{body}: only matmuls, batch matmuls and convolutions are tuned"
+
+
+def _first_located(dispatch):
+    """The location of the first op in ``dispatch`` that has a file position (the dispatch
+    op's own is often IREE's fused one), or the dispatch's."""
+    for op in walk(dispatch):
+        if op.name.startswith("linalg.") and location_of(op.location) is not None:
+            return op.location
+    return dispatch.location
+
+
 def _is_root(op) -> bool:
     """Whether ``op`` is one of the ops :func:`root_op` looks for."""
     if isa(op, *_NAMED_CONTRACTIONS) or op.name.startswith("linalg.conv_2d"):
@@ -143,14 +166,15 @@ SITE_ATTR = "autotune.site"
 
 def tag_sites(input_text: str) -> str:
     """IREE's input-phase program with :data:`SITE_ATTR` = 0, 1, ... on each op
-    :func:`_is_root` accepts, in walk order."""
+    :func:`_is_root` accepts, in walk order; printed with its locations (those of the user's
+    input when ``input_text`` has them: iree-compile's ``--mlir-print-debuginfo``)."""
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(input_text)
         i64 = ir.IntegerType.get_signless(64)
         for n, op in enumerate(o for o in walk(module.operation) if _is_root(o)):
             op.attributes[SITE_ATTR] = ir.IntegerAttr.get(i64, n)
-        return str(module)
+        return module.operation.get_asm(enable_debug_info=True)  # the input's positions, for remarks
 
 
 def strip_sites(module) -> None:
@@ -256,10 +280,11 @@ def tunable_cpu(dc_module, cfg_module, note) -> list[TunableDispatch]:
         exe = f"{host}_dispatch_{index}"
         root = root_op(op)
         if root is None:
+            note(f"@{exe}: {why_no_root(op)}; it keeps IREE's default", at=_first_located(op))
             continue
         cfg_exe = _configuring_executable(exe, host, index, configs, used)
         if cfg_exe is None:
-            note(f"@{exe} ({root.name}): IREE's configuration for it was not found; it keeps IREE's default")
+            note(f"@{exe} ({root.name}): IREE's configuration for it was not found; it keeps IREE's default", at=root.location)
             continue
         export, cfg_root, config, translation = configs[cfg_exe]
         export = _own_export(exe, cfg_exe, export)
@@ -267,16 +292,19 @@ def tunable_cpu(dc_module, cfg_module, note) -> list[TunableDispatch]:
         tiles = tiles_of(config)
         if loops is None or tiles is None:
             note(
-                f"@{exe} ({root.name}): dynamic loop sizes or a configuration this slice does not vary ({config}); it keeps IREE's default"
+                f"@{exe} ({root.name}): dynamic loop sizes or a configuration this slice does not vary ({config}); it keeps IREE's default",
+                at=root.location,
             )
             continue
         if any(tiles.level(lv) is not None and len(tiles.level(lv)) != len(loops[0]) for lv in LEVELS):
             note(
                 f"@{exe} ({root.name}): IREE configures {len(tiles.distribution)} loops where the dispatch has "
-                f"{len(loops[0])} (the op is reshaped after dispatch creation); it keeps IREE's default"
+                f"{len(loops[0])} (the op is reshaped after dispatch creation); it keeps IREE's default",
+                at=root.location,
             )
             continue
         found.append(TunableDispatch(host, index, exe, export, root.name, loops[0], loops[1], tiles, config, translation))
+        found[-1].location = root.location
     return found
 
 
@@ -303,6 +331,8 @@ def tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, ob
         exe = f"{host}_dispatch_{index}"
         root = root_op(op)
         cfg_exe = _configuring_executable(exe, host, index, configs, used)
+        if root is None:
+            note(f"@{exe}: {why_no_root(op)}; it keeps IREE's default", at=_first_located(op))
         if root is None or cfg_exe is None:
             continue
         export, cfg_root, config, translation = configs[cfg_exe]

@@ -549,3 +549,97 @@ def test_inspect_lists_program_groups_variants_and_configs(built, tmp_path):
             line = next(ln for ln in proc.stdout.splitlines() if ln[5:].startswith(variant + " "))
             assert line.startswith("  *  " if k == 0 else "     ")  # the current choice: IREE's default
             assert line.endswith(f"lowering_config={config[0][1]}")
+
+
+#: IREE's input-phase program of a private @mm that IREE inlines into @f1 and @f2 (two groups,
+#: one input op: site 0), as build_program keeps it (positions of the user's input kept).
+_INLINED_INPUT = """
+module {
+  util.func private @mm(%arg0: tensor<64x128xf32>, %arg1: tensor<128x96xf32>) -> tensor<64x96xf32> {
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<64x96xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x96xf32>) -> tensor<64x96xf32>
+    %2 = linalg.matmul {autotune.site = 0 : i64} ins(%arg0, %arg1 : tensor<64x128xf32>, tensor<128x96xf32>) outs(%1 : tensor<64x96xf32>) -> tensor<64x96xf32> loc("<stdin>":5:9)
+    util.return %2 : tensor<64x96xf32>
+  }
+}
+"""
+
+
+def _inlined_build(frozen):
+    """A ProgramBuild (no compile) whose two groups @f1_dispatch_0 / @f2_dispatch_0 share input op 0."""
+    from autotune_export.program.build import ProgramBuild
+    from autotune_export.program.dispatches import TunableDispatch
+
+    cands = [CpuTiles((16, 48, 0), (8, 16, 0), (0, 0, 16)), CpuTiles((8, 96, 0), (8, 16, 0), (0, 0, 16))]
+    dispatches = []
+    for host in ("f1", "f2"):
+        exe = f"{host}_dispatch_0"
+        d = TunableDispatch(
+            host, 0, exe, f"{exe}_matmul_64x96x128_f32", "linalg.matmul", [64, 96, 128], {2}, _DEFAULT,
+            _DEFAULT.text(), "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>", list(cands),
+        )
+        d.site = 0
+        dispatches.append(d)
+    keys = [d.key for d in dispatches]
+    return ProgramBuild(b"", [], dispatches, [], "", _INLINED_INPUT, dict(zip(keys, frozen)), "inl.mlir")
+
+
+def test_write_back_warns_when_one_op_roots_groups_frozen_to_different_winners():
+    """Finding 12 (tester, Dec 2 trial 3): f1 -> candidate1, f2 -> candidate2 on one input op:
+    a warning at the op names both groups and winners; the op carries the first group's (f1's)."""
+    from autotune_export.program.build import write_back
+
+    said = []
+    text = write_back(_inlined_build([1, 2]), said.append)
+    assert [d.severity for d in said] == ["warning"]
+    w = said[0]
+    assert str(w.location) == "inl.mlir:5:9"
+    assert "f1_dispatch_0_matmul_64x96x128_f32.candidate1" in w.message and "@f1_dispatch_0" in w.message
+    assert "f2_dispatch_0_matmul_64x96x128_f32.candidate2" in w.message and "@f2_dispatch_0" in w.message
+    assert "carries f1_dispatch_0_matmul_64x96x128_f32.candidate1" in w.message
+    assert text.count("compilation_info =") == 1
+    assert "distribution = [16, 48, 0]" in text and "distribution = [8, 96, 0]" not in text
+    # IREE's default for f1, candidate2 for f2: the op keeps f1's default (nothing written), with the warning.
+    said = []
+    text = write_back(_inlined_build([0, 2]), said.append)
+    assert len(said) == 1 and "carries f1_dispatch_0_matmul_64x96x128_f32 of" in said[0].message
+    assert "compilation_info" not in text
+    # The same winner for both: no warning, written once.
+    said = []
+    text = write_back(_inlined_build([2, 2]), said.append)
+    assert said == [] and text.count("compilation_info =") == 1 and "distribution = [8, 96, 0]" in text
+
+
+#: An elementwise add and a 63x97x129 matmul (no candidate tile divides its sizes): both keep
+#: IREE's default, each with a remark at its op (tester, Dec 2 trial 3, findings 8-9).
+_DEFAULT_ONLY = """#id = affine_map<(d0) -> (d0)>
+func.func @add(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%a, %b : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+func.func @odd(%a: tensor<63x129xf32>, %b: tensor<129x97xf32>) -> tensor<63x97xf32> {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<63x97xf32>
+  %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<63x97xf32>) -> tensor<63x97xf32>
+  %r0 = linalg.matmul ins(%a, %b : tensor<63x129xf32>, tensor<129x97xf32>) outs(%f0 : tensor<63x97xf32>) -> tensor<63x97xf32>
+  return %r0 : tensor<63x97xf32>
+}
+"""
+
+
+@pytest.mark.integration
+def test_dispatches_left_at_iree_default_get_a_located_remark_saying_why():
+    said = []
+    built = build_program(_DEFAULT_ONLY, source_name="m.mlir", remark=said.append)
+    assert built.groups == [] or all(len(g.variants) == 1 for g in built.groups)
+    by_exe = {re.match(r"@(\w+)", d.message).group(1): d for d in said}
+    add, odd = by_exe["add_dispatch_0"], by_exe["odd_dispatch_0"]
+    assert str(add.location) == "m.mlir:4:8" and "no contraction or convolution (it has linalg.generic)" in add.message
+    assert str(odd.location) == "m.mlir:15:9" and "no candidate" in odd.message and "63x97x129" in odd.message
+    assert "keeps IREE's default" in add.message and "keeps IREE's default" in odd.message

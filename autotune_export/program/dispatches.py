@@ -133,7 +133,7 @@ def why_no_root(dispatch) -> str:
     roots = [op.name for op in walk(dispatch) if _is_root(op)]
     if roots:
         return f"{len(roots)} contractions/convolutions in one dispatch ({', '.join(roots)}); not tunable in this slice"
-    linalg_ops = sorted({op.name for op in walk(dispatch) if op.name.startswith("linalg.") and op.name != "linalg.yield"})
+    linalg_ops = sorted({op.name for op in walk(dispatch) if op.name.startswith("linalg.") and not isa(op, linalg.YieldOp)})
     body = f" (it has {', '.join(linalg_ops)})" if linalg_ops else ""
     return f"no contraction or convolution{body}: only matmuls, batch matmuls and convolutions are tuned"
 

@@ -105,19 +105,19 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
         for nm in grid_mod.names(expr):
             if nm.name in in_scope:
                 continue
-            where = where.offset(tok, nm.column - 1)
+            at = where.offset(tok, nm.column - 1)
             if nm.name in scalars:
                 raise DiagnosticError.at(
-                    where, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid"
+                    at, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid"
                 )
             if nm.name in pointers:
                 raise DiagnosticError.at(
-                    where,
+                    at,
                     f"grid uses '{nm.name}', which is a pointer; grids are computed from the workload and config constants",
                 )
             if nm.name in nones:
                 raise DiagnosticError.at(
-                    where,
+                    at,
                     f"grid uses '{nm.name}', which is none (the call passes None); grids are computed from the workload and config constants",
                 )
             # Without configs([...]) the constexprs come from the kernel's triton.autotune
@@ -128,7 +128,7 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
                 else:
                     hint = "; names in a grid are workload values, config constants and " + ", ".join(OPTION_NAMES)
                     hint += did_you_mean(nm.name, sorted(in_scope | set(group.constexpr_keys())))
-                raise DiagnosticError.at(where, f"grid uses unknown name '{nm.name}'{hint}")
+                raise DiagnosticError.at(at, f"grid uses unknown name '{nm.name}'{hint}")
         if group.configs is None:
             # Only constant subexpressions can be checked: every name stays symbolic.
             try:

@@ -59,3 +59,22 @@ hal.executable.source private @quoted {
 util.func public @host(%arg0: i32) -> i32 {
   util.return %arg0 : i32
 }
+
+// -----
+
+// Without configs([...]) the grid's constexprs come from the kernel's triton.autotune configs:
+// names outside the workload are left to materialize-triton-variants, however many there are
+// (two such names crashed the front end's check with an AttributeError after a refactoring).
+// CHECK-LABEL: hal.executable.source private @kernel_configs
+// CHECK-NEXT:    hal.executable.autotuning.export @mm
+// CHECK-NEXT:        triton("kernel.py", "matmul_kernel")
+// CHECK-NEXT:        signature(a: *fp16, b: *fp16, c: *fp16 {output}, M: i32, N: i32)
+// CHECK-NEXT:        workload(M, N)
+// CHECK-NEXT:        grid(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), min(NUM_SMS, M))
+hal.executable.source private @kernel_configs {
+  hal.executable.autotuning.export @mm
+      triton("kernel.py", "matmul_kernel")
+      signature(a: *fp16, b: *fp16, c: *fp16 {output}, M: i32, N: i32)
+      workload(M, N)
+      grid(cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N), min(NUM_SMS, M))
+}

@@ -109,7 +109,7 @@ def main(argv: Sequence[str]) -> int:
     check_stdout(args.output, args.emit)
     check_output(args.output, args.emit)
     if args.write_back:
-        check_output(args.write_back, "mlir")
+        check_output(args.write_back, "mlir", "--write-back")
         if args.write_back == "-" and args.output == "-":
             raise DiagnosticError.at(None, "-o - and --write-back -: standard output takes one of them")
     cuda_only = {

@@ -122,15 +122,18 @@ def check_stdout(path: str, emit: str) -> None:
         raise DiagnosticError.at(None, "--emit vmfb needs -o FILE.vmfb")
 
 
-def check_output(path: str, emit: str) -> None:
+def check_output(path: str, emit: str, flag: str = "-o") -> None:
     """Before any work: ``-o PATH`` can be written (not a directory; the nearest existing
     directory above it, where atomic_write makes the missing ones, is a writable directory).
+    ``flag``: the option that named ``path``, as the messages name it (``--write-back``).
     Raises DiagnosticError."""
     if path == "-":
         return
     if os.path.isdir(path):
         suffix = ".vmfb" if emit == "vmfb" else ".mlir"
-        raise DiagnosticError.at(None, f"-o {path} is a directory; give a file name (e.g. {os.path.join(path, 'out' + suffix)})")
+        raise DiagnosticError.at(
+            None, f"{flag} {path} is a directory; give a file name (e.g. {os.path.join(path, 'out' + suffix)})"
+        )
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
         up = os.path.dirname(parent)
@@ -138,11 +141,11 @@ def check_output(path: str, emit: str) -> None:
             break
         parent = up
     if not os.path.isdir(parent):
-        raise DiagnosticError.at(None, f"cannot write -o {path}: {parent} is not a directory")
+        raise DiagnosticError.at(None, f"cannot write {flag} {path}: {parent} is not a directory")
     if os.path.exists(path) and not os.path.isfile(path):
         # A device or a FIFO (/dev/null): written in place (write_output).
         if not os.access(path, os.W_OK):
-            raise DiagnosticError.at(None, f"cannot write -o {path}: permission denied")
+            raise DiagnosticError.at(None, f"cannot write {flag} {path}: permission denied")
         return
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise DiagnosticError.at(None, f"cannot write -o {path}: the directory {parent} is not writable")
+        raise DiagnosticError.at(None, f"cannot write {flag} {path}: the directory {parent} is not writable")

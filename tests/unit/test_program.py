@@ -643,3 +643,16 @@ def test_dispatches_left_at_iree_default_get_a_located_remark_saying_why():
     assert str(add.location) == "m.mlir:4:8" and "no contraction or convolution (it has linalg.generic)" in add.message
     assert str(odd.location) == "m.mlir:15:9" and "no candidate" in odd.message and "63x97x129" in odd.message
     assert "keeps IREE's default" in add.message and "keeps IREE's default" in odd.message
+
+
+def test_cli_names_write_back_when_its_path_is_a_directory(tmp_path, capsys):
+    """Tester, Dec 2 trial 3, finding 9: `--write-back adir` was reported as `-o adir is a directory`."""
+    src, out, adir = tmp_path / "p.mlir", tmp_path / "p.vmfb", tmp_path / "adir"
+    src.write_text(PROGRAM)
+    adir.mkdir()
+    (tmp_path / "r.json").write_text("[]")
+    rc = cli.main(["program", str(src), "--tuning-results", str(tmp_path / "r.json"), "--write-back", str(adir), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert f"error: --write-back {adir} is a directory; give a file name (e.g. {adir}/out.mlir)" in err
+    assert not out.exists()

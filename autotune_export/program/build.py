@@ -155,6 +155,7 @@ def build_program(
             parse_target(target)  # one GPU: the program's code and its Triton kernels are built for it
         except TargetError as err:
             raise DiagnosticError.at(None, f"program: --target: {err} (program builds for one target)") from None
+    _refuse_data_tiling(iree_args)
     if max_triton is not None and max_triton < 0:
         raise DiagnosticError.at(None, f"program: --max-triton-configs must be at least 0, not {max_triton}")
     remarks: list[Diagnostic] = []
@@ -224,6 +225,30 @@ def build_program(
             )
             shrink.candidates = []
             shrink.extra = []
+
+
+#: iree-compile's flags that turn data tiling on (IREE 3.x: the global one and its two paths).
+DATA_TILING_FLAGS = ("--iree-opt-data-tiling", "--iree-global-opt-data-tiling", "--iree-dispatch-creation-data-tiling")
+
+
+def _refuse_data_tiling(iree_args: Sequence[str]) -> None:
+    """Raises DiagnosticError when ``iree_args`` turn IREE's data tiling on (one of
+    :data:`DATA_TILING_FLAGS`, bare or ``=`` a true value): data tiling sets encodings on the
+    contractions' operands in global optimization / dispatch creation and resolves them in later
+    phases; the build's phase split (dispatch creation, regroup, ``--compile-from=global-optimization``)
+    does not carry them (iree-compile then fails on ``flow.tensor.encode``), and a data-tiled
+    dispatch (mmt4d) takes its tiles from the encoding, not from the ``lowering_config`` this build
+    varies (docs/program.md, "Not built yet")."""
+    for arg in iree_args:
+        flag, _, value = arg.partition("=")
+        if flag in DATA_TILING_FLAGS and value.lower() not in ("false", "0"):
+            raise DiagnosticError.at(
+                None,
+                f"program: --iree-compile-arg={arg}: data tiling is not supported by the program build (its phase split "
+                "does not carry the encodings data tiling sets, and a data-tiled dispatch takes its tiles from them, not from "
+                "the configurations tuned here); build without it, or use plain iree-compile for a data-tiled build "
+                "(docs/program.md)",
+            )
 
 
 def _chosen_in(results: list[dict], dispatches: list[TunableDispatch]) -> dict[str, str]:

@@ -9,7 +9,7 @@ import re
 from autotune_export.support.diagnostics import DiagnosticError
 from autotune_export.tools.iree_compiler import iree_diagnostics
 
-__all__ = ["IreeFailure", "compile_bytes", "compile_generated", "compile_input"]
+__all__ = ["IreeFailure", "compile_bytes", "compile_generated", "compile_input", "one_line"]
 
 
 class IreeFailure(Exception):
@@ -20,7 +20,8 @@ class IreeFailure(Exception):
 
     def __init__(self, error, text: str):
         self.error, self.text = error, text
-        super().__init__(self.diagnostic(None).diagnostics[0].message.removeprefix("iree-compile failed: "))
+        message = self.diagnostic(None).diagnostics[0].message.removeprefix("iree-compile failed: ")
+        super().__init__(one_line(message))
 
     def diagnostic(self, source_name: str | None) -> DiagnosticError:
         """The failure as a DiagnosticError. ``source_name``: ``text`` is the user's input, read
@@ -30,6 +31,21 @@ class IreeFailure(Exception):
         if source_name is not None:
             report = re.sub(r"^(\s*)<stdin>:(\d+):(\d+):", r"\1-:\2:\3:", report, flags=re.M)
         return iree_diagnostics(report, self.text, source_name, None)
+
+
+#: At most this many characters of iree-compile's message go into one of ours: MLIR prints the
+#: offending op after the message ("failed to legalize operation ...: %5 = flow.tensor.encode
+#: ..."), kilobytes of IR on one line for an op with large operands or attributes.
+MESSAGE_CAP = 300
+
+
+def one_line(message: str) -> str:
+    """``message``'s first line, cut at :data:`MESSAGE_CAP` characters (the cut said, with how
+    many characters were left out)."""
+    first = message.strip().split("\n", 1)[0]
+    if len(first) <= MESSAGE_CAP:
+        return first
+    return f"{first[:MESSAGE_CAP].rstrip()} ... ({len(first) - MESSAGE_CAP} more characters)"
 
 
 def compile_bytes(text: str, args: list[str]) -> bytes:

@@ -656,3 +656,32 @@ def test_cli_names_write_back_when_its_path_is_a_directory(tmp_path, capsys):
     assert rc == 1, err
     assert f"error: --write-back {adir} is a directory; give a file name (e.g. {adir}/out.mlir)" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("arg", ["--iree-opt-data-tiling", "--iree-global-opt-data-tiling=true", "--iree-dispatch-creation-data-tiling"])
+def test_data_tiling_is_refused_before_any_phase(arg, monkeypatch):
+    """Tester, Dec 2 trial 3, finding 10: with --iree-opt-data-tiling the build failed after two
+    phases on 'flow.tensor.encode' with kilobytes of IR in one line; now refused up front (no
+    iree-compile runs: compile_bytes fails the test if called). `=false` is no data tiling."""
+    from autotune_export.program import build as build_mod
+
+    def no_compile(*a, **k):
+        raise AssertionError("iree-compile ran")
+
+    monkeypatch.setattr(build_mod, "compile_input", no_compile)
+    with pytest.raises(DiagnosticError) as err:
+        build_program(PROGRAM, iree_args=[arg])
+    assert f"--iree-compile-arg={arg}: data tiling is not supported by the program build" in str(err.value)
+    with pytest.raises(AssertionError, match="iree-compile ran"):
+        build_program(PROGRAM, iree_args=["--iree-opt-data-tiling=false"])
+
+
+def test_iree_compile_messages_in_ours_are_one_capped_line():
+    """The op MLIR prints after 'failed to legalize operation ...:' is cut (first line, 300 characters)."""
+    from autotune_export.program.phases import MESSAGE_CAP, IreeFailure
+
+    dump = "%0 = flow.tensor.encode " + "x" * 5000
+    report = f"Diagnostics:\n<stdin>:1:1: error: failed to legalize operation 'flow.tensor.encode': {dump}\n<stdin>:1:1: note: see op"
+    got = str(IreeFailure(RuntimeError(report), "module {}"))
+    assert got.startswith("failed to legalize operation 'flow.tensor.encode': %0 = flow.tensor.encode xxx")
+    assert "\n" not in got and len(got) < MESSAGE_CAP + 40 and got.endswith(" more characters)")

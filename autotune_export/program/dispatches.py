@@ -15,6 +15,7 @@ from autotune_export.ir.walk import isa, walk
 from autotune_export.program.candidates import LEVELS, CpuTiles
 from autotune_export.support.diagnostics import location_of
 from iree.compiler import ir
+from iree.compiler.passmanager import PassManager
 from iree.compiler.dialects import flow, hal, iree_codegen, linalg, stream, util
 from iree.compiler.dialects import func as func_d
 
@@ -166,11 +167,16 @@ SITE_ATTR = "autotune.site"
 
 def tag_sites(input_text: str) -> str:
     """IREE's input-phase program with :data:`SITE_ATTR` = 0, 1, ... on each op
-    :func:`_is_root` accepts, in walk order; printed with its locations (those of the user's
-    input when ``input_text`` has them: iree-compile's ``--mlir-print-debuginfo``)."""
+    :func:`_is_root` accepts, in walk order, after MLIR's ``cse`` (identical ops, which IREE
+    would merge, are one op with one number, not two ops the numbers keep apart); printed with
+    its locations (those of the user's input when ``input_text`` has them: iree-compile's
+    ``--mlir-print-debuginfo``)."""
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(input_text)
+        # IREE's own CSE merges identical ops later (one dispatch for two equal matmuls); the markers
+        # would make them differ, so identical ops are merged first, by MLIR's CSE pass itself.
+        PassManager.parse("builtin.module(cse)").run(module.operation)
         i64 = ir.IntegerType.get_signless(64)
         for n, op in enumerate(o for o in walk(module.operation) if _is_root(o)):
             op.attributes[SITE_ATTR] = ir.IntegerAttr.get(i64, n)

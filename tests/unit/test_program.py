@@ -685,3 +685,33 @@ def test_iree_compile_messages_in_ours_are_one_capped_line():
     got = str(IreeFailure(RuntimeError(report), "module {}"))
     assert got.startswith("failed to legalize operation 'flow.tensor.encode': %0 = flow.tensor.encode xxx")
     assert "\n" not in got and len(got) < MESSAGE_CAP + 40 and got.endswith(" more characters)")
+
+
+_TWIN_MATMULS = """
+util.func public @cse(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>) -> (tensor<64x96xf32>, tensor<64x96xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<64x96xf32>
+  %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %r0 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f0 : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %r1 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f0 : tensor<64x96xf32>) -> tensor<64x96xf32>
+  util.return %r0, %r1 : tensor<64x96xf32>, tensor<64x96xf32>
+}
+"""
+
+
+def test_site_markers_do_not_keep_identical_ops_apart():
+    """Tester, Dec 2 trial 3, finding 11: two identical matmuls (one dispatch in plain IREE, by its
+    CSE) got two site numbers, so the program build ran the matmul twice; now one op, one site."""
+    from autotune_export.program.dispatches import tag_sites
+
+    text = tag_sites(_TWIN_MATMULS)
+    assert text.count("linalg.matmul") == 1 and text.count("autotune.site = 0") == 1 and "autotune.site = 1" not in text
+    assert re.search(r"util.return (%\w+), \1 :", text)
+
+
+@pytest.mark.integration
+def test_identical_matmuls_are_one_group_as_in_plain_iree():
+    said = []
+    built = build_program(_TWIN_MATMULS, source_name="cse.mlir", remark=said.append)
+    assert [d.executable for d in built.dispatches] == ["cse_dispatch_0"]
+    assert not any("not found" in d.message for d in said)

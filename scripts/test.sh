@@ -11,9 +11,10 @@
 # .vmfb first; each such .vmfb is built once per session for all workers (conftest.cpu_vmfb). The
 # fast suite's tuning tests decide on given timings
 # (runtime.GivenTimings), never the wall clock; tests that time real runs are integration tests.
-# The integration suite runs lit, then pytest in PYTEST_WORKERS processes as the fast suite does
-# (--dist loadfile; each worker's tests share one session cache folder, in order). No test writes into the user's cache folder (tests/unit/conftest.py,
-# tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
+# The integration suite runs lit and pytest at the same time (pytest in PYTEST_WORKERS processes,
+# --dist loadfile, as the fast suite does), sharing the compiled artifacts (variants, Triton's
+# cache, cubins) of one folder made afresh for the run (tests/shared_cache.py). No test writes
+# into the user's cache folder (tests/unit/conftest.py, tests/lit/suite_format.py). VENV names the virtual environment (default: .venv).
 # The lit tests run `autotune-export` and FileCheck through a fork server that imports them once
 # (tests/lit/cli_server.py; `lit --param cli=installed` runs the installed commands), in the
 # integration suite with Triton imported and its key of its installation computed once.
@@ -66,12 +67,24 @@ fast() {
 
 integration() {
     echo "== integration suite =="
-    "$bin/lit" -v --param suite=integration tests/lit
+    # lit and pytest at the same time (lit's output is printed when both are done), sharing
+    # the compiled artifacts of a folder made afresh here (tests/shared_cache.py).
+    shared=$(mktemp -d "${TMPDIR:-/tmp}/autotune-export-integration.XXXXXX")
+    lit_log="$shared/lit.log"
+    AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" "$bin/lit" -v --param suite=integration tests/lit >"$lit_log" 2>&1 &
+    lit_pid=$!
+    pytest_rc=0
     if [ "$workers" = 0 ]; then
-        AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration
+        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration || pytest_rc=$?
     else
-        AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration -n "$workers" --dist loadfile
+        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration -n "$workers" --dist loadfile || pytest_rc=$?
     fi
+    lit_rc=0
+    wait "$lit_pid" || lit_rc=$?
+    echo "== integration suite: lit =="
+    cat "$lit_log"
+    rm -rf "$shared"
+    [ "$lit_rc" = 0 ] && [ "$pytest_rc" = 0 ]
 }
 
 case "${1:-all}" in

@@ -35,8 +35,22 @@ if SUITE == "fast":
     config.environment["AUTOTUNE_EXPORT_NO_TRITON_COMPILE"] = "1"
 # Compiled variants: never the user's cache folder ($AUTOTUNE_EXPORT_CACHE_DIR is not passed on).
 # The integration tests share one of this checkout's (a kernel compiled once); each fast test
-# gets its own, made afresh (suite_format.SuiteTest.execute).
-config.environment["AUTOTUNE_EXPORT_CACHE_DIR"] = os.path.join(config.test_exec_root, "cache")
+# gets its own, made afresh (suite_format.SuiteTest.execute). Under scripts/test.sh
+# ($AUTOTUNE_EXPORT_TEST_SHARED_DIR, a folder it makes afresh), the integration tests' folder
+# is made in there, its compiled artifacts shared with the pytest half running at the same
+# time (tests/shared_cache.py: what is shared and why that is safe).
+cache_dir = os.path.join(config.test_exec_root, "cache")
+shared_dir = os.environ.get("AUTOTUNE_EXPORT_TEST_SHARED_DIR")  # shared_cache.SHARED_ENV
+if shared_dir and SUITE != "fast":
+    cache_dir = os.path.join(shared_dir, "lit-cache")
+    if not os.path.isdir(cache_dir):
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("atx_shared_cache", os.path.join(os.path.dirname(__file__), "..", "shared_cache.py"))
+        shared_cache = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(shared_cache)
+        shared_cache.share_compiled(cache_dir, os.path.join(shared_dir, "compiled"))
+config.environment["AUTOTUNE_EXPORT_CACHE_DIR"] = cache_dir
 
 # Both suites run `autotune-export` and FileCheck through a fork server that imports them once
 # (cli_server.py: each command is a child forked from it, running the console script's

@@ -7,9 +7,12 @@ Cache folders: no test reads or writes the user's cache folder (``$AUTOTUNE_EXPO
 ``$XDG_CACHE_HOME/autotune-export`` or ``~/.cache/autotune-export``, as
 :func:`autotune_export.support.paths.default_cache_dir` finds it when the session starts).
 ``AUTOTUNE_EXPORT_CACHE_DIR`` points at a temporary folder: one per test in the fast suite, one
-per session for ``integration`` tests (they share compiled variants in order, as the
-integration suite always has; a fresh folder per test would recompile every kernel), and one
-per session for module- and session-scoped fixtures. An audit hook records every write
+per session for ``integration`` tests (they share compiled variants, as the integration suite
+always has; a fresh folder per test would recompile every kernel), and one per session for
+module- and session-scoped fixtures. A session folder's compiled artifacts (tests/shared_cache.py:
+content-addressed entries, each written whole under a lock) are shared by all pytest-xdist
+workers, and under scripts/test.sh with the integration suite's lit tests, which run at the
+same time; tuning results and build records stay the session's own. An audit hook records every write
 (open for writing, rename, mkdir, remove) this process makes under the user's folder, and the
 test that made it fails (a subprocess inherits the temporary folder through the environment)."""
 
@@ -77,11 +80,37 @@ except ImportError:  # pragma: no cover - hypothesis is a test extra
     pass
 
 
+def _load_shared_cache():
+    """tests/shared_cache.py (shared with tests/lit/lit.cfg.py), loaded by its path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("atx_shared_cache", pathlib.Path(__file__).parents[1] / "shared_cache.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+shared_cache = _load_shared_cache()
+
+
+def _shared_artifacts_dir(tmp_path_factory) -> pathlib.Path:
+    """Where this session's cache folders find their compiled artifacts
+    (shared_cache.SHARED_ARTIFACTS): ``$AUTOTUNE_EXPORT_TEST_SHARED_DIR/compiled`` when
+    scripts/test.sh set it (the integration suite's lit tests use it too), else a folder of
+    this session's temporary root that every pytest-xdist worker sees."""
+    if os.environ.get(shared_cache.SHARED_ENV):
+        return pathlib.Path(os.environ[shared_cache.SHARED_ENV]) / "compiled"
+    return _shared_build_dir(tmp_path_factory).with_name("compiled")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_cache_dir(tmp_path_factory):
-    """A session-wide cache folder (module-scoped fixtures, integration tests)."""
+    """A session-wide cache folder (module-scoped fixtures, integration tests). Its compiled
+    artifacts are shared with the other pytest-xdist workers (and, under scripts/test.sh,
+    with the integration suite's lit tests): a kernel that one compiled is not compiled again
+    by the others."""
     saved = os.environ.get(CACHE_ENV)
-    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("atx-cache"))
+    os.environ[CACHE_ENV] = str(shared_cache.share_compiled(tmp_path_factory.mktemp("atx-cache"), _shared_artifacts_dir(tmp_path_factory)))
     yield os.environ[CACHE_ENV]
     if saved is None:
         os.environ.pop(CACHE_ENV, None)

@@ -28,6 +28,12 @@
 # Both suites (this script with no argument), in a clean .ci/run with nothing else running: 6 min
 # 15 s at 8d7eda9 (Triton 3.9; integration pytest in two workers: 3 min 15 s), 4 min 42 s (3.6);
 # before these cuts 9 min 11 s (integration pytest in one process: 5 min 28 s) and 7 min.
+# The integration suite with its lit commands through the fork server and lit and pytest at the
+# same time, sharing compiled artifacts: 14 min 6 s and 769 CPU-seconds at load average 7-10
+# (Dec 2, shared machine); lit then pytest as before, at load 9-14: 21 min 38 s and 760
+# (lit alone: 351 CPU-s installed commands, 272 through the server). CPU-seconds of one test
+# vary by a third with others' load there (test_space64_builds_for_sm_90: 160-227), so these
+# are no substitute for the idle number above.
 set -e
 # Python's bytecode caches are written (__pycache__, git-ignored), whatever the environment says:
 # with PYTHONDONTWRITEBYTECODE set, every pytest worker rewrote the assertions of all ~70 test

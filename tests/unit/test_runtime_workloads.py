@@ -324,13 +324,13 @@ def test_tune_shows_every_workload_and_marks_the_dropped_variant(vmfb, tmp_path,
     assert cli.main(["tune", str(vmfb), "--device", "local-task", "--no-cache", "-v", "--report", str(report)]) == 0
     out, err = capsys.readouterr()
     table = [line.split() for line in out.splitlines()]
-    assert table[0][:3] == ["group", "workload", "variant"]
+    assert table[0][:5] == ["group", "workload", "variant", "fastest", "ms"]  # then median, p20-p80, x best
     rows = {(r[1], r[2]): r for r in table[1:]}
     assert set(rows) == {(f"tensor<{n}xf32>", v) for n in (SMALL, LARGE) for v in ("per_elem", "fixed", "wrong")}
-    assert rows[("tensor<1024xf32>", "per_elem")][5:] == ["1.000", "<-", "winner"]
-    assert rows[("tensor<262144xf32>", "fixed")][5:] == ["1.000", "<-", "winner"]
-    assert rows[("tensor<1024xf32>", "wrong")][5:7] == ["0.500", "dropped:"]
-    assert rows[("tensor<262144xf32>", "per_elem")][5:] == ["3.000"]
+    assert rows[("tensor<1024xf32>", "per_elem")][6:] == ["1.000", "<-", "winner"]
+    assert rows[("tensor<262144xf32>", "fixed")][6:] == ["1.000", "<-", "winner"]
+    assert rows[("tensor<1024xf32>", "wrong")][6:8] == ["0.500", "dropped:"]
+    assert rows[("tensor<262144xf32>", "per_elem")][6:] == ["3.000"]
     assert "tuning wl_ex::scale: 3 variants, 2 tuning workloads" in err
     assert "tensor<262144xf32>: @fixed (tuned)" in err and "note: wl_ex::scale: variant wrong was dropped" in err
     doc = json.loads((report / "report.json").read_text())

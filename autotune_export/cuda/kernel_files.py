@@ -23,6 +23,7 @@ from triton.runtime.jit import JITFunction, KernelInterface
 
 from autotune_export.cuda import stub_driver as _stub_driver
 from autotune_export.cuda.compile_errors import first_line
+from autotune_export.support.files import run_source
 from autotune_export.cuda.kernel_values import (  # noqa: F401  (part of this module's API)
     ELEMENT_SIZE,
     TORCH_DTYPE,
@@ -405,10 +406,7 @@ def _import_module(path: pathlib.Path, import_arch: int):
         sys.modules[module_name] = module
         sys.path.insert(0, str(path.parent))
         try:
-            # From the source, not through the loader: SourceFileLoader would write __pycache__ next
-            # to the user's file and trust a .pyc whose mtime (whole seconds) and size match, so an
-            # edit of equal size within a second (tl.float16 -> tl.float32) ran the old code.
-            exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
+            run_source(module, path)  # from its source: no stale .pyc, no __pycache__ written
         except (Exception, SystemExit) as e:
             sys.modules.pop(module_name, None)
             raise KernelLoadError(f"importing {path} failed: {type(e).__name__}: {first_line(e)}" + _env_hint(reads)) from e

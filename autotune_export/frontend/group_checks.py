@@ -31,13 +31,13 @@ class ClauseTokens:
     refs: dict[str, list] = field(default_factory=dict)
 
 
-def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, locs: dict[str, Location]) -> None:
+def check_group(syntax: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, locs: dict[str, Location]) -> None:
     """Check the group as a whole, once every clause was read: the form (``variants([...])`` or
     ``triton(...)``) and the clauses it takes, ``default`` and ``choices`` against the variants,
     ``reset_to_zero``/``restore_value`` against the form and the signature, the workload's names,
     and every grid expression against the names in scope and, per config, its constant
     folding. ``locs``: where each clause starts; ``tokens``: the tokens the messages point at
-    (``where`` gives their locations). Raises DiagnosticError at the offending clause or token."""
+    (``syntax`` gives their locations). Raises DiagnosticError at the offending clause or token."""
     if group.variants is not None and group.triton is not None:
         raise DiagnosticError.at(locs["triton"], "give either variants([...]) or triton(...), not both")
     if group.variants is None and group.triton is None:
@@ -47,7 +47,7 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
             locs["kernel_source"],
             'kernel_source(...) holds the module of the kernel named in triton("file.py", "kernel"); it needs that clause',
         )
-    _check_output_refs(where, tokens, group)
+    _check_output_refs(syntax, tokens, group)
     if group.default is not None and group.variants is not None and group.default not in group.variants:
         raise DiagnosticError.at(locs["default"], f"default(@{group.default}) is not one of the variants")
     if group.choices is not None:
@@ -92,9 +92,9 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
     nones = {p.name for p in group.signature if p.is_none}
     for name, tok in tokens.workload.items():
         if name in pointers:
-            raise where.error(tok, f"workload value '{name}' is a pointer; the workload is made of integer scalars")
+            raise syntax.error(tok, f"workload value '{name}' is a pointer; the workload is made of integer scalars")
         if name in nones:
-            raise where.error(
+            raise syntax.error(
                 tok,
                 f"workload value '{name}' is none (the call passes None, so the dispatch does not pass it); the workload is made of integer scalars",
             )
@@ -105,7 +105,7 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
         for nm in grid_mod.names(expr):
             if nm.name in in_scope:
                 continue
-            at = where.offset(tok, nm.column - 1)
+            at = syntax.offset(tok, nm.column - 1)
             if nm.name in scalars:
                 raise DiagnosticError.at(
                     at, f"grid uses '{nm.name}', which is not in workload(...); add it there to use it in the grid"
@@ -134,7 +134,7 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
             try:
                 grid_mod.fold(expr, {n.name: f"%{n.name}" for n in grid_mod.names(expr)})
             except grid_mod.GridError as err:
-                raise DiagnosticError.at(where.offset(tok, err.column - 1 if err.column else lead), str(err)) from None
+                raise DiagnosticError.at(syntax.offset(tok, err.column - 1 if err.column else lead), str(err)) from None
             continue
         for cfg in group.configs:
             env = {k: v for k, v in cfg if isinstance(v, int) and not isinstance(v, bool)}
@@ -145,12 +145,12 @@ def check_group(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup, loc
                 grid_mod.fold(expr, {**env, **{w: f"%{w}" for w in group.workload}})
             except grid_mod.GridError as err:
                 raise DiagnosticError.at(
-                    where.offset(tok, err.column - 1 if err.column else lead),
+                    syntax.offset(tok, err.column - 1 if err.column else lead),
                     f"{err} for config {{{', '.join(f'{k} = {format_value(v)}' for k, v in cfg)}}}",
                 ) from None
 
 
-def _check_output_refs(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup) -> None:
+def _check_output_refs(syntax: OpSyntax, tokens: ClauseTokens, group: AutotuneGroup) -> None:
     """The items of reset_to_zero(...) / restore_value(...) name what the form can name:
     result indices in the variants([...]) form (the dispatch checks the range), ``{output}``
     pointers of the signature in the triton(...) form (Triton's autotuner refuses a name
@@ -160,14 +160,14 @@ def _check_output_refs(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGro
         for tok in toks:
             if group.variants is not None:
                 if tok.type != "INT":
-                    raise where.error(
+                    raise syntax.error(
                         tok,
                         f"in the variants([...]) form {clause}(...) takes result indices of the group's "
                         f"dispatches (0, 1, ...), not names; '{tok}' is a name",
                     )
                 continue
             if tok.type == "INT":
-                raise where.error(
+                raise syntax.error(
                     tok,
                     f"in the triton(...) form {clause}(...) names {{output}} parameters of the "
                     f"signature, not result indices; {tok} is an index",
@@ -176,14 +176,14 @@ def _check_output_refs(where: OpSyntax, tokens: ClauseTokens, group: AutotuneGro
                 continue  # reported as a missing signature(...)
             param = next((p for p in group.signature if p.name == str(tok)), None)
             if param is None:
-                raise where.error(
+                raise syntax.error(
                     tok,
                     f"{clause}(...) names '{tok}', which is not a parameter of the signature "
                     f"({', '.join(p.name for p in group.signature)})"
                     + did_you_mean(str(tok), [p.name for p in group.signature if p.output]),
                 )
             if not (param.is_pointer and param.output):
-                raise where.error(
+                raise syntax.error(
                     tok,
                     f"{clause}(...) names '{tok}', which is not an {{output}} pointer: IREE treats "
                     "dispatch operands as immutable, so only what the dispatch returns can be "

@@ -158,6 +158,7 @@ def build_program(
     _refuse_data_tiling(iree_args)
     if max_triton is not None and max_triton < 0:
         raise DiagnosticError.at(None, f"program: --max-triton-configs must be at least 0, not {max_triton}")
+    triton = triton and max_triton != 0  # at most 0 configs of each Triton kernel: none, as triton=False
     remarks: list[Diagnostic] = []
 
     def note(message: str, severity: str = "remark", at=None) -> None:
@@ -188,7 +189,7 @@ def build_program(
         ctx.allow_unregistered_dialects = True
         if backend == "cuda":
             limits = (max_candidates, max_candidates if max_triton is None else max_triton)
-            dispatches = tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, object_format)
+            dispatches = tunable_cuda(located, cfg_text, note, limits, args, target, triton, jobs, object_format)
         else:
             dispatches = tunable_cpu(ir.Module.parse(located), ir.Module.parse(cfg_text), note)
     for d in dispatches:

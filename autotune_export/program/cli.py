@@ -137,7 +137,7 @@ def main(argv: Sequence[str]) -> int:
             iree_args=args.iree_compile_arg,
             remark=remark,
             target=args.target or "sm_90",
-            triton=args.triton is None and args.max_triton_configs != 0,
+            triton=args.triton is None,
             jobs=args.jobs,
             object_format=args.object_format or "ptx",
             tuning_results=results,

@@ -319,7 +319,9 @@ def tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, ob
     (:func:`.cuda.cuda_candidates`, each compiled alone first: one iree-compile rejects is
     dropped with a remark) and, with ``triton``, the configs of registered Triton kernels that
     match the dispatch (:func:`.triton_candidates.triton_candidates`; a dispatch none matches
-    says why). ``limits``: (variants of IREE's code, configs per Triton kernel)."""
+    says why). ``limits``: (variants of IREE's code, configs per Triton kernel). ``dc_text``:
+    the dispatch-creation phase with its debug info (the input's positions), so every remark
+    names the op's line."""
     from autotune_export.program.cuda import check_candidates, contraction_of, cuda_candidates
     from autotune_export.program.triton_candidates import triton_candidates
     from autotune_export.support.paths import default_cache_dir
@@ -345,7 +347,7 @@ def tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, ob
         export = _own_export(exe, cfg_exe, export)
         default, candidates = cuda_candidates(executables[cfg_exe], cfg_root, config, translation, limits[0] - 1)
         if default is None:
-            note(f"@{exe} ({root.name}): {candidates}; IREE's own code keeps its default")
+            note(f"@{exe} ({root.name}): {candidates}; IREE's own code keeps its default", at=root.location)
             candidates = []
         extra = []
         checked = check_candidates(cfg_text, cfg_exe, candidates, args, jobs=jobs, cache_dir=str(default_cache_dir()))
@@ -355,7 +357,7 @@ def tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, ob
                 make = lambda dispatch, cand=cand: cand.emit(dispatch, root_op)  # noqa: E731
                 extra.append(Variant(f"{export}.candidate{len(extra) + 1}", cand.reflection(), make, info))
             else:
-                note(f"@{exe}: iree-compile rejected candidate {cand.text()} ({error}); dropped")
+                note(f"@{exe}: iree-compile rejected candidate {cand.text()} ({error}); dropped", at=root.location)
         if triton:
             more, reason = triton_candidates(
                 op,
@@ -364,10 +366,10 @@ def tunable_cuda(dc_text, cfg_text, note, limits, args, target, triton, jobs, ob
                 limit=limits[1],
                 jobs=jobs,
                 object_format=object_format,
-                remark=lambda text, exe=exe: note(f"@{exe}: {text}"),
+                remark=lambda text, exe=exe, at=root.location: note(f"@{exe}: {text}", at=at),
             )
             if reason:
-                note(f"@{exe} ({root.name}): no Triton candidates: {reason}")
+                note(f"@{exe} ({root.name}): no Triton candidates: {reason}", at=root.location)
             extra += [Variant(f"{export}.{c.suffix}", c.reflection(), c.emit) for c in more]
         c = contraction_of(root)
         loops = list(c.sizes) if c else []

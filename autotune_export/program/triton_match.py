@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from autotune_export.cuda.launch_arguments import dense_strides
 from autotune_export.ir.walk import isa
 from autotune_export.program.cuda import contraction_of
 from iree.compiler import ir
@@ -55,18 +56,10 @@ class MatmulMatch:
     c_strides: tuple[int, int, int]
 
 
-def _dense(shape) -> list[int]:
-    out, acc = [], 1
-    for extent in reversed(shape):
-        out.append(acc)
-        acc *= extent
-    return out[::-1]
-
-
 def _loop_strides(amap, shape) -> dict[int, int]:
     """Loop -> stride in elements of that loop in a dense row-major tensor read through
     ``amap`` (a projection: each result a bare loop)."""
-    dense = _dense(shape)
+    dense = dense_strides(shape)
     return {ir.AffineDimExpr(e).position: s for e, s in zip(amap.results, dense)}
 
 

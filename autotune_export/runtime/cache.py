@@ -103,6 +103,12 @@ class TuningCache:
     def _failure_key(f: dict) -> tuple:
         return (f.get("fingerprint"), f.get("device"), f.get("driver_version"), f.get("workload"))
 
+    def failures_of(self, keys: Sequence[dict]) -> list[dict | None]:
+        """The failure entry matching each of ``keys`` (fingerprint, device, driver_version,
+        workload), or None; the file read once."""
+        by_key = {self._failure_key(f): f for f in self.failures()}
+        return [by_key.get(self._failure_key(k)) for k in keys]
+
     def failure(self, **key) -> dict | None:
         """The failure entry matching fingerprint, device, driver_version, workload."""
         want = self._failure_key(key)

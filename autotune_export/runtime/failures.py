@@ -115,39 +115,33 @@ class Failures:
             "workload": workload,
         }
 
-    def _retried_hangs(self, info: GroupInfo, workload: str) -> set[int]:
-        """The variants the tuning cache records as hung on ``workload`` under a shorter limit
-        than this object's ``variant_timeout_s``: they get another chance, so a decision stored
-        while they were dropped does not answer (docs/runtime.md, isolation)."""
+    def _recorded(self, info: GroupInfo, workload: str) -> dict[int, dict]:
+        """The tuning cache's failure entries of ``info``'s variants on ``workload``, by variant
+        index (the file read once)."""
         if self.cache is None:
-            return set()
-        out = set()
-        for k in range(len(info.variants)):
-            hit = self.cache.failure(**self._failure_key(info, k, workload))
-            if (
-                hit is not None
-                and hit.get("kind") == "hang"
-                and isinstance(hit.get("limit_s"), (int, float))
-                and self.variant_timeout_s > hit["limit_s"]
-            ):
-                out.add(k)
-        return out
+            return {}
+        hits = self.cache.failures_of([self._failure_key(info, k, workload) for k in range(len(info.variants))])
+        return {k: hit for k, hit in enumerate(hits) if hit is not None}
+
+    def _retried(self, hit: dict) -> bool:
+        """Whether a recorded failure gets another chance: a hang under a shorter limit than
+        this object's ``variant_timeout_s`` (docs/runtime.md, isolation); a fault or an error
+        never does."""
+        return (
+            hit.get("kind") == "hang" and isinstance(hit.get("limit_s"), (int, float)) and self.variant_timeout_s > hit["limit_s"]
+        )
+
+    def _retried_hangs(self, info: GroupInfo, workload: str) -> set[int]:
+        """The variants whose recorded hang on ``workload`` gets another chance (:meth:`_retried`):
+        a decision stored while they were dropped does not answer."""
+        return {k for k, hit in self._recorded(info, workload).items() if self._retried(hit)}
 
     def _recorded_failures(self, info: GroupInfo, workload: str) -> None:
-        """Drop the variants the tuning cache records as failed on ``workload``: a fault or an
-        error for good; a hang unless this object's ``variant_timeout_s`` is longer than the
-        limit it ran past (then it gets another chance)."""
-        if self.cache is None:
-            return
-        for k, name in enumerate(info.variants):
-            if name in self.drop_reasons.get(info.key, {}):
-                continue
-            hit = self.cache.failure(**self._failure_key(info, k, workload))
-            if hit is None or (
-                hit.get("kind") == "hang"
-                and isinstance(hit.get("limit_s"), (int, float))
-                and self.variant_timeout_s > hit["limit_s"]
-            ):
+        """Drop the variants the tuning cache records as failed on ``workload``, unless the
+        failure gets another chance (:meth:`_retried`)."""
+        for k, hit in self._recorded(info, workload).items():
+            name = info.variants[k]
+            if name in self.drop_reasons.get(info.key, {}) or self._retried(hit):
                 continue
             self.dropped.setdefault(info.key, set()).add(k)
             self.drop_reasons.setdefault(info.key, {})[name] = (

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from autotune_export.contract import AUTOTUNE_FUNCTION, choose_result
 from autotune_export.contract import GroupReflection as GroupInfo
 from autotune_export.runtime.calls import argument_bucket, device_arguments, to_host, values_key, workload_key
+from autotune_export.runtime.records import recorded_ms
 from autotune_export.runtime.timing import VariantTiming, pick
 
 
@@ -153,11 +154,10 @@ class LiveCalls:
                 continue
             hit = self._cached_timing(info, k, key, "live")
             if hit is not None:
-                estimate = hit.get("estimate_ms")
                 rounds[v] = _Rounds(
                     [float(hit["median_ms"])] * 3,
                     cached=(float(hit["median_ms"]), *map(float, hit["spread_ms"])),
-                    estimate=float(estimate) if isinstance(estimate, (int, float)) and not isinstance(estimate, bool) else None,
+                    estimate=recorded_ms(hit.get("estimate_ms")),
                 )
         return rounds
 

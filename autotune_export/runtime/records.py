@@ -14,6 +14,14 @@ from autotune_export.contract import GroupReflection as GroupInfo
 from autotune_export.runtime.timing import VariantTiming, pick
 
 
+def recorded_ms(value) -> float | None:
+    """A time (ms) as the tuning cache recorded it (``estimate_ms`` of a timing row or a
+    decision: the fastest sample, :func:`autotune_export.runtime.search.estimate`): a float, or
+    None when absent (a row of an older release, whose median then stands for it) or not a
+    number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 class CacheRecords:
     """Keys into the tuning cache and the records this module stores there."""
 

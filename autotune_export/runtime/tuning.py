@@ -14,7 +14,7 @@ from autotune_export.runtime.calls import as_list
 from autotune_export.runtime.checking import Baseline, baseline, disagreement
 from autotune_export.runtime.isolation import VariantFailure, WorkerUnavailable, measure_variants
 from autotune_export.runtime.profile import phase
-from autotune_export.runtime.records import tuning_workload_key
+from autotune_export.runtime.records import recorded_ms, tuning_workload_key
 from autotune_export.runtime.timing import VariantTiming, pick
 
 
@@ -124,7 +124,7 @@ class Tuning:
                 info.variants[k],
                 [float(cached[k]["median_ms"])],
                 recorded=tuple(map(float, cached[k]["spread_ms"])),
-                recorded_estimate=_recorded_estimate(cached[k]),
+                recorded_estimate=recorded_ms(cached[k].get("estimate_ms")),
             )
             for k in range(len(info.variants))
         ]
@@ -291,11 +291,3 @@ class Tuning:
             info, "x".join(works[workload].tune_args), [variant], [lambda n: fn(n)], warmup_ms=warmup_ms, rep_ms=rep_ms
         )
         return VariantTiming(info.variants[variant], list(samples))
-
-
-def _recorded_estimate(hit: dict) -> float | None:
-    """The estimate a tuning-cache timing row recorded (``estimate_ms``: the fastest sample,
-    :func:`autotune_export.runtime.search.estimate`), None for a row of an older release
-    (its median then stands for it)."""
-    value = hit.get("estimate_ms")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -10,7 +10,7 @@ import pathlib
 import tempfile
 
 
-__all__ = ["LOCK_WAIT_S", "atomic_write", "locked", "read_checked", "write_checked"]
+__all__ = ["LOCK_WAIT_S", "atomic_write", "locked", "read_checked", "run_source", "write_checked"]
 
 _DIGEST = 32  # bytes of a sha256 digest
 
@@ -85,3 +85,14 @@ def read_checked(path: str | os.PathLike) -> bytes | None:
     if len(blob) >= _DIGEST and hashlib.sha256(blob[:-_DIGEST]).digest() == blob[-_DIGEST:]:
         return blob[:-_DIGEST]
     return None
+
+
+def run_source(module, path: str | os.PathLike) -> None:
+    """Execute the Python file ``path`` into ``module`` (a module made by
+    ``importlib.util.module_from_spec``) from its source, as every user file the toolkit runs
+    (kernel files, ``check --reference``) is run: not through ``SourceFileLoader``, which would
+    write ``__pycache__`` next to the user's file and trust a ``.pyc`` whose mtime (whole
+    seconds) and size match, so an edit of equal size within a second ran the old code. Raises
+    what the file's code raises, and OSError when it cannot be read."""
+    path = pathlib.Path(path)
+    exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)

@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 from autotune_export.support.diagnostics import DiagnosticError
+from autotune_export.support.files import run_source
 from autotune_export.tools.check_plan import Buffer, Launch
 
 #: The environment variable Triton reads (at ``@triton.jit`` decoration time) to interpret kernels.
@@ -95,7 +96,7 @@ def _load_reference(spec: str):
         module = importlib.util.module_from_spec(mspec)
         sys.path.insert(0, os.path.dirname(path))
         try:
-            mspec.loader.exec_module(module)
+            run_source(module, path)  # from its source, as kernel files (support/files.py)
         finally:
             sys.path.remove(os.path.dirname(path))
     else:

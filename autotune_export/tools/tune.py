@@ -37,6 +37,7 @@ import re
 import sys
 from typing import Sequence
 
+from autotune_export.runtime.records import recorded_ms
 from autotune_export.runtime.tuner import AutotunedModule, TuningCache, positive_amount
 from autotune_export.support import progress
 from autotune_export.tools.report import RecordedTiming
@@ -173,13 +174,12 @@ def _recorded(entry: dict | None, variants: list[str]) -> list[RecordedTiming]:
             continue
         spread = spreads.get(variant)
         ok = isinstance(spread, (list, tuple)) and len(spread) == 2 and all(isinstance(x, (int, float)) for x in spread)
-        estimate = estimates.get(variant)
         out.append(
             RecordedTiming(
                 variant,
                 float(medians[variant]),
                 tuple(spread) if ok else None,
-                recorded_estimate=float(estimate) if isinstance(estimate, (int, float)) else None,
+                recorded_estimate=recorded_ms(estimates.get(variant)),
             )
         )
     return out
@@ -212,14 +212,6 @@ def _workloads(module: AutotunedModule, key: str) -> list[dict]:
     return out or [{"workload": "", "timings": [], "winner": module.chosen[key], "source": module.sources[key], "values": None}]
 
 
-def _estimate(t) -> float:
-    """What tuning ranked the variant by (ms): its fastest sample, or the recorded estimate
-    (:attr:`autotune_export.runtime.VariantTiming.estimate_ms`,
-    :attr:`autotune_export.tools.report.RecordedTiming.estimate_ms`: a cache entry of an older
-    release, which recorded none, by its median)."""
-    return t.estimate_ms
-
-
 def _rows(module: AutotunedModule) -> list[dict]:
     """One row per variant, group and tuning workload (times in ms; ``estimate_ms`` what
     tuning ranked by, the fastest sample; ``relative`` its ratio to the best estimate among
@@ -239,7 +231,7 @@ def _rows(module: AutotunedModule) -> list[dict]:
             missing = [v for v in info.variants if v in reasons and v not in named]
             best = min(
                 (
-                    _estimate(t)
+                    t.estimate_ms
                     for t in ts
                     if t is not None and t.variant not in dropped and (isinstance(t, RecordedTiming) or t.times_ms)
                 ),
@@ -278,12 +270,12 @@ def _rows(module: AutotunedModule) -> list[dict]:
                         "workload": work["workload"],
                         "workload_values": work["values"],
                         "variant": t.variant,
-                        "estimate_ms": _estimate(t),
+                        "estimate_ms": t.estimate_ms,
                         "median_ms": t.median_ms,
                         "p20_ms": lo,
                         "p80_ms": hi,
                         "samples": len(t.times_ms) if not isinstance(t, RecordedTiming) and t.recorded is None else 0,
-                        "relative": _estimate(t) / best if best else None,
+                        "relative": t.estimate_ms / best if best else None,
                         "winner": t.variant == work["winner"],
                         "dropped": t.variant in dropped,
                         "dropped_reason": reasons.get(t.variant) if t.variant in dropped else None,

@@ -260,6 +260,9 @@ def test_correct_group_passes_against_a_reference(tmp_path, capsys):
     assert "every variant agrees" in out
     assert [line.split()[-1] for line in out.splitlines() if line.startswith("  g_")] == ["default", "PASS", "PASS", "PASS"]
     assert "reference" in out and not err.strip()
+    # Run from its source, as kernel files are (support/files.run_source): no __pycache__
+    # written next to the user's file, no stale .pyc ever trusted.
+    assert not (tmp_path / "__pycache__").exists()
 
 
 @pytest.mark.integration

@@ -6,7 +6,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pathlib
-import time
 
 import pytest
 
@@ -15,13 +14,16 @@ from autotune_export.tools import tune
 
 
 def test_a_lock_file_that_cannot_be_created_is_an_error_at_once():
+    """A folder that takes no new files (/proc: open(O_CREAT) fails with ENOENT, even for root;
+    nothing is created there): an OSError at once, not the wait's TimeoutError. filelock alone
+    polled for such a lock file forever, so with the limit of an hour a regression hangs the
+    suite instead of passing; no clock decides here."""
     if not os.path.isdir("/proc/self"):
         pytest.skip("needs /proc")
-    start = time.monotonic()
-    with pytest.raises(OSError):
-        with files.locked("/proc/autotune-export-no-such.json", timeout_s=60):
+    with pytest.raises(OSError) as err:
+        with files.locked("/proc/autotune-export-no-such.json", timeout_s=3600):
             pass
-    assert time.monotonic() - start < 30  # not the 60 s wait: filelock alone polled forever
+    assert not isinstance(err.value, TimeoutError)
 
 
 def test_a_held_lock_is_waited_on_for_at_most_the_limit(tmp_path):

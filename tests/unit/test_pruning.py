@@ -77,6 +77,13 @@ def test_top_k_keeps_what_the_installed_triton_keeps(top_k):
         return [c for c in cs if c.kwargs["BLOCK"] >= 128][:5]
 
     expected = _triton_kept(configs, named, early, top_k)
+    # The two rules as read in Triton's sources (3.6's autotuner.py: int(len(self.configs) *
+    # top_k); 3.9's: max(1, int(len(pruned_configs) * top_k))), so the oracle itself is checked.
+    major_minor = tuple(int(x) for x in triton.__version__.split(".")[:2])
+    if isinstance(top_k, float) and major_minor in ((3, 6), (3, 9)):
+        n_given, n_left = len(configs), 5
+        k = int(n_given * top_k) if major_minor == (3, 6) else max(1, int(n_left * top_k))
+        assert len(expected) == min(k, n_left)
     if not expected:  # Triton keeps none (3.6, a small fraction): it would fail at its first launch
         with pytest.raises(pruning.PruneError, match=f"top_k = {top_k} keeps no config"):
             pruning.prune_configs(configs, named, early_config_prune=early, perf_model=_cost, top_k=top_k)

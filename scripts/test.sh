@@ -2,7 +2,10 @@
 # The test suites of autotune-export (lit/FileCheck tests and pytest), from the repository root:
 #   sh scripts/test.sh              fast suite, then integration suite (what CI runs)
 #   sh scripts/test.sh fast         ruff lint, then unit and lit tests that compile no Triton kernel
-#   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples
+#   sh scripts/test.sh integration  the rest: Triton compilation, iree-compile of the examples,
+#                                   but for the slow tests
+#   sh scripts/test.sh slow         the slow tests (pytest -m slow: the 64-config space's 128 Triton
+#                                   compiles, 2-4 CPU-minutes); CI (.ci/run) runs them after the above
 # The fast suite forbids Triton compilation (AUTOTUNE_EXPORT_NO_TRITON_COMPILE), so a test that
 # compiles and is not marked `integration` (pytest) / `REQUIRES: integration` (lit) fails there.
 # Its lit tests and its pytest tests run at the same time (lit's output is printed when both are
@@ -81,9 +84,9 @@ integration() {
     lit_pid=$!
     pytest_rc=0
     if [ "$workers" = 0 ]; then
-        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration || pytest_rc=$?
+        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m "integration and not slow" || pytest_rc=$?
     else
-        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m integration -n "$workers" --dist loadfile || pytest_rc=$?
+        AUTOTUNE_EXPORT_TEST_SHARED_DIR="$shared" AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m "integration and not slow" -n "$workers" --dist loadfile || pytest_rc=$?
     fi
     lit_rc=0
     wait "$lit_pid" || lit_rc=$?
@@ -93,9 +96,15 @@ integration() {
     [ "$lit_rc" = 0 ] && [ "$pytest_rc" = 0 ]
 }
 
+slow() {
+    echo "== slow tests =="
+    AUTOTUNE_EXPORT_SUITE=integration "$bin/pytest" tests/unit -m slow
+}
+
 case "${1:-all}" in
     fast) fast ;;
     integration) integration ;;
+    slow) slow ;;
     all) fast; integration ;;
-    *) echo "usage: sh scripts/test.sh [fast|integration|all]" >&2; exit 2 ;;
+    *) echo "usage: sh scripts/test.sh [fast|integration|slow|all]" >&2; exit 2 ;;
 esac

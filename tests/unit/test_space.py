@@ -197,6 +197,7 @@ def test_benchmark_space_mlir_and_python_agree():
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # 128 Triton compiles: sh scripts/test.sh slow (CI runs it)
 def test_space64_builds_for_sm_90(tmp_path):
     """64 configs of examples/matmul's kernel from a generated space: every one compiles for
     sm_90 (none is pruned: each fits its shared memory) and the module holds 64 variants (+64
@@ -218,6 +219,7 @@ def test_space64_builds_for_sm_90(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # 128 Triton compiles: sh scripts/test.sh slow (CI runs it)
 def test_space_builds_a_vmfb(tmp_path):
     """The space builds into a .vmfb whose group holds the variants in the space's order: 16 of
     the 64 configs (``--max-variants 16``: spread over the space; 32 exports with the

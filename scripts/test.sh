@@ -29,8 +29,10 @@
 # 90, 85, 80 CPU-seconds and 545, 301, 135, 106, 62 s of wall time as others' work went from load
 # average 25 to 6.
 # Both suites (this script with no argument), in a clean .ci/run with nothing else running: 6 min
-# 15 s at 8d7eda9 (Triton 3.9; integration pytest in two workers: 3 min 15 s), 4 min 42 s (3.6);
-# before these cuts 9 min 11 s (integration pytest in one process: 5 min 28 s) and 7 min.
+# 0 s at 5f4440d (Triton 3.9: fast pytest 60 s; integration 4 min 56 s, its pytest 296 s beside
+# lit's 262 s), 5 min 53 s (3.6); `slow` 1 min 32 s more. At 8d7eda9, with the slow tests in and
+# lit before pytest: 6 min 15 s (3.9) and 4 min 42 s (3.6); before that 9 min 11 s and 7 min.
+# The fast suite (970 tests) took 76-79 s in two idle runs after that .ci/run (60 s in it).
 # The integration suite with its lit commands through the fork server and lit and pytest at the
 # same time, sharing compiled artifacts: 14 min 6 s and 769 CPU-seconds at load average 7-10
 # (Dec 2, shared machine); lit then pytest as before, at load 9-14: 21 min 38 s and 760

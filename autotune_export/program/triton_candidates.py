@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 from autotune_export.ir import binding
 from autotune_export.ir.walk import isa, walk
-from autotune_export.program.triton_match import MatmulMatch, _defining, match_matmul  # noqa: F401  (public here too)
+from autotune_export.program.triton_match import MatmulMatch, defining_op, match_matmul  # noqa: F401  (MatmulMatch, match_matmul: public here too)
 from autotune_export.support.diagnostics import DiagnosticError
 from iree.compiler import ir
 from iree.compiler.dialects import arith, flow, hal
@@ -457,7 +457,7 @@ def _capped(kernel, limit: int):
 
 
 def _int_of(value) -> int:
-    op = _defining(value)
+    op = defining_op(value)
     if op is None or not isa(op, arith.ConstantOp):
         raise ValueError("a launch scalar that is not a constant")
     return ir.IntegerAttr(op.attributes["value"]).value

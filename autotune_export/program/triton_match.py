@@ -74,13 +74,13 @@ def _full(op, shape) -> bool:
     return all(o == 0 for o in offsets) and sizes == list(shape) and all(s == 1 for s in strides)
 
 
-def _defining(value):
+def defining_op(value):
     owner = value.owner
     return owner if isinstance(owner, ir.Operation) else getattr(owner, "operation", None)
 
 
 def _is_zero(value) -> bool:
-    op = _defining(value)
+    op = defining_op(value)
     if op is None or not isa(op, arith.ConstantOp):
         return False
     attr = op.attributes["value"]
@@ -111,7 +111,7 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
     extra = [o.name for o in body if not isa(o, *_ALLOWED) and o != root]
     if extra:
         return f"the dispatch fuses {', '.join(sorted(set(extra)))} with the matmul; the kernel computes the product alone"
-    init = _defining(root.operands[2])
+    init = defining_op(root.operands[2])
     if init is None or not isa(init, linalg.FillOp) or not _is_zero(init.operands[0]):
         return "its accumulator is not a zero fill"
     region_args = list(dispatch.regions[0].blocks[0].arguments)
@@ -120,7 +120,7 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
         return "dynamic dims or scalar operands in the dispatch"
 
     def source_of(value) -> int | None:
-        load = _defining(value)
+        load = defining_op(value)
         if load is None or not isa(load, iree_tensor_ext.DispatchTensorLoadOp):
             return None
         shape = ir.ShapedType(value.type).shape

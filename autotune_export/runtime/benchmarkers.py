@@ -45,6 +45,13 @@ class Benchmarker(Protocol):
     def time_call(self, info, workload: str, variant: int, call: Callable[[], object]) -> tuple[object, float]: ...
 
 
+def races(search: str, n_variants: int, warmup_ms: float | None, rep_ms: float | None) -> bool:
+    """Whether a measurement of ``n_variants`` runs the race (the one rule of every
+    benchmarker): the race search, more than one variant, and no per-call ``warmup_ms`` /
+    ``rep_ms`` (given ones ask for fixed-budget sampling, as ``bench()`` does)."""
+    return search == "race" and n_variants > 1 and warmup_ms is None and rep_ms is None
+
+
 class WallClock:
     """The default benchmarker: the host's ``time.perf_counter``.
 
@@ -100,14 +107,7 @@ class WallClock:
     ) -> list[list[float]]:
         warmup = self.warmup_ms if warmup_ms is None else warmup_ms
         rep = self.rep_ms if rep_ms is None else rep_ms
-        if (
-            self.search == "race"
-            and self.do_bench is loop_bench
-            and self.flush is None
-            and len(runs) > 1
-            and warmup_ms is None
-            and rep_ms is None
-        ):
+        if races(self.search, len(runs), warmup_ms, rep_ms) and self.do_bench is loop_bench and self.flush is None:
             return race_calls(
                 runs,
                 info.unroll,
@@ -264,7 +264,7 @@ class GivenTimings:
             clock[0] += ms * max(1, info.unroll)
             return ms
 
-        race_search = self.search == "race" and len(variants) > 1 and warmup_ms is None and rep_ms is None
+        race_search = races(self.search, len(variants), warmup_ms, rep_ms)
         if race_search and self.call_overhead_ms is not None:
 
             def per_run(i: int, call: int) -> float:

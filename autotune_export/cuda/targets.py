@@ -22,6 +22,8 @@ __all__ = [
     "MAX_REGISTERS_PER_BLOCK",
     "MAX_BINDINGS",
     "MAX_CONSTANTS",
+    "MAX_GRID",
+    "grid_limit_problem",
     "IREE_CODEGEN_CAPABILITIES",
     "iree_codegen_target",
     "MIN_PTX_VERSION",
@@ -42,6 +44,14 @@ MAX_REGISTERS_PER_BLOCK = 64 * 1024
 MAX_BINDINGS = 16
 #: IREE 3.13 CUDA HAL: 32-bit constants per export ("constant_count N exceeds maximum of 64").
 MAX_CONSTANTS = 64
+#: Thread blocks per grid dimension (x, y, z) on every supported architecture: x up to 2**31 - 1,
+#: y and z up to 65535 (CUDA C++ Programming Guide, "Technical Specifications per Compute
+#: Capability": maximum x-, y- and z-dimension of a grid of thread blocks). ``cuLaunchKernel``
+#: refuses a larger grid at launch (CUDA_ERROR_INVALID_VALUE); IREE's CUDA HAL passes a
+#: dispatch's workgroup count to it as the grid, and a Triton grid ``(gx, gy, gz)`` launches
+#: ``(gx * num_ctas, gy, gz)`` blocks (../shared/notes/triton-aot-facts.md, "Launch
+#: convention"; :mod:`autotune_export.ir.grid`: grid dimension i is workgroup count i).
+MAX_GRID = (2**31 - 1, 65535, 65535)
 
 #: The oldest PTX ISA (major * 10 + minor: 80 is 8.0) whose ``.target`` may name each architecture
 #: as Triton compiles for it (``sm_arch_from_capability`` in Triton's NVIDIA backend, 3.6 to 3.9:
@@ -120,6 +130,22 @@ def max_shared_memory(capability: int) -> int:
     except KeyError:
         supported = ", ".join(f"sm_{c}" for c in SUPPORTED_CAPABILITIES)
         raise TargetError(f"unsupported CUDA target sm_{capability}: supported are {supported}") from None
+
+
+def grid_limit_problem(blocks) -> str | None:
+    """Why a launch of ``blocks`` thread blocks per dimension (``(x, y, z)``, up to three ints;
+    missing ones are 1) cannot run on CUDA (:data:`MAX_GRID`), or None when it can. One line,
+    naming the first dimension over its limit: ``grid y is 70000 blocks; CUDA allows at most
+    65535 in y (x: 2**31 - 1, y and z: 65535)``. The one home of CUDA's grid limits."""
+    for axis, (n, limit) in enumerate(zip(blocks, MAX_GRID)):
+        if n > limit:
+            shown = "2**31 - 1" if limit == MAX_GRID[0] else str(limit)
+            name = "xyz"[axis]
+            return (
+                f"grid {name} is {n} blocks; CUDA allows at most {shown} in {name} "
+                "(x: 2**31 - 1, y and z: 65535)"
+            )
+    return None
 
 
 def check_ptx_version(ptx_version: int | None, capability: int) -> None:

@@ -294,9 +294,12 @@ def triton_candidates(
                 _MEMO[key] = _materialize(
                     kernel.name, launch, matched, target=target, limit=limit, jobs=jobs, object_format=object_format, said=said
                 )
+            except GridLimit as err:
+                reasons.append(f"kernel '{kernel.name}' does not take it: {err}")
+                continue
             except (LaunchError, ValueError) as err:
                 raise DiagnosticError.at(None, f"Triton kernel '{kernel.name}' for {dispatch_name(dispatch)}: {err}") from None
-            for text in said:
+            for text in said:  # the stages' remarks (and configs dropped for CUDA's grid limits)
                 if remark is not None:
                     remark(f"Triton kernel '{kernel.name}' ({matched.batch}x{matched.m}x{matched.n}x{matched.k}): {text}")
         out += _MEMO[key]
@@ -336,6 +339,7 @@ def _materialize(
     source = SourceFile(text, f"<triton candidate {name}>", os.getcwd())
     with ir.Context() as _ctx:
         module = parse_source(source)
+        _within_grid_limits(module, said)  # before anything compiles
         pointers = _specialize(module)
         missing = [n for n in launch.inputs if n not in pointers]
         if missing or len(pointers) != 2:
@@ -390,6 +394,60 @@ def _materialize(
             config = _config_of(exports[export])
             out.append(TritonCandidate(name, source_name, source_text, export, config, workload, operands, scalars))
         return out
+
+
+class GridLimit(ValueError):
+    """Every config of a launch has a grid CUDA cannot launch (:func:`_within_grid_limits`):
+    the kernel does not take the dispatch; the message says why."""
+
+
+def _within_grid_limits(module, said: list[str]) -> None:
+    """Drop, before anything is compiled, the configs of the launch's group (``module``: the
+    launch as :func:`~autotune_export.interop.launch.launch_to_mlir` wrote it, Triton's launch
+    semantics: the grid per config, the dispatch's workload values) whose grid CUDA refuses to
+    launch (:func:`autotune_export.cuda.targets.grid_limit_problem`, the one home of the limits:
+    y and z at most 65535 blocks; Triton launches ``grid[0] * num_ctas`` blocks in x), with a
+    remark in ``said`` each. The bundled kernel puts the batch on grid y, so a batch over 65535
+    would fail at launch (``cuLaunchKernel``: CUDA_ERROR_INVALID_VALUE) in every config. Raises
+    :class:`GridLimit` when no config is left. A grid this cannot evaluate here is left to the
+    stages, as before."""
+    from autotune_export.cuda.targets import grid_limit_problem
+    from autotune_export.ir import grid as grid_mod
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.params import OPTION_DEFAULTS
+    from autotune_export.ir.walk import executable_sources, groups_of, sym_name
+
+    (src,) = executable_sources(module)
+    (op,) = groups_of(src)
+    group = AutotuneGroup.from_op(op.operation)
+    if not group.configs or not group.grid:
+        return
+    host = next(o for o in module.body.operations if sym_name(o) == "triton_launch")
+    call = next(o for o in walk(host.operation) if isa(o, flow.DispatchOp)).opview
+    workload = dict(zip(group.workload or [], (_int_of(v) for v in call.workload)))
+    kept, problems = [], []
+    for index, config in enumerate(group.configs):
+        env = {k: v for k, v in config if isinstance(v, int) and not isinstance(v, bool)}
+        env.setdefault("num_ctas", OPTION_DEFAULTS["num_ctas"])
+        env.update(workload)
+        try:
+            blocks = [grid_mod.evaluate(grid_mod.parse(g), env) for g in group.grid]
+        except grid_mod.GridError:
+            kept.append(config)
+            continue
+        blocks[0] *= env["num_ctas"]
+        problem = grid_limit_problem(blocks)
+        if problem is None:
+            kept.append(config)
+            continue
+        text = ", ".join(f"{k} = {v}" for k, v in config)
+        problems.append(problem)
+        said.append(f"config {index} {{{text}}} dropped: {problem} (it would fail at launch)")
+    if not kept:
+        raise GridLimit(f"{problems[0]} in every config (it would fail at launch)")
+    if len(kept) < len(group.configs):
+        group.configs = kept
+        group.write_into(op.operation)
 
 
 def dispatch_name(dispatch) -> str:

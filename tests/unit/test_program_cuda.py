@@ -247,6 +247,55 @@ def test_bundled_kernel_refuses_a_dispatch_its_32_bit_offsets_cannot_address(bat
             assert isinstance(bundled_matmul_launch(match), Launch)
 
 
+_HUGE_BATCH = """
+func.func @main(%a: tensor<70000x16x16xf16>, %b: tensor<70000x16x16xf16>) -> tensor<70000x16x16xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<70000x16x16xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<70000x16x16xf16>) -> tensor<70000x16x16xf16>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<70000x16x16xf16>, tensor<70000x16x16xf16>)
+                           outs(%f : tensor<70000x16x16xf16>) -> tensor<70000x16x16xf16>
+  return %r : tensor<70000x16x16xf16>
+}
+"""
+
+
+def test_a_batch_over_cudas_grid_y_limit_gets_no_triton_candidate_at_build_time():
+    """The bundled kernel launches the batch on grid y, whose CUDA limit is 65535 blocks: a
+    70000 x 16 x 16 x 16 batch matmul would fail at launch in every config, so the kernel does
+    not take it, with the reason, before anything is compiled (no Triton compile here: the
+    check runs on the launch's grid, from launch_to_mlir)."""
+    from iree.compiler import ir
+    from iree.compiler.tools import compile_str
+
+    from autotune_export.program.dispatches import dispatch_ops, root_op
+    from autotune_export.program.triton_candidates import match_matmul, triton_candidates
+
+    dc = compile_str(_HUGE_BATCH, extra_args=["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_89", "--compile-to=dispatch-creation"])
+    said = []
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(dc.decode())
+        ((_host, _i, op),) = list(dispatch_ops(module))
+        match = match_matmul(op, root_op(op))
+        assert (match.batch, match.m, match.n, match.k) == (70000, 16, 16, 16)
+        got, reason = triton_candidates(op, root_op(op), target="sm_90", limit=2, remark=said.append)
+    assert got == [] and said == []
+    assert reason == (
+        "kernel 'matmul' does not take it: grid y is 70000 blocks; CUDA allows at most 65535 in y "
+        "(x: 2**31 - 1, y and z: 65535) in every config (it would fail at launch)"
+    )
+
+
+def test_cuda_grid_limits_have_one_home():
+    from autotune_export.cuda.targets import MAX_GRID, grid_limit_problem
+
+    assert MAX_GRID == (2**31 - 1, 65535, 65535)
+    assert grid_limit_problem((2**31 - 1, 65535, 65535)) is None
+    assert grid_limit_problem((1, 65535)) is None
+    assert grid_limit_problem((2**31, 1, 1)).startswith("grid x is 2147483648 blocks; CUDA allows at most 2**31 - 1 in x")
+    assert grid_limit_problem((1, 1, 65536)).startswith("grid z is 65536 blocks; CUDA allows at most 65535 in z")
+
+
 def test_register_refuses_unknown_patterns_and_duplicate_names():
     from autotune_export.program.triton_candidates import register_triton_kernel, registered_kernels
 

@@ -141,10 +141,7 @@ def grid_limit_problem(blocks) -> str | None:
         if n > limit:
             shown = "2**31 - 1" if limit == MAX_GRID[0] else str(limit)
             name = "xyz"[axis]
-            return (
-                f"grid {name} is {n} blocks; CUDA allows at most {shown} in {name} "
-                "(x: 2**31 - 1, y and z: 65535)"
-            )
+            return f"grid {name} is {n} blocks; CUDA allows at most {shown} in {name} (x: 2**31 - 1, y and z: 65535)"
     return None
 
 

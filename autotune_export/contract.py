@@ -124,7 +124,10 @@ class GroupReflection:
     computation of the default variant's results in higher precision on the same fake data:
     never a variant; when present the cross-check measures every variant's error against it and
     keeps one no less accurate than the default, :func:`autotune_export.runtime.checking.baseline`;
-    "" where variants are compared with the default), ``frozen_choices`` (the group's ``choices(...)``, fixed when the module was built
+    "" where variants are compared with the default), ``reference_note`` (one line saying what
+    the reference computation is, or why the group has none and what its variants are compared
+    with instead: ``autotune-export program``'s groups, :func:`autotune_export.program.reference.reference_note`;
+    "" where the module does not say), ``frozen_choices`` (the group's ``choices(...)``, fixed when the module was built
     by ``--tuning-results``: per frozen workload ``{"workload": [i64, ...], "variant": K}``, in
     the clause's order; every dispatch site of the group takes variant K when its workload
     values equal these, unless a filled run-time slot decides first), ``default_frozen``
@@ -157,6 +160,7 @@ class GroupReflection:
     check: list[str] = field(default_factory=list)
     compare: str = ""
     reference: str = ""
+    reference_note: str = ""
     frozen_choices: list = field(default_factory=list)
     default_frozen: bool | None = None
     allowed: list = field(default_factory=list)

@@ -16,6 +16,23 @@ to f32 (``arith.extf``), every narrow float value of its body (block arguments, 
 results) computed in f32, and its result truncated back to the root's element type
 (``arith.truncf``, round to nearest even) before the rest of the dispatch (fused consumers) as
 in the default. Built with the bindings' op classes and ``Operation.create``, nothing parsed.
+A named op whose indexing maps are not attributes (``linalg.conv_2d_nhwc_hwcf`` and the other
+named convolutions: their maps follow from ``strides`` and ``dilations``) gets them from
+MLIR's own generalization (``linalg-generalize-named-ops`` on a copy of the op alone,
+:func:`structure`), the one home of linalg's definition of those ops.
+
+Which roots get a reference (:func:`reference_note` says it in one line, for the reflection and
+``inspect``):
+
+- one result of f16 or bf16 elements (:data:`NARROW_FLOATS`): a reference, the widened default;
+- one result of f32 or f64 elements, or integers (:data:`SELF_REFERENCED`): none needed, the
+  default **is** its own reference: it accumulates in its result's type, as precisely as any
+  candidate (the Triton candidates accumulate in f32; on the fake data, whose products and sums
+  are exact in f32, every correct order gives the same f32 result), so its variants are compared
+  with it (:func:`own_reference`);
+- anything else (several results, dynamic shapes, other element types such as fp8, a body that
+  cannot be computed in f32): none, with the reason (:func:`reference_problem`); the variants
+  are compared with the default.
 """
 
 from __future__ import annotations
@@ -24,26 +41,47 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_enum_gen as linalg_enums
 from iree.compiler.dialects import _linalg_ops_gen as linalg
 from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import func as func_d
+from iree.compiler.passmanager import PassManager
 
 from autotune_export.ir.walk import isa
 from autotune_export.program.dispatches import loops_of
 
-__all__ = ["NARROW_FLOATS", "reference_problem", "widened"]
+__all__ = ["NARROW_FLOATS", "SELF_REFERENCED", "own_reference", "reference_note", "reference_problem", "structure", "widened"]
 
 #: Result element types whose accumulation the reference widens to f32 (narrower than f32).
 NARROW_FLOATS = ("f16", "bf16")
+#: Float result element types the default accumulates in as precisely as any candidate: a root
+#: with such a result (or an integer one) is its own reference (:func:`own_reference`).
+SELF_REFERENCED = ("f32", "f64")
 
 
 def _narrow(t) -> bool:
     return isinstance(t, ir.FloatType) and str(t) in NARROW_FLOATS
 
 
+def own_reference(root) -> str | None:
+    """Why root op ``root`` needs no reference computation, or None when it may: its one result
+    has f32 or f64 elements (:data:`SELF_REFERENCED`) or integers, which linalg accumulates in
+    (the result is the accumulator), so IREE's default is as precise as any candidate and is
+    its own reference: the cross-check compares the variants with it (docs/program.md, "The
+    cross-check")."""
+    if len(root.results) != 1 or not isinstance(root.results[0].type, ir.ShapedType):
+        return None
+    e = ir.ShapedType(root.results[0].type).element_type
+    if isinstance(e, ir.IntegerType):
+        return f"{root.name} accumulates in {e}, exactly"
+    if str(e) in SELF_REFERENCED:
+        return f"{root.name} accumulates in {e}, as precisely as the candidates"
+    return None
+
+
 def reference_problem(root) -> str | None:
     """Why :func:`widened` makes no reference for root op ``root`` (a linalg op, see
-    :func:`autotune_export.program.dispatches.root_op`), or None: one result of a static
-    shape whose element type is a narrow float (:data:`NARROW_FLOATS`; an f32, f64 or integer
-    accumulator needs no reference: variants are compared with the default as Triton groups'
-    are), and indexing maps to rebuild it from."""
+    :func:`autotune_export.program.dispatches.root_op`), or None: it needs one result of a
+    static shape whose element type is a narrow float (:data:`NARROW_FLOATS`; an f32, f64 or
+    integer accumulator needs none, :func:`own_reference`), a body, and indexing maps to rebuild
+    it from (its own, or those of MLIR's generalization of the named op, :func:`structure`)."""
     if len(root.results) != 1:
         return f"{root.name} has {len(root.results)} results"
     t = root.results[0].type
@@ -51,9 +89,62 @@ def reference_problem(root) -> str | None:
         return f"{root.name}'s result is not a static tensor"
     if not _narrow(t.element_type):
         return f"{root.name} accumulates in {t.element_type}"
-    if "indexing_maps" not in root.attributes or len(root.regions) != 1:
-        return f"{root.name} has no indexing maps"
+    if len(root.regions) != 1 or not len(root.regions[0].blocks):
+        return f"{root.name} has no body"
+    if structure(root) is None:
+        return f"{root.name}'s indexing maps cannot be read (MLIR's linalg-generalize-named-ops does not generalize it)"
     return None
+
+
+def reference_note(root, built: bool, variants: int) -> str:
+    """One line saying what a group's reference computation is (``built``: its entry was made,
+    :func:`widened`), or why it has none and what its variants are compared with instead: the
+    reflection's ``reference_note`` (:class:`autotune_export.contract.GroupReflection`), which
+    ``inspect`` shows. ``root``: the group's root op (None when unknown), ``variants``: how many
+    the group has."""
+    if variants < 2:
+        return "none: one variant, nothing to cross-check"
+    if root is None:
+        return "none: no root op; variants are compared with the default"
+    if built:
+        t = ir.ShapedType(root.results[0].type).element_type
+        return f"IREE's default with its {root.name} accumulating in f32, rounded to {t} (variants: no less accurate than the default against it)"
+    own = own_reference(root)
+    if own is not None:
+        return f"the default: {own}, is its own reference (variants are compared with it)"
+    why = reference_problem(root) or f"{root.name}'s body cannot be computed in f32"
+    return f"none: {why}; variants are compared with the default"
+
+
+def structure(root) -> tuple[ir.ArrayAttr, ir.ArrayAttr] | None:
+    """The indexing maps and iterator types of root op ``root``: its own attributes (a
+    ``linalg.generic``; a ``linalg.matmul`` prints its maps, its iterators are read off them,
+    :func:`_iterators`), else those of MLIR's generalization of the named op
+    (``linalg-generalize-named-ops`` run on a function holding a copy of ``root`` alone: the
+    named convolutions, whose maps follow from their ``strides`` and ``dilations``). None when
+    neither gives them."""
+    if "indexing_maps" in root.attributes:
+        try:
+            return ir.ArrayAttr(root.attributes["indexing_maps"]), _iterators(root)
+        except ValueError:
+            return None
+    holder = ir.Module.create(loc=ir.Location.unknown())
+    with ir.InsertionPoint(holder.body), ir.Location.unknown():
+        f = func_d.FuncOp("generalized", ([v.type for v in root.operands], [r.type for r in root.results]))
+        block = f.add_entry_block()
+    with ir.InsertionPoint(block), ir.Location.unknown():
+        copy = root.clone()
+        for i, arg in enumerate(block.arguments):
+            copy.operands[i] = arg
+        func_d.ReturnOp(list(copy.results))
+    try:
+        PassManager.parse("builtin.module(func.func(linalg-generalize-named-ops))").run(holder.operation)
+    except ir.MLIRError:
+        return None
+    generic = next((op for op in block.operations if isa(op, linalg.GenericOp)), None)
+    if generic is None:
+        return None
+    return ir.ArrayAttr(generic.attributes["indexing_maps"]), ir.ArrayAttr(generic.attributes["iterator_types"])
 
 
 def _iterators(root) -> ir.ArrayAttr:
@@ -162,7 +253,8 @@ def widened(dispatch, root_of):
         with ir.InsertionPoint(root), root.location:
             acc = _wide_init(init, f32)
             wide_t = ir.RankedTensorType.get(t.shape, f32)
-            wide = linalg.GenericOp([wide_t], inputs, [acc], ir.ArrayAttr(root.attributes["indexing_maps"]), _iterators(root))
+            maps, iterators = structure(root)
+            wide = linalg.GenericOp([wide_t], inputs, [acc], maps, iterators)
             block = wide.regions[0].blocks.append(*[ir.ShapedType(v.type).element_type for v in inputs], f32)
             _widen_body(root.regions[0].blocks[0], block, f32)
             narrow = _elementwise(wide.results[0], t.element_type, lambda x: arith.TruncFOp(t.element_type, x).result)

@@ -24,7 +24,7 @@ from autotune_export.ir import functions as fn
 from autotune_export.passes.bench_entries import DispatchOperands, SliceError, bench_entry, compare_entry
 from autotune_export.program.dispatches import TunableDispatch, Variant, dispatch_ops, root_op
 from autotune_export.program.phases import compile_bytes
-from autotune_export.program.reference import widened
+from autotune_export.program.reference import reference_note, widened
 from iree.compiler import ir
 from iree.compiler.dialects import arith, scf
 
@@ -96,7 +96,7 @@ def regroup(
 
             fn.util_func(names["select"], [i32], [], select, ip=end)
             branches = _branch(dispatch, variants, names["choice"]) if len(variants) > 1 else [dispatch]
-            bench, check, compare, reference = _entries(d, branches, hosts[d.host], at_entries, note)
+            bench, check, compare, (reference, about) = _entries(d, branches, hosts[d.host], at_entries, note)
             tune_args = [str(a.type) for a in DispatchOperands.of(dispatch).arguments]
             groups.append(
                 GroupReflection(
@@ -116,6 +116,7 @@ def regroup(
                     check=check,
                     compare=compare,
                     reference=reference,
+                    reference_note=about,
                 )
             )
             if len(variants) > 1:
@@ -134,7 +135,7 @@ def regroup(
         return str(module), str(entries), groups
 
 
-def _entries(d: TunableDispatch, branches: list, host, point, note) -> tuple[list[str], list[str], str, str]:
+def _entries(d: TunableDispatch, branches: list, host, point, note) -> tuple[list[str], list[str], str, tuple[str, str]]:
     """The benchmark, check and compare entries of one group (built at ``point``, by
     :func:`autotune_export.passes.bench_entries.bench_entry`, the one home of the fake data:
     seeded position-dependent fills per argument, fresh buffers for operands written in place,
@@ -144,7 +145,8 @@ def _entries(d: TunableDispatch, branches: list, host, point, note) -> tuple[lis
     whose root op accumulates in a float narrower than f32, ``P.reference``: the check entry
     of the reference computation (:func:`.reference.widened`: variant 0 accumulating in f32, a
     dispatch made only for this entry, never a variant), whose results the runtime measures
-    every variant's accuracy against (docs/program.md, "The cross-check"). The host's arguments are
+    every variant's accuracy against (docs/program.md, "The cross-check"), with the one line
+    saying what the reference is or why there is none (:func:`_reference_entry`). The host's arguments are
     ``!hal.buffer_view``s at this phase, so nothing of them is mapped: a dispatch whose sizes
     depend on them (dynamic shapes, never tunable here) raises SliceError, caught: the group
     then has no entries (a remark) and stays on IREE's default under ``autotune()``."""
@@ -160,28 +162,32 @@ def _entries(d: TunableDispatch, branches: list, host, point, note) -> tuple[lis
         note(f"@{d.executable}: no benchmark entries ({err}); autotune() leaves it on IREE's default")
         for op in list(point.block.operations)[before:]:
             op.erase()  # this group's entries made so far
-        return [], [], "", ""
+        return [], [], "", ("", "none: no benchmark or check entries")
     compare = names["compare"] if compare_entry(names["compare"], branches[0], point) else ""
     return bench, check, compare, _reference_entry(names["reference"], branches, host, point)
 
 
-def _reference_entry(name: str, branches: list, host, point) -> str:
+def _reference_entry(name: str, branches: list, host, point) -> tuple[str, str]:
     """Build the check entry ``name`` of the reference computation of a group whose variant 0
     is ``branches[0]`` (:func:`.reference.widened`: built next to it in ``host`` for the entry
-    to clone, then erased) and return ``name``; "" (nothing built) for a group of one variant
-    (nothing to check) or a root op the reference does not widen (:func:`.reference.reference_problem`:
-    its variants are compared with variant 0, as Triton groups' are)."""
-    if len(branches) < 2:
-        return ""
+    to clone, then erased). Returns ``(name, note)``, or ``("", note)`` when nothing is built,
+    ``note`` being :func:`.reference.reference_note`'s line (the reflection's
+    ``reference_note``): a group of one variant (nothing to check); a root that is its own
+    reference (an f32, f64 or integer result, :func:`.reference.own_reference`: the variants
+    are compared with variant 0, as Triton groups' are); a root the reference does not widen
+    (:func:`.reference.reference_problem`, the same comparison, the reason said)."""
+    root = root_op(branches[0].operation)
+    if len(branches) < 2 or root is None:
+        return "", reference_note(root, False, len(branches))
     with ir.InsertionPoint(branches[0]):
         wide = widened(branches[0], root_op)
     if wide is None:
-        return ""
+        return "", reference_note(root, False, len(branches))
     try:
         bench_entry(name, wide, host, [], 0, point, check=True, mark_choice=False)
     finally:
         wide.erase()
-    return name
+    return name, reference_note(root, True, len(branches))
 
 
 def _replace(dispatch, make) -> None:

@@ -55,6 +55,51 @@ def test_no_reference_for_an_f32_accumulator():
     assert problem == "linalg.matmul accumulates in f32" and wide is None
 
 
+def test_an_f32_accumulator_is_its_own_reference_and_says_so():
+    """The explicit path for a root whose result is already f32: no reference is built, and the
+    reflection's note says the default is its own reference (what inspect shows)."""
+    from autotune_export.program.dispatches import dispatch_ops, root_op
+    from autotune_export.program.reference import own_reference, reference_note
+    from iree.compiler import ir
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(open(CASES).read())
+        roots = [root_op(op) for _h, _i, op in dispatch_ops(module)]
+        assert own_reference(roots[1]) == "linalg.matmul accumulates in f32, as precisely as the candidates"
+        assert [own_reference(r) for r in (roots[0], roots[2], roots[3])] == [None, None, None]
+        assert reference_note(roots[1], False, 3) == (
+            "the default: linalg.matmul accumulates in f32, as precisely as the candidates, is its own reference "
+            "(variants are compared with it)"
+        )
+        assert reference_note(roots[3], True, 3) == (
+            "IREE's default with its linalg.conv_2d_nhwc_hwcf accumulating in f32, rounded to f16 "
+            "(variants: no less accurate than the default against it)"
+        )
+        assert reference_note(roots[0], False, 1) == "none: one variant, nothing to cross-check"
+
+
+def test_a_named_convolution_gets_the_maps_of_mlirs_generalization_and_an_f32_accumulator():
+    """A named f16 convolution (no indexing maps of its own: strides 2, dilations 3 x 1) is
+    rebuilt as a generic over the maps MLIR's linalg-generalize-named-ops gives it (the window
+    loops d4, d5 scaled by the dilations, the output loops by the strides), accumulating in an
+    f32 fill and truncated to f16 before the store; before, it got no reference."""
+    problem, wide, original = _widen_all()[3]
+    assert problem is None and wide is not None
+    assert "linalg.conv_2d_nhwc_hwcf" in original and "f32" not in original
+    assert "linalg.conv_2d_nhwc_hwcf" not in wide.split("linalg.fill ins(%cst")[-1]  # the root is rebuilt
+    assert (
+        "indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d4 * 3, d2 * 2 + d5, d6)>, "
+        "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>, "
+        "affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], "
+        'iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]'
+    ) in wide
+    assert re.search(r"linalg.fill ins\(%\d+ : f32\) outs\(%\d+ : tensor<2x4x5x16xf32>\)", wide)
+    body = re.search(r"\^bb0\(%in: f16, %in_0: f16, %out: f32\):(.*?)linalg.yield %\d+ : f32", wide, re.S).group(1)
+    assert body.count("f16 to f32") == 2 and re.search(r"arith.mulf .*: f32", body) and re.search(r"arith.addf .*: f32", body)
+    trunc = re.search(r"(%\d+) = linalg.generic .*\n\s*\^bb0\(%in: f32, %out: f16\):\n\s*%\d+ = arith.truncf %in : f32 to f16", wide)
+    assert trunc and f"tensor.store {trunc.group(1)}," in wide
+
+
 def test_a_body_computing_in_f32_already_loses_its_truncf_and_extends_its_constant():
     """extf of an input stays, the truncf back to f16 inside the body goes (an identity now),
     an f16 constant is extended: no f16 arithmetic is left in the reduction."""

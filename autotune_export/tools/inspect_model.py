@@ -125,10 +125,23 @@ class GroupInfo:
     #: ``prune_configs_by`` keeps fewer configs for their arguments): ``(site label, variant
     #: names in Triton's order for its arguments)``; any other choice runs the first there.
     allowed: list[tuple[str, list[str]]] = field(default_factory=list)
+    #: The check entry of the group's reference computation (the reflection's ``reference``:
+    #: ``autotune-export program``'s groups whose default accumulates in f16/bf16), "" for none.
+    reference: str = ""
+    #: What the reference is, or why there is none and what variants are compared with
+    #: (the reflection's ``reference_note``), "" where the module does not say.
+    reference_note: str = ""
 
     @property
     def key(self) -> str:
         return f"{self.executable}::{self.group}"
+
+    def reference_text(self) -> str | None:
+        """The table's ``reference:`` line after its label: the entry and what it computes, or
+        the note alone (no reference); None when the module says nothing of one."""
+        if self.reference:
+            return f"@{self.reference}" + (f": {self.reference_note}" if self.reference_note else "")
+        return self.reference_note or None
 
 
 @dataclass
@@ -197,6 +210,8 @@ class Inspection:
                     ),
                     "pruned": list(g.pruned),
                     "allowed": [{"site": site, "variants": list(names)} for site, names in g.allowed],
+                    "reference": g.reference or None,
+                    "reference_note": g.reference_note or None,
                     "strided": [dataclasses.asdict(t) for t in g.strided],
                     "space": g.space.to_json() if g.space else None,
                 }
@@ -239,6 +254,8 @@ class Inspection:
                     f"  allowed:     {site}: {', '.join('@' + n for n in names)} (its own prune_configs_by keeps "
                     f"fewer; any other choice runs @{names[0]} there)"
                 )
+            if g.reference_text():
+                out.append(f"  reference:   {g.reference_text()}")
             if g.specialized:
                 out.append(f"  specialized: {_guard_text(g)}")
             if g.space:

@@ -106,7 +106,8 @@ def reflected_groups(
 ) -> list[GroupInfo]:
     """The report's groups from ``@__autotune``'s reflection metadata (``groups_meta``, decoded
     by :func:`autotune_export.contract.decode_reflection`): variants with their reflected
-    configs, the default, frozen choices, allowed sets; each variant (and its ``_spec``
+    configs, the default, frozen choices, allowed sets, the reference computation (its entry
+    and note: ``reference``, ``reference_note``); each variant (and its ``_spec``
     export) gets the block size, shared memory and resources of its CUDA export when
     ``by_export`` (export name -> (executable, export, resources)) has it. Strided tensors are
     the caller's (they are on the host functions). Malformed entries become ``notes``. Used for
@@ -157,6 +158,8 @@ def reflected_groups(
                 host=meta.host,
                 choices=_frozen_choices(meta, names, f"@{meta.executable}::@{meta.group}", notes),
                 allowed=_allowed(meta, names, f"@{meta.executable}::@{meta.group}", notes),
+                reference=meta.reference if isinstance(meta.reference, str) else "",
+                reference_note=meta.reference_note if isinstance(meta.reference_note, str) else "",
             )
         )
     return groups

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -111,10 +113,13 @@ def test_a_body_computing_in_f32_already_loses_its_truncf_and_extends_its_consta
     assert not re.search(r"arith\.(addf|mulf) .*: f16", body)
 
 #: An fp16 matmul of a square B (so that a transposed read type-checks), K long enough for fp16
-#: partial sums to round, and an f32 one (no reference: its variants are compared with the default).
+#: partial sums to round, an f32 one (no reference: its own, its variants are compared with the
+#: default) and an fp16 convolution (IREE 3.13 generalizes it before dispatch creation; its
+#: reference is built as a matmul's).
 PROGRAM = """
-func.func @main(%a: tensor<32x512xf16>, %b: tensor<512x512xf16>, %c: tensor<16x64xf32>, %d: tensor<64x24xf32>)
-    -> (tensor<32x512xf16>, tensor<16x24xf32>) {
+func.func @main(%a: tensor<32x512xf16>, %b: tensor<512x512xf16>, %c: tensor<16x64xf32>, %d: tensor<64x24xf32>,
+                %img: tensor<2x10x10x32xf16>, %w: tensor<3x3x32x16xf16>)
+    -> (tensor<32x512xf16>, tensor<16x24xf32>, tensor<2x8x8x16xf16>) {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<32x512xf16>
   %f = linalg.fill ins(%z : f16) outs(%e : tensor<32x512xf16>) -> tensor<32x512xf16>
@@ -123,7 +128,11 @@ func.func @main(%a: tensor<32x512xf16>, %b: tensor<512x512xf16>, %c: tensor<16x6
   %e2 = tensor.empty() : tensor<16x24xf32>
   %f2 = linalg.fill ins(%z32 : f32) outs(%e2 : tensor<16x24xf32>) -> tensor<16x24xf32>
   %m2 = linalg.matmul ins(%c, %d : tensor<16x64xf32>, tensor<64x24xf32>) outs(%f2 : tensor<16x24xf32>) -> tensor<16x24xf32>
-  return %m, %m2 : tensor<32x512xf16>, tensor<16x24xf32>
+  %e3 = tensor.empty() : tensor<2x8x8x16xf16>
+  %f3 = linalg.fill ins(%z : f16) outs(%e3 : tensor<2x8x8x16xf16>) -> tensor<2x8x8x16xf16>
+  %cv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%img, %w : tensor<2x10x10x32xf16>, tensor<3x3x32x16xf16>) outs(%f3 : tensor<2x8x8x16xf16>) -> tensor<2x8x8x16xf16>
+  return %m, %m2, %cv : tensor<32x512xf16>, tensor<16x24xf32>, tensor<2x8x8x16xf16>
 }
 """
 
@@ -161,10 +170,12 @@ def test_a_more_precise_variant_is_kept_and_a_wrong_one_dropped(monkeypatch, tmp
 
     monkeypatch.setattr(build.TunableDispatch, "variants", more)
     got = build.build_program(PROGRAM, max_candidates=2)
-    f16, f32 = (g for g in got.groups if g.host == "main")
+    f16, f32, conv = (g for g in got.groups if g.host == "main")
     assert f16.variants[-2:] == [f"{f16.group}.precise", f"{f16.group}.transposed"]
     assert f16.reference == f"__autotune.{f16.executable}.{f16.group}.reference"
     assert f32.reference == ""  # an f32 accumulator: compared with the default, as before
+    assert f32.reference_note.startswith("the default: linalg.matmul accumulates in f32")
+    assert conv.reference == f"__autotune.{conv.executable}.{conv.group}.reference" and len(conv.variants) == 2
     path = tmp_path / "p.vmfb"
     path.write_bytes(got.vmfb)
     module = AutotunedModule(str(path), driver="local-task", cache=False, isolation="none")  # in this process
@@ -188,6 +199,27 @@ def test_a_more_precise_variant_is_kept_and_a_wrong_one_dropped(monkeypatch, tmp
     for group in (f16, f32):
         for k in range(1, len(group.variants) - (2 if group is f16 else 0)):
             assert module._checks_out(module.group(group.key), k), (group.key, k)
+    # The convolution's reference: the same convolution (a wrong map would be off by about the
+    # result's size), rounded once from an f32 sum; the default adds in fp16.
+    c_def, c_ref = (fns[e]().to_host().astype(np.float64) for e in (conv.check[0], conv.reference))
+    assert np.abs(c_ref).max() > 1 and np.abs(c_def - c_ref).max() <= 0.01 * np.abs(c_ref).max()
+    assert module._checks_out(module.group(conv.key), 1)
+    # inspect shows each group's reference (or that its default is its own), from the .vmfb and
+    # from the regrouped MLIR (what --emit mlir writes).
+    text = tmp_path / "p.mlir"
+    text.write_text(got.mlir)
+    for source in (path, text):
+        proc = subprocess.run([sys.executable, "-m", "autotune_export.tools.cli", "inspect", str(source)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("  reference:")]
+        assert lines == [
+            f"  reference:   @{f16.reference}: IREE's default with its linalg.matmul accumulating in f32, rounded to f16 "
+            "(variants: no less accurate than the default against it)",
+            "  reference:   the default: linalg.matmul accumulates in f32, as precisely as the candidates, is its own "
+            "reference (variants are compared with it)",
+            f"  reference:   @{conv.reference}: IREE's default with its linalg.generic accumulating in f32, rounded to f16 "
+            "(variants: no less accurate than the default against it)",
+        ], proc.stdout
     # The same verdicts in the tuning worker (isolation="process": the rule runs there).
     worker = AutotunedModule(str(path), driver="local-task", cache=False, isolation="process")
     try:

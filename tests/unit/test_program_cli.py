@@ -221,3 +221,58 @@ def test_program_refuses_counts_out_of_range_and_cuda_flags_on_another_backend(t
     err = capsys.readouterr().err
     assert rc == 1 and "Traceback" not in err
     assert words in err and not (tmp_path / "x.vmfb").exists()
+
+
+def test_inspect_shows_each_groups_reference_computation_or_why_it_has_none(tmp_path, capsys):
+    """The reflection's ``reference`` and ``reference_note`` (as regroup writes them) on a
+    ``reference:`` line of the table and in --json; a group whose module says nothing of a
+    reference (Triton groups, earlier releases) has no such line."""
+    from iree.compiler import ir
+
+    f16 = GroupReflection(
+        "ex",
+        "h",
+        ["h", "h.candidate1"],
+        0,
+        "__autotune.ex.h.select",
+        [],
+        "main",
+        reference="__autotune.ex.h.reference",
+        reference_note="IREE's default with its linalg.matmul accumulating in f32, rounded to f16 "
+        "(variants: no less accurate than the default against it)",
+    )
+    f32 = GroupReflection(
+        "ex2",
+        "g",
+        ["g", "g.candidate1"],
+        0,
+        "__autotune.ex2.g.select",
+        [],
+        "main",
+        reference_note="the default: linalg.matmul accumulates in f32, as precisely as the candidates, is its own "
+        "reference (variants are compared with it)",
+    )
+    old = GroupReflection("ex3", "k", ["k"], 0, "__autotune.ex3.k.select", [], "main")
+    with ir.Context():
+        value = str(ir.StringAttr.get(encode_reflection([f16, f32, old])))
+    path = tmp_path / "p.mlir"
+    path.write_text(
+        "util.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  util.return %a : tensor<4xf32>\n}\n"
+        f"util.func public @__autotune() attributes {{iree.reflection = {{autotune.groups = {value}}}}} {{\n  util.return\n}}\n"
+    )
+    rc, out, err = _run(["inspect", str(path)], capsys)
+    assert rc == 0, err
+    lines = [ln for ln in out.splitlines() if ln.startswith("  reference:")]
+    assert lines == [
+        "  reference:   @__autotune.ex.h.reference: IREE's default with its linalg.matmul accumulating in f32, rounded "
+        "to f16 (variants: no less accurate than the default against it)",
+        "  reference:   the default: linalg.matmul accumulates in f32, as precisely as the candidates, is its own "
+        "reference (variants are compared with it)",
+    ]
+    rc, out, err = _run(["inspect", str(path), "--json"], capsys)
+    got = [(g["reference"], g["reference_note"]) for g in json.loads(out)["groups"]]
+    assert got == [
+        (f16.reference, f16.reference_note),
+        (None, f32.reference_note),
+        (None, None),
+    ]

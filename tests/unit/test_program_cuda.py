@@ -439,3 +439,38 @@ def test_a_candidate_iree_rejects_is_dropped_with_a_remark(monkeypatch):
     assert [len(g.variants) for g in b.groups] == [1, 1]
     rejected = [r.message for r in remarks if "iree-compile rejected candidate" in r.message]
     assert len(rejected) == 2 and "subgroup = [3, 4, 0]" in rejected[0]
+
+
+def test_only_the_configs_whose_grid_cuda_refuses_are_dropped_with_a_remark():
+    """A launch whose grid y depends on the config (a registered kernel's, say): the config
+    over 65535 blocks is dropped before compiling, with a remark naming it; the other stays."""
+    from iree.compiler import ir
+
+    from autotune_export.frontend.reader import SourceFile, parse_source
+    from autotune_export.interop.launch import launch_to_mlir
+    from autotune_export.ir.group import AutotuneGroup
+    from autotune_export.ir.walk import executable_sources, groups_of
+    from autotune_export.program.triton_candidates import _capped, _within_grid_limits, bundled_matmul_launch
+
+    launch = bundled_matmul_launch(_mm(4, 64, 64, 64, (4096, 64, 1), (4096, 64, 1), (4096, 64, 1)))
+    kernel, where = _capped(launch.kernel, 2)  # BLOCK_M 128, then 256
+    text = launch_to_mlir(
+        kernel,
+        lambda meta: (1, meta["BLOCK_M"] * 300),
+        *launch.args,
+        outputs=[launch.output],
+        name="triton_launch",
+        target="sm_90",
+        kernel_source=where,
+    )
+    said = []
+    with ir.Context():
+        module = parse_source(SourceFile(text, "<launch>", os.getcwd()))
+        _within_grid_limits(module, said)
+        ((group_op,),) = [groups_of(src) for src in executable_sources(module)]
+        configs = AutotuneGroup.from_op(group_op.operation).configs
+    assert [dict(c)["BLOCK_M"] for c in configs] == [128]
+    assert said == [
+        "config 1 {BLOCK_M = 256, BLOCK_N = 128, BLOCK_K = 64, GROUP_M = 8, num_warps = 8, num_stages = 3} dropped: "
+        "grid y is 76800 blocks; CUDA allows at most 65535 in y (x: 2**31 - 1, y and z: 65535) (it would fail at launch)"
+    ]

@@ -121,13 +121,13 @@ def structure(root) -> tuple[ir.ArrayAttr, ir.ArrayAttr] | None:
     ``linalg.generic``; a ``linalg.matmul`` prints its maps, its iterators are read off them,
     :func:`_iterators`), else those of MLIR's generalization of the named op
     (``linalg-generalize-named-ops`` run on a function holding a copy of ``root`` alone: the
-    named convolutions, whose maps follow from their ``strides`` and ``dilations``). None when
-    neither gives them."""
+    named convolutions, whose maps follow from their ``strides`` and ``dilations``; also a named
+    op whose iterators cannot be read off its maps). None when neither gives them."""
     if "indexing_maps" in root.attributes:
         try:
             return ir.ArrayAttr(root.attributes["indexing_maps"]), _iterators(root)
         except ValueError:
-            return None
+            pass  # MLIR's generalization may still say
     holder = ir.Module.create(loc=ir.Location.unknown())
     with ir.InsertionPoint(holder.body), ir.Location.unknown():
         f = func_d.FuncOp("generalized", ([v.type for v in root.operands], [r.type for r in root.results]))

@@ -132,11 +132,29 @@ def _all_functions(sources) -> dict[str, ast.AST]:
     return functions
 
 
+@functools.lru_cache(maxsize=1)
+def _package_functions() -> dict[str, ast.AST]:
+    """:func:`_all_functions` of the package, found once (three checks read them)."""
+    return _all_functions(_sources())
+
+
+@functools.lru_cache(maxsize=1)
+def _package_formatters() -> frozenset[str]:
+    """The package's functions that format op text (:func:`_formats_op_text`), found once."""
+    return frozenset(name for name, fn in _package_functions().items() if _formats_op_text(fn))
+
+
+def _functions_and_formatters(sources) -> tuple[dict[str, ast.AST], set[str]]:
+    """The functions of ``sources`` (None: the package's) and those of them that format op text."""
+    if sources is None:
+        return _package_functions(), set(_package_formatters())
+    functions = _all_functions(sources)
+    return functions, {name for name, fn in functions.items() if _formats_op_text(fn)}
+
+
 def op_text_builders(sources=None) -> set[str]:
     """Functions outside the front end that format op text (see the module docstring)."""
-    sources = sources or _sources()
-    return {name for name, fn in _all_functions(sources).items()
-            if not name.startswith("frontend/") and _formats_op_text(fn)}
+    return {name for name in _functions_and_formatters(sources)[1] if not name.startswith("frontend/")}
 
 
 def _parse_calls(fn: ast.AST):
@@ -157,12 +175,10 @@ def parsed_back(sources=None) -> set[str]:
     """Functions outside the front end whose op parser reads generated op text (see the module
     docstring): a fixed point over text-returning functions and tainted parameters, functions
     matched by their simple name."""
-    sources = sources or _sources()
-    functions = _all_functions(sources)
+    functions, returns_text = _functions_and_formatters(sources)
     by_simple: dict[str, list[str]] = {}
     for name in functions:
         by_simple.setdefault(name.rsplit(":", 1)[1].rsplit(".", 1)[-1], []).append(name)
-    returns_text = {name for name, fn in functions.items() if _formats_op_text(fn)}
     tainted_params: dict[str, set[str]] = {name: set() for name in functions}
     nodes = {name: list(ast.walk(fn)) for name, fn in functions.items()}
     assigns = {name: [n for n in ns if isinstance(n, ast.Assign)] for name, ns in nodes.items()}
@@ -257,9 +273,8 @@ def ir_parsers_called(sources=None, under: str = "interop/") -> set[str]:
     ``parse_detached``. Wider than :func:`parsed_back`, which sees op text only: a front end
     that builds with the bindings has no text to parse (a type is ``RankedTensorType.get``, not
     a formatted ``tensor<...>``)."""
-    sources = sources or _sources()
     out = set()
-    for name, fn in _all_functions(sources).items():
+    for name, fn in (_package_functions() if sources is None else _all_functions(sources)).items():
         if not name.startswith(under):
             continue
         for node in ast.walk(fn):

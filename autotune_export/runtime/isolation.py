@@ -24,7 +24,11 @@ The design follows Helion's ``helion/autotuner/benchmark_worker.py`` (pytorch/he
 long-lived worker started with a fresh interpreter (spawn, not fork: a forked child would
 inherit the parent's CUDA state), a pipe with a ``poll`` limit per job, the worker killed and
 started again after a timeout, a sticky CUDA error or an unexpected exit, and
-``PR_SET_PDEATHSIG`` so a worker never outlives its parent. Here the worker is a
+``PR_SET_PDEATHSIG`` so a worker never outlives its parent. The worker runs in a session and
+process group of its own (``start_new_session``), and is killed by that group: a kill reaches
+whatever the worker started, never the tuning process or the rest of its group (a test
+runner's worker, a shell's job), and a Ctrl-C at the terminal reaches the tuning process only,
+which then ends its worker. Here the worker is a
 ``subprocess`` running ``python -m autotune_export.runtime.worker`` rather than a
 ``multiprocessing`` spawn, which would re-import the program's ``__main__`` in the child (a
 script without an ``if __name__ == "__main__"`` guard would run again); requests and replies are
@@ -159,6 +163,20 @@ def _signal_name(code: int) -> str:
     return f"{name} ({what})" if what else name
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process group that ``proc`` leads (started with ``start_new_session``);
+    ``proc`` alone when it leads none or when its group is this process's (never killed)."""
+    killpg = getattr(os, "killpg", None)
+    try:
+        group = os.getpgid(proc.pid) if killpg else None
+    except OSError:
+        group = None
+    if killpg is not None and group == proc.pid and group != os.getpgrp():
+        killpg(group, signal.SIGKILL)
+    else:
+        proc.kill()
+
+
 class TuningWorker:
     """One worker process (:mod:`.worker`) that has loaded ``module`` (a .vmfb path) on IREE
     driver ``driver``; ``flush``: the name of the module's L2-flush entry, for a benchmarker
@@ -212,6 +230,7 @@ class TuningWorker:
                 pass_fds=(write_fd,),
                 env=env,
                 close_fds=True,
+                start_new_session=True,  # its own group: kill() ends that group, never ours
             )
         except OSError as err:
             os.close(read_fd)
@@ -298,11 +317,13 @@ class TuningWorker:
         return ""
 
     def kill(self) -> None:
-        """End the worker (at once: a worker stuck in a kernel answers nothing)."""
+        """End the worker (at once: a worker stuck in a kernel answers nothing): SIGKILL to
+        its process group, which it leads (:meth:`start`), so what it started ends too; never
+        to this process's group."""
         if self.proc is not None:
             if self.proc.poll() is None:
                 with contextlib.suppress(OSError):
-                    self.proc.kill()
+                    _kill_group(self.proc)
             with contextlib.suppress(subprocess.TimeoutExpired, OSError):
                 self.proc.wait(timeout=10)
             with contextlib.suppress(OSError):

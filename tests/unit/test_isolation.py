@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -60,6 +62,26 @@ def test_a_fault_kills_the_worker_not_the_program(faulty):
     finally:
         iso.close()
     assert iso.worker.proc is None
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="process groups are POSIX")
+def test_the_worker_is_a_process_group_of_its_own(faulty):
+    """The worker leads a session and process group of its own, and is killed by that group:
+    a kill never reaches the tuning process's group (main started it in the caller's group:
+    under pytest-xdist that is the xdist worker's, and the fast suite once stopped at 98 % with
+    both xdist workers gone), and a Ctrl-C at a terminal reaches the tuning process, not the
+    worker in the middle of a variant (which would read as that variant's fault)."""
+    iso = _isolation(faulty)
+    try:
+        assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0
+        proc = iso.worker.proc
+        assert os.getpgid(proc.pid) == proc.pid != os.getpgrp()
+        assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+        iso.worker.kill()
+        assert proc.returncode == -signal.SIGKILL and not iso.worker.alive
+        assert iso.call(f"{PREFIX}.bench.{FAST}", 1) >= 0 and len(iso.starts) == 2  # this process goes on
+    finally:
+        iso.close()
 
 
 def test_a_variant_the_runtime_refuses_is_an_error_with_its_reason(faulty):

@@ -229,3 +229,98 @@ def test_a_more_precise_variant_is_kept_and_a_wrong_one_dropped(monkeypatch, tmp
         assert "less accurate than the default variant" in worker.notes[f16.key]
     finally:
         worker.close_worker()
+
+
+def _conv_nhwc_hwcf(img, w, strides, dilations):
+    """numpy's ``linalg.conv_2d_nhwc_hwcf``: out[n, oh, ow, f] = sum over kh, kw, c of
+    img[n, oh * sh + kh * dh, ow * sw + kw * dw, c] * w[kh, kw, c, f] (MLIR's definition)."""
+    n, h, wd, _ = img.shape
+    kh_, kw_, _, f = w.shape
+    (sh, sw), (dh, dw) = strides, dilations
+    oh, ow = (h - (kh_ - 1) * dh - 1) // sh + 1, (wd - (kw_ - 1) * dw - 1) // sw + 1
+    out = np.zeros((n, oh, ow, f))
+    for kh in range(kh_):
+        for kw in range(kw_):
+            window = img[:, kh * dh : kh * dh + (oh - 1) * sh + 1 : sh, kw * dw : kw * dw + (ow - 1) * sw + 1 : sw, :]
+            out += np.einsum("nhwc,cf->nhwf", window, w[kh, kw])
+    return out
+
+
+#: An fp16 convolution with strides 2 and dilations 3 x 1. IREE 3.13 generalizes convolutions
+#: before dispatch creation; the test puts the named op back into IREE's dispatch (as another IREE
+#: release or flags may leave it) to check the reference of a named convolution.
+NAMED_CONV = """
+func.func @main(%img: tensor<2x13x11x8xf16>, %w: tensor<3x3x8x16xf16>) -> tensor<2x4x5x16xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<2x4x5x16xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<2x4x5x16xf16>) -> tensor<2x4x5x16xf16>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<[3, 1]> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%img, %w : tensor<2x13x11x8xf16>, tensor<3x3x8x16xf16>) outs(%f : tensor<2x4x5x16xf16>) -> tensor<2x4x5x16xf16>
+  return %c : tensor<2x4x5x16xf16>
+}
+"""
+
+
+@pytest.mark.integration
+def test_the_named_convolutions_reference_compiles_for_cpu_and_cuda_and_computes_the_convolution():
+    """IREE's dispatch of NAMED_CONV with its root made the named convolution again (the
+    bindings' linalg op builder), replaced by its reference, compiles from IREE's
+    dispatch-creation phase for llvm-cpu and for CUDA (sm_89, IREE's own code generation); on
+    the CPU it is numpy's convolution of the same data within an fp16 ulp and an f32 sum's error
+    (an f32 sum rounded once), and the default (the named op, accumulating in fp16) is further off."""
+    import iree.runtime as rt
+    from iree.compiler import ir
+    from iree.compiler.dialects import linalg as linalg_dsl
+    from iree.compiler.tools import compile_str
+
+    from autotune_export.program.dispatches import dispatch_ops, root_op
+    from autotune_export.program.reference import widened
+
+    cpu = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+    cuda = ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_89"]
+    rng = np.random.default_rng(0)
+    img, w = rng.standard_normal((2, 13, 11, 8)).astype(np.float16), rng.standard_normal((3, 3, 8, 16)).astype(np.float16)
+    exact = _conv_nhwc_hwcf(img.astype(np.float64), w.astype(np.float64), (2, 2), (3, 1))
+    # One fp16 ulp (rounding once to fp16) plus the f32 sum's own error bound, gamma_K * sum
+    # |a * b| with K = 3 * 3 * 8 terms (Higham, "Accuracy and Stability of Numerical Algorithms",
+    # 3.1): results that cancel to near zero are off by more than their ulp in any f32 order.
+    magnitude = _conv_nhwc_hwcf(np.abs(img.astype(np.float64)), np.abs(w.astype(np.float64)), (2, 2), (3, 1))
+    bound = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + 72 * 2.0**-24 * magnitude
+    for target in (cpu, cuda):
+        dc = compile_str(NAMED_CONV, extra_args=[*target, "--compile-to=dispatch-creation"]).decode()
+        texts = []
+        with ir.Context() as ctx, ir.Location.unknown():
+            ctx.allow_unregistered_dialects = True
+            module = ir.Module.parse(dc)
+            ((_h, _i, op),) = dispatch_ops(module)
+            generic = root_op(op)
+            assert generic.name == "linalg.generic"  # IREE 3.13's generalization
+            with ir.InsertionPoint(generic):
+                named = linalg_dsl.conv_2d_nhwc_hwcf(
+                    generic.operands[0], generic.operands[1], outs=[generic.operands[2]], strides=[2, 2], dilations=[3, 1]
+                )
+            generic.results[0].replace_all_uses_with(named)
+            generic.erase()
+            assert root_op(op).name == "linalg.conv_2d_nhwc_hwcf"
+            texts.append(str(module))  # the default: the named op, fp16 accumulation
+            with ir.InsertionPoint(op):
+                wide = widened(op, root_op)
+            op.results[0].replace_all_uses_with(wide.results[0])
+            op.erase()
+            module.operation.verify()
+            texts.append(str(module))
+        assert "linalg.conv_2d_nhwc_hwcf" not in texts[1] and "arith.truncf" in texts[1]
+        runs = []
+        for text in texts:
+            vmfb = compile_str(text, extra_args=[*target, "--compile-from=dispatch-creation"])
+            assert vmfb[:4] == b"PK\x03\x04"
+            if target is cpu:
+                context = rt.SystemContext(config=rt.Config("local-task"))
+                context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
+                runs.append(context.modules.module["main"](img, w).to_host().astype(np.float64))
+        if target is cpu:
+            default, reference = runs
+            assert reference.shape == exact.shape == (2, 4, 5, 16)
+            bad = np.abs(reference - exact) > bound
+            assert not bad.any(), (reference[bad], exact[bad], bound[bad])
+            assert np.abs(default - exact).max() > np.abs(reference - exact).max()

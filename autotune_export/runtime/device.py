@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pathlib
 import platform
+from collections.abc import Sequence
 
 from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY, GroupReflection, decode_reflection
 
@@ -56,13 +57,30 @@ def device_identity(driver: str) -> dict:
     return {"driver": driver, "device": name, "driver_version": version}
 
 
-def make_config(rt, driver: str):
+def make_config(rt, driver: str, allocators: Sequence[str] = ()):
     """``iree.runtime.Config(driver)``; when the driver cannot make a device, a RuntimeError
     that says which driver and what is missing (rather than IREE's "Could not create
-    device")."""
+    device").
+
+    ``allocators``: the device's allocator specs, IREE's ``--device_allocator`` of
+    iree-run-module and iree-benchmark-module (e.g. ``["caching"]``: device memory a call frees
+    is kept for the next call's allocation); given, the device is made afresh for this config
+    (``create_device_by_uri(driver, allocators=...)``) instead of iree.runtime's cached one.
+    On CUDA the caching allocator serves a program's per-call allocations only with the runtime
+    flag ``--cuda_async_allocations=false`` (parsed before the first CUDA device of the process
+    is made); otherwise they go to CUDA's stream-ordered pools (docs/runtime.md, "Per-call
+    allocations"). An unknown spec is a RuntimeError from iree.runtime."""
     try:
+        if allocators:
+            return rt.Config(device=rt.get_driver(driver).create_device_by_uri(driver, allocators=list(allocators)))
         return rt.Config(driver)
     except (RuntimeError, ValueError) as err:
+        if allocators and "allocator" in str(err):
+            raw = str(err).splitlines()[0]
+            raise RuntimeError(
+                f"cannot create a device of IREE driver '{driver}' with allocators {list(allocators)}: "
+                f"{raw.rsplit(';', 1)[-1].strip()} (IREE's --device_allocator specs, e.g. caching)"
+            ) from None
         raw = (str(err).splitlines()[0] if str(err) else type(err).__name__).removesuffix(" Exception for last tried follows.")
         if isinstance(err, ValueError):
             reason = "iree.runtime has no such driver (drivers: cuda, local-task, local-sync)"

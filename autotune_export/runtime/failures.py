@@ -47,6 +47,7 @@ class Failures:
                 flush=FLUSH_L2_FUNCTION if self.flush_l2 else None,
                 variant_timeout_s=self.variant_timeout_s,
                 flags=self.iree_flags,
+                allocators=self.device_allocators,
             )
         return self._isolation_box[0]
 

@@ -196,8 +196,10 @@ class TuningWorker:
         start_timeout_s: float = 120.0,
         sha256: str | None = None,
         flags: Sequence[str] = (),
+        allocators: Sequence[str] = (),
     ):
         self.module, self.driver, self.flush, self.flags = str(module), driver, flush, list(flags)
+        self.allocators = list(allocators)
         self.start_timeout_s, self.sha256 = start_timeout_s, sha256
         self.proc: subprocess.Popen | None = None
         self._fd = -1
@@ -240,7 +242,14 @@ class TuningWorker:
         self._fd, self._buf = read_fd, b""
         try:
             reply = self.request(
-                {"op": "load", "module": self.module, "driver": self.driver, "flush": self.flush, "flags": self.flags},
+                {
+                    "op": "load",
+                    "module": self.module,
+                    "driver": self.driver,
+                    "flush": self.flush,
+                    "flags": self.flags,
+                    "allocators": self.allocators,
+                },
                 self.start_timeout_s,
             )
         except (_Died, _TimedOut, VariantFailure) as err:
@@ -368,6 +377,7 @@ class Isolation:
         variant_timeout_s: float = 60.0,
         start_timeout_s: float = 120.0,
         flags: Sequence[str] = (),
+        allocators: Sequence[str] = (),
     ):
         self._tmp = None
         if isinstance(module, (bytes, bytearray)):
@@ -376,7 +386,9 @@ class Isolation:
             path.write_bytes(bytes(module))
             module = path
         self.variant_timeout_s = variant_timeout_s
-        self.worker = TuningWorker(module, driver, flush=flush, start_timeout_s=start_timeout_s, sha256=sha256, flags=flags)
+        self.worker = TuningWorker(
+            module, driver, flush=flush, start_timeout_s=start_timeout_s, sha256=sha256, flags=flags, allocators=allocators
+        )
         #: Workers started (1 + restarts) and their start times in s, for reports.
         self.starts: list[float] = []
         self._references_of, self._references = None, set()

@@ -176,7 +176,11 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
     process, which saves starting a worker (seconds: a process, ``iree.runtime``, the
     module; on CUDA a context and the driver's PTX compilation). ``iree_flags``:
     ``iree.runtime`` flags (``iree.runtime.flags.parse_flags``, process-wide) parsed before the
-    device is created here and in the worker, so both devices are configured alike. Raises
+    device is created here and in the worker, so both devices are configured alike;
+    ``device_allocators``: the device's allocator specs (IREE's ``--device_allocator``, e.g.
+    ``["caching"]``; :func:`~autotune_export.runtime.device.make_config`), here and in the
+    worker: with ``iree_flags=["--cuda_async_allocations=false"]`` a CUDA program's per-call
+    allocations reuse freed memory (docs/runtime.md, "Per-call allocations"). Raises
     ``RuntimeError`` (iree.runtime) when the driver or module cannot be loaded, ``ValueError``
     for a module without autotune metadata, a bad strategy or isolation, or a ``budget_ms``
     or ``variant_timeout_s`` that is not a finite number > 0 (:func:`positive_amount`; before
@@ -206,6 +210,7 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         variant_timeout_s: float = 60.0,
         group_timeout_s: float = 600.0,
         iree_flags: Sequence[str] = (),
+        device_allocators: Sequence[str] = (),
         profile: bool | None = None,
     ):
         positive_amount("variant_timeout_s", variant_timeout_s, "seconds")
@@ -239,7 +244,8 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
         self._module_source = data if isinstance(module, (bytes, bytearray)) else os.fspath(module)
-        self.config = make_config(rt, driver)
+        self.device_allocators = list(device_allocators)
+        self.config = make_config(rt, driver, self.device_allocators)
         self.context = rt.SystemContext(config=self.config)
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(self.vm_module)

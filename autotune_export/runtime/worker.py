@@ -79,7 +79,7 @@ class _Worker:
         if req.get("flags"):
             rt.flags.parse_flags(*req["flags"])
         data = open(req["module"], "rb").read()
-        config = make_config(rt, req["driver"])
+        config = make_config(rt, req["driver"], req.get("allocators", ()))
         self.context = rt.SystemContext(config=config)
         vm_module = rt.VmModule.copy_buffer(self.context.instance, data)
         self.context.add_vm_module(vm_module)

@@ -34,13 +34,13 @@ sys.path.insert(0, HERE)
 import run  # noqa: E402  (run.py: inputs)
 
 
-def median_ms(vmfb: str, driver: str, function: str, files: list[str], reps: int) -> float:
+def median_ms(vmfb: str, driver: str, function: str, files: list[str], reps: int, flags: tuple[str, ...] = ()) -> float:
     """The median real time (ms) of one call of ``function`` over ``reps`` repetitions, as
     iree-benchmark-module reports it (google-benchmark's ``real_time`` aggregate ``median``).
     Raises RuntimeError with the tool's output when it fails."""
     cmd = [sys.executable, "-m", "iree._runtime.scripts.iree_benchmark_module", f"--module={vmfb}",
            f"--device={driver}", f"--function={function}", *[f"--input=@{f}" for f in files],
-           f"--benchmark_repetitions={reps}", "--benchmark_format=json", "--benchmark_report_aggregates_only=true"]
+           *flags, f"--benchmark_repetitions={reps}", "--benchmark_format=json", "--benchmark_report_aggregates_only=true"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
@@ -57,6 +57,10 @@ def main(argv=None) -> int:
     ap.add_argument("folder", help="what build.py wrote")
     ap.add_argument("--builds", default="", help="comma-separated builds (default: plain and every build with no groups)")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--tool-flag", action="append", default=[], metavar="FLAG",
+                    help="a flag for iree-benchmark-module (repeatable), e.g. --tool-flag=--device_allocator=caching "
+                         "or --tool-flag=--cuda_async_allocations=false")
+    ap.add_argument("--functions", default="", help="comma-separated functions (default: all of the manifest's)")
     ap.add_argument("--json", help="write the table here too")
     args = ap.parse_args(argv)
     with open(os.path.join(args.folder, "manifest.json")) as fh:
@@ -65,6 +69,8 @@ def main(argv=None) -> int:
         name for name, info in manifest["builds"].items() if name == "plain" or (not info.get("groups") and info.get("frozen"))
     ]
     mats = run.inputs(manifest, np.random.default_rng(0))
+    if args.functions:
+        mats = {f: mats[f] for f in args.functions.split(",")}
     table: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         files = {}
@@ -76,9 +82,10 @@ def main(argv=None) -> int:
                 files[function].append(path)
         for build in builds:
             vmfb = os.path.join(args.folder, f"{build}.vmfb")
-            table[build] = {f: median_ms(vmfb, manifest["driver"], f, files[f], args.reps) for f in mats}
+            table[build] = {f: median_ms(vmfb, manifest["driver"], f, files[f], args.reps, tuple(args.tool_flag)) for f in mats}
     functions = list(mats)
-    print("== per call by iree-benchmark-module (ms, median of %d repetitions) ==" % args.reps)
+    flags = f", {' '.join(args.tool_flag)}" if args.tool_flag else ""
+    print(f"== per call by iree-benchmark-module (ms, median of {args.reps} repetitions{flags}) ==")
     print("  build        " + "".join(f"{f:>12}" for f in functions))
     for build, row in table.items():
         print(f"  {build:12s} " + "".join(f"{row[f]:12.3f}" for f in functions))
@@ -89,7 +96,7 @@ def main(argv=None) -> int:
                 print(f"  plain / {build}: {ratios}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"reps": args.reps, "median_ms": table}, fh, indent=1)
+            json.dump({"reps": args.reps, "tool_flags": args.tool_flag, "median_ms": table}, fh, indent=1)
     return 0
 
 

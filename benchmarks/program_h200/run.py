@@ -49,6 +49,13 @@ Steps, all under a time limit (``--budget-s``, default 85 s; the script stops an
    one faster, by kernel time. ``*_kernel`` columns: the same variants' GPU time per run from the groups'
    benchmark entries (a loop of runs per call, no host overhead; fake data).
 
+``--device-allocator caching`` makes every build's device with IREE's caching allocator and,
+on CUDA, sets ``--cuda_async_allocations=false`` first, so that a call's output allocations
+reuse the memory the previous call freed instead of CUDA's stream-ordered pools: IREE's default
+costs a call 0.1-0.45 ms that grows with its output bytes, in every build alike, which hides
+part of what tuning buys (docs/runtime.md, "Per-call allocations"; run s12). Both ways are
+reported; the issue's target is read off each.
+
 How calls are timed (the same function, ``time_call``, for every build and function): inputs
 are on the device once (``device_array``); each call goes through iree.runtime's own function
 object (``module.functions[name]``, the path a user's call takes), returns DeviceArrays that
@@ -167,11 +174,13 @@ class Plain:
     the part of AutotunedModule's interface run_build uses (``functions``: iree.runtime's own
     function objects, as AutotunedModule's are)."""
 
-    def __init__(self, path: str, driver: str):
+    def __init__(self, path: str, driver: str, allocators=()):
         import iree.runtime as rt
 
+        from autotune_export.runtime.device import make_config
+
         self._rt = rt
-        self.config = rt.Config(driver)
+        self.config = make_config(rt, driver, allocators)
         self.context = rt.SystemContext(config=self.config)
         with open(path, "rb") as f:
             vm = rt.VmModule.copy_buffer(self.context.instance, f.read())
@@ -183,16 +192,16 @@ class Plain:
         return self._rt.asdevicearray(self.config.device, x)
 
 
-def load(path: str, driver: str, cache=False):
+def load(path: str, driver: str, cache=False, allocators=()):
     """AutotunedModule for a module with ``@__autotune`` (``cache``: the tuning-results file its
     tuning writes, or False; no isolation worker: every variant was checked on live data
-    first), else :class:`Plain`."""
+    first), else :class:`Plain`; ``allocators``: the device's allocator specs (``--device-allocator``)."""
     try:
-        return AutotunedModule(path, driver=driver, strategy="fixed", cache=cache, isolation="none")
+        return AutotunedModule(path, driver=driver, strategy="fixed", cache=cache, isolation="none", device_allocators=allocators)
     except ValueError as err:
         if "no @__autotune" not in str(err):
             raise
-        return Plain(path, driver)
+        return Plain(path, driver, allocators)
 
 
 def check_outputs(what: str, fn, args, refs, atol: float, failures: list, only: int | None = None) -> bool:
@@ -215,12 +224,17 @@ def check_outputs(what: str, fn, args, refs, atol: float, failures: list, only: 
     return ok
 
 
+def manifest_driver(folder: str) -> str:
+    with open(os.path.join(folder, "manifest.json")) as fh:
+        return json.load(fh)["driver"]
+
+
 def run_build(name: str, path: str, manifest, mats, refs, args, budget: Budget, failures: list):
     """Check, tune (groups) and time one build; returns (report, what the final per-call
     timing needs: the functions and their device inputs)."""
     results = args.tuning_results if name == "tuned" and args.tuning_results else False
     t0 = time.perf_counter()
-    m = load(path, manifest["driver"], cache=results)
+    m = load(path, manifest["driver"], cache=results, allocators=args.device_allocator)
     load_s = time.perf_counter() - t0
     dev = {fn: [m.device_array(x) for x in xs] for fn, xs in mats.items()}
     funcs = {fn: m.functions[fn] for fn in manifest["functions"]}
@@ -329,7 +343,15 @@ def main(argv=None) -> int:
     ap.add_argument("--final-reps", type=int, default=7, help="interleaved rounds of the per-call timing of main")
     ap.add_argument("--atol", type=float, default=0.0625)
     ap.add_argument("--budget-s", type=float, default=85.0)
+    ap.add_argument("--device-allocator", action="append", default=[], metavar="SPEC",
+                    help="every build's device made with this allocator (IREE's --device_allocator, e.g. caching; "
+                         "on CUDA with --cuda_async_allocations=false, so that a call's allocations reuse freed memory)")
     args = ap.parse_args(argv)
+    if args.device_allocator and manifest_driver(args.folder).startswith("cuda"):
+        import iree.runtime as rt
+
+        rt.flags.parse_flags("--cuda_async_allocations=false")  # before the first CUDA device
+        print("runtime: --cuda_async_allocations=false, --device_allocator=" + ",".join(args.device_allocator))
     budget = Budget(args.budget_s)
     t0 = time.perf_counter()
     with open(os.path.join(args.folder, "manifest.json")) as fh:
@@ -422,7 +444,7 @@ def main(argv=None) -> int:
         print("  FAIL", f)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"reports": reports, "verdict": verdict, "failures": failures}, fh, indent=1, default=str)
+            json.dump({"reports": reports, "verdict": verdict, "failures": failures, "device_allocator": args.device_allocator}, fh, indent=1, default=str)
     return 1 if failures else 0
 
 

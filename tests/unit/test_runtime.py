@@ -401,3 +401,40 @@ def test_tuning_ranks_by_the_fastest_sample_and_the_cache_keeps_it(vmfb, tmp_pat
     assert timings == []  # nothing measured: both read back from the cache
     assert [t.estimate_ms for t in again.timings["cpu_ex::scale"][0]] == [2.0, 0.5]
     assert again.chosen["cpu_ex::scale"] == "fast"
+
+
+@pytest.mark.parametrize("isolation", ["none", "process"])
+def test_a_device_with_the_caching_allocator_tunes_and_computes_the_same(vmfb, tmp_path, isolation):
+    """``device_allocators=["caching"]`` (IREE's ``--device_allocator=caching``): the module's
+    device is made with it, here and in the tuning worker; tuning still ends on @fast and every
+    variant still computes 2 * x (on CUDA it is what removes the per-call allocation cost,
+    docs/runtime.md)."""
+    m = _load(vmfb, tmp_path, device_allocators=["caching"], isolation=isolation)
+    assert m.device_allocators == ["caching"]
+    x = np.linspace(-3, 3, 1001, dtype=np.float32)
+    for k in range(2):
+        m.select("scale", k)
+        np.testing.assert_array_equal(m("scale", x), 2 * x)
+    m.tune_group("scale")
+    assert m.chosen == {"cpu_ex::scale": "fast"}
+    assert len(m.worker_starts) == (1 if isolation == "process" else 0)
+    np.testing.assert_array_equal(m("scale", x), 2 * x)
+
+
+def test_an_unknown_allocator_is_an_error_that_names_it(vmfb, tmp_path):
+    with pytest.raises(RuntimeError) as err:
+        _load(vmfb, tmp_path, device_allocators=["bogus"])
+    assert str(err.value) == ("cannot create a device of IREE driver 'local-task' with allocators ['bogus']: "
+                              "unrecognized allocator 'bogus' (IREE's --device_allocator specs, e.g. caching)")
+
+
+def test_the_tuning_worker_makes_its_device_with_the_module_s_allocators(vmfb, tmp_path):
+    """The worker's device is made from the same allocator specs (its load request carries
+    them): specs it cannot make leave the group untuned, with the worker's reason."""
+    m = _load(vmfb, tmp_path, device_allocators=["caching"], isolation="process")
+    m.device_allocators = ["bogus"]  # after this process's device: only the worker sees it
+    with pytest.warns(RuntimeWarning, match="not tuned"):
+        m.tune_group("scale")
+    assert m.chosen == {"cpu_ex::scale": "slow"}
+    assert "the tuning worker cannot load the module" in m.notes["cpu_ex::scale"]
+    assert "unrecognized allocator 'bogus'" in m.notes["cpu_ex::scale"]

@@ -130,19 +130,53 @@ def test_a_module_given_as_bytes_is_written_for_the_worker(faulty):
     assert not tmp.exists()
 
 
+#: The variant limit of the two tests that let @spin run into it for real: @spin never returns,
+#: so any limit passes (and on the CPU its worker spins a core until then); the variants that
+#: must finish get 120 s.
+HANG_LIMIT_S = 3.0
+
+
 @pytest.mark.integration
 def test_a_hang_is_killed_at_the_limit(faulty):
     """@spin never returns: at the limit the worker is killed ("hang"), and the next request
     runs in a fresh worker. (A real limit passes here: integration suite.)"""
-    iso = _isolation(faulty, variant_timeout_s=20.0)
+    iso = _isolation(faulty, variant_timeout_s=HANG_LIMIT_S)
     try:
         with pytest.raises(VariantFailure) as err:
             iso.call(f"{PREFIX}.bench.{SPIN}", 1)
-        assert err.value.kind == "hang" and err.value.limit_s == 20.0
-        assert "did not finish within the limit of 20 s per variant" in err.value.reason
+        assert err.value.kind == "hang" and err.value.limit_s == HANG_LIMIT_S
+        assert "did not finish within the limit of 3 s per variant" in err.value.reason
+        assert not iso.worker.alive
+        iso.variant_timeout_s = 120.0
         assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0 and len(iso.starts) == 2
     finally:
         iso.close()
+
+
+def test_a_hang_names_the_default_limit(faulty):
+    """The reason and limit of a hang under the default limit (60 s, docs/runtime.md's table),
+    without waiting 60 s: the step says that no answer came in time, as
+    ``TuningWorker.request`` does once the limit has passed (the integration tests above let a
+    real, shorter one pass)."""
+    from autotune_export.runtime.isolation import _TimedOut
+
+    data = faulty.read_bytes()
+    iso = Isolation(faulty, DRIVER, hashlib.sha256(data).hexdigest())
+    given = []
+
+    def no_answer(worker, timeout_s):
+        given.append(timeout_s)
+        worker.kill()
+        raise _TimedOut(f"no answer within {timeout_s:.3g} s")
+
+    try:
+        with pytest.raises(VariantFailure) as err:
+            iso.run(no_answer, what="its first run")
+    finally:
+        iso.close()
+    assert given == [60.0]
+    assert err.value.kind == "hang" and err.value.limit_s == 60.0 and not err.value.cut_short
+    assert err.value.reason == "its first run did not finish within the limit of 60 s per variant (60 s); the worker was killed"
 
 
 # --- tuning through the worker (AutotunedModule, autotune-export tune) ------------------------
@@ -197,20 +231,21 @@ def test_tune_command_reports_the_dropped_variants(faulty, tmp_path):
 
 @pytest.mark.integration
 def test_a_real_hang_is_dropped_and_recorded(faulty, tmp_path):
-    """@spin for real: its first run passes the 20 s limit, the worker is killed, the variant is
-    dropped as a hang and recorded with its limit; tuning picks @fast and this process goes on."""
+    """@spin for real: its first run passes the limit (:data:`HANG_LIMIT_S`), the worker is
+    killed, the variant is dropped as a hang and recorded with its limit; tuning picks @fast and
+    this process goes on."""
     cache = tmp_path / "tuning.json"
     m = AutotunedModule(faulty, driver=DRIVER, cache=cache, benchmarker=GivenTimings(TIMES), isolation="process",
-                        variant_timeout_s=20.0)
+                        variant_timeout_s=HANG_LIMIT_S)
     m.autotune()
     reasons = m.drop_reasons["faulty_ex::scale"]
     assert set(reasons) == {"oob", "spin"}
     # GivenTimings measures here, each of its runs made in the worker: "its run".
-    assert reasons["spin"] == "hang: its run did not finish within the limit of 20 s per variant (20 s); the worker was killed"
+    assert reasons["spin"] == "hang: its run did not finish within the limit of 3 s per variant (3 s); the worker was killed"
     assert m.chosen == {"faulty_ex::scale": "fast"}
     assert len(m.worker_starts) == 3  # the first, after the fault, after the hang
     hang = next(f for f in TuningCache(cache).failures() if f["kind"] == "hang")
-    assert hang["limit_s"] == 20.0 and hang["fingerprint"] == m.group("scale").fingerprints[SPIN]
+    assert hang["limit_s"] == HANG_LIMIT_S and hang["fingerprint"] == m.group("scale").fingerprints[SPIN]
     x = np.arange(4096, dtype=np.float32)
     assert np.array_equal(m("scale", x), 2 * x)
 

@@ -122,17 +122,33 @@ def test_config_attribute_round_trips_through_text():
         assert export_config(module.operation) == contract.config_json(config) == export_config(again.operation)
 
 
+@pytest.fixture
+def cli_server(tmp_path):
+    """The command ``python -S -E cli_server.py SOCKET autotune-export``: each call a process of
+    its own, forked from a server (tests/lit/cli_server.py, as the lit suites run the command)
+    that has imported the package and Triton and run no command; a fresh interpreter's start
+    and imports cost 0.6-1 CPU-s per command."""
+    server = ROOT / "tests" / "lit" / "cli_server.py"
+    sock = tmp_path / "cli.sock"
+    argv0 = pathlib.Path(sys.executable).parent / "autotune-export"
+    proc = subprocess.Popen([sys.executable, str(server), "serve", str(sock), f"autotune-export=autotune_export.tools.cli:main={argv0}",
+                             "+autotune_export.cuda.triton_compile", "+autotune_export.cuda.workers:warm_up"],
+                            stdin=subprocess.DEVNULL)
+    yield [sys.executable, "-S", "-E", str(server), str(sock), "autotune-export"]
+    proc.terminate()
+    proc.wait(timeout=60)
+
+
 @pytest.mark.integration
-def test_split_pipeline_of_the_triton_form(tmp_path):
+def test_split_pipeline_of_the_triton_form(cli_server):
     """The Triton form (vector_add: three configs compiled) as two processes joined by a pipe,
     cut after every pass of the default pipeline, prints what one command prints; its
     reflection carries the configs either way."""
     example = ROOT / "examples" / "vector_add"
-    exe = [sys.executable, "-m", "autotune_export.tools.cli"]
     env = dict(os.environ)
 
     def run(args, stdin=None):
-        proc = subprocess.run([*exe, *args, "-q"], cwd=example, input=stdin, capture_output=True, text=True, env=env)
+        proc = subprocess.run([*cli_server, *args, "-q"], cwd=example, input=stdin, capture_output=True, text=True, env=env)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout
 

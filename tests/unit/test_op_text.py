@@ -62,6 +62,13 @@ def _sources() -> dict[str, ast.Module]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _walked(node: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(node)`` as a tuple, walked once per node (the checks read each function and
+    module several times; AST nodes hash by identity)."""
+    return tuple(ast.walk(node))
+
+
 def _call_name(call: ast.Call) -> str:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -108,7 +115,7 @@ class _Functions(ast.NodeVisitor):
 
 def _formats_op_text(fn: ast.AST) -> bool:
     messages: set[int] = set()
-    nodes = list(ast.walk(fn))
+    nodes = _walked(fn)
     for node in nodes:
         if isinstance(node, ast.Call) and _call_name(node) in _MESSAGE_CALLS:
             messages.update(id(n) for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a))
@@ -158,7 +165,7 @@ def op_text_builders(sources=None) -> set[str]:
 
 
 def _parse_calls(fn: ast.AST):
-    for node in ast.walk(fn):
+    for node in _walked(fn):
         if not isinstance(node, ast.Call) or not node.args:
             continue
         f = node.func
@@ -180,7 +187,7 @@ def parsed_back(sources=None) -> set[str]:
     for name in functions:
         by_simple.setdefault(name.rsplit(":", 1)[1].rsplit(".", 1)[-1], []).append(name)
     tainted_params: dict[str, set[str]] = {name: set() for name in functions}
-    nodes = {name: list(ast.walk(fn)) for name, fn in functions.items()}
+    nodes = {name: _walked(fn) for name, fn in functions.items()}
     assigns = {name: [n for n in ns if isinstance(n, ast.Assign)] for name, ns in nodes.items()}
     returns = {name: [n.value for n in ns if isinstance(n, ast.Return) and n.value is not None] for name, ns in nodes.items()}
     calls = {name: [n for n in ns if isinstance(n, ast.Call) and _call_name(n) in by_simple] for name, ns in nodes.items()}
@@ -277,7 +284,7 @@ def ir_parsers_called(sources=None, under: str = "interop/") -> set[str]:
     for name, fn in (_package_functions() if sources is None else _all_functions(sources)).items():
         if not name.startswith(under):
             continue
-        for node in ast.walk(fn):
+        for node in _walked(fn):
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
@@ -347,7 +354,7 @@ def op_names_compared(sources=None) -> list[str]:
     for rel, tree in sources.items():
         if rel.startswith(("cuda/ttir", "frontend/")):
             continue
-        for node in ast.walk(tree):
+        for node in _walked(tree):
             if isinstance(node, ast.Compare) and any(names_an_op(s) for s in [node.left, *node.comparators]):
                 found.append(f"{rel}:{node.lineno}")
             elif isinstance(node, ast.Dict) and any(k is not None and names_an_op(k) for k in node.keys):
@@ -359,7 +366,7 @@ def segment_sizes_decoded(sources=None) -> list[str]:
     """Reads of ``X.attributes["operandSegmentSizes"]`` (``module:line``): a dispatch's operand
     groups come from ``flow.DispatchOp``'s accessors (``workload``, ``arguments``, ...)."""
     sources = sources or _sources()
-    return [f"{rel}:{node.lineno}" for rel, tree in sources.items() for node in ast.walk(tree)
+    return [f"{rel}:{node.lineno}" for rel, tree in sources.items() for node in _walked(tree)
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _literal(node.slice) == "operandSegmentSizes"]
 
 

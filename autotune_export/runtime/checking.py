@@ -76,7 +76,7 @@ def accuracy_tolerances(reference: Sequence, default: Sequence) -> list[tuple[fl
     for r, d in zip(reference, default):
         r, d = np.asarray(r), np.asarray(d)
         rtol, atol = tolerances_of(r.dtype.name)
-        if r.dtype.kind not in "fc" or r.shape != d.shape or r.size == 0:
+        if not is_float(r.dtype) or r.shape != d.shape or r.size == 0:
             out.append((rtol, atol))
             continue
         fr, fd = r.astype(np.float64), d.astype(np.float64)
@@ -85,6 +85,23 @@ def accuracy_tolerances(reference: Sequence, default: Sequence) -> list[tuple[fl
         e = float(excess[finite].max(initial=0.0))
         out.append((rtol, atol + ACCURACY_SLACK * max(e, 0.0)))
     return out
+
+
+def is_float(dtype) -> bool:
+    """Whether numpy dtype ``dtype`` holds floating-point numbers: numpy's own (kind ``f``/``c``)
+    and ml_dtypes' (bfloat16, the fp8 formats: numpy kind ``V``, which is how iree.runtime hands
+    back bf16 and fp8 results)."""
+    import numpy as np
+
+    if np.dtype(dtype).kind in "fc":
+        return True
+    try:
+        import ml_dtypes
+
+        ml_dtypes.finfo(dtype)
+        return True
+    except (ImportError, TypeError, ValueError):
+        return False
 
 
 @dataclass

@@ -302,6 +302,17 @@ def _rows(module: AutotunedModule) -> list[dict]:
     return rows
 
 
+def _dropped_mark(reason: str) -> str:
+    """The table's short form of a drop reason (the note has it whole): a failed cross-check
+    says against what it failed (the group's reference computation or the default variant,
+    :meth:`~autotune_export.runtime.checking.Baseline.describe`); any other reason as it is."""
+    if reason and not reason.startswith("differs: "):
+        return reason
+    if "reference computation" in reason:
+        return "less accurate than the default variant against the group's reference"
+    return "results differ from the default variant's"
+
+
 def format_table(rows: list[dict]) -> str:
     """The rows as an aligned text table (times in ms). A ``workload`` column appears when a
     group has more than one tuning workload."""
@@ -317,9 +328,7 @@ def format_table(rows: list[dict]) -> str:
         mark = "<- winner" + (" (cache)" if r.get("source") == "cache" else "") if r["winner"] else ""
         if r.get("dropped"):
             reason = r.get("dropped_reason") or ""
-            mark = "dropped: " + (
-                "results differ from the default variant's" if not reason or reason.startswith("differs: ") else reason
-            )
+            mark = "dropped: " + _dropped_mark(reason)
         lines.append(
             lead
             + (

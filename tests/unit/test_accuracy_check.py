@@ -151,3 +151,25 @@ def test_baseline_checks_against_the_reference_when_there_is_one():
     assert alone.against == "default" and alone.tolerances is None
     assert disagreement(alone.expected, [_Host(precise)]) is not None
     assert "less accurate than the default variant @d's" in Baseline([], against="reference").describe("@d")
+
+
+def test_bf16_results_get_the_allowance_too():
+    """Tester, Dec 2 session 4, finding 0: iree.runtime hands back bf16 results as
+    ml_dtypes.bfloat16 (numpy kind "V"), which the float test skipped: a bf16 group's tolerances
+    stayed the dtype's, the bf16-accumulating default failed them and every other variant, even
+    one bit-identical to the default, was dropped. The same computation in bf16 (8 significant
+    bits, as a bf16 matmul accumulating in bf16 has them) as the fp16 models above."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    ref = (A.astype(np.float64) @ B.astype(np.float64)).astype(bf16)
+    default = _accumulate(A, B, 8).astype(np.float64).astype(bf16)
+    precise = (A.astype(np.float32) @ B.astype(np.float32)).astype(bf16)
+    base_rtol, base_atol = tolerances_of("bfloat16")
+    assert results_agree([ref], [default]) is not None  # the default misses the dtype's tolerances
+    ((rtol, atol),) = accuracy_tolerances([ref], [default])
+    assert rtol == base_rtol and atol > base_atol + 0.1  # widened by the default's own error
+    assert results_agree([ref], [default.copy()], [(rtol, atol)]) is None  # bit-identical: kept
+    assert results_agree([ref], [precise], [(rtol, atol)]) is None
+    shifted = (A.astype(np.float32) @ np.roll(B, 1, axis=0).astype(np.float32)).astype(bf16)  # B's rows off by one
+    assert results_agree([ref], [shifted], [(rtol, atol)]) is not None  # wrong elements: dropped

@@ -438,3 +438,21 @@ def test_the_tuning_worker_makes_its_device_with_the_module_s_allocators(vmfb, t
     assert m.chosen == {"cpu_ex::scale": "slow"}
     assert "the tuning worker cannot load the module" in m.notes["cpu_ex::scale"]
     assert "unrecognized allocator 'bogus'" in m.notes["cpu_ex::scale"]
+
+
+def test_the_tune_table_says_against_what_a_cross_check_failed():
+    """Tester, Dec 2 session 4: a variant dropped as less accurate than the default against the
+    group's reference showed "results differ from the default variant's" in the table."""
+    from autotune_export.tools.tune import format_table
+
+    row = {"group": "g", "variant": "v1", "median_ms": 1.0, "estimate_ms": 0.9, "p20_ms": 0.95, "p80_ms": 1.05,
+           "relative": 1.2, "winner": False, "dropped": True}
+    against_reference = ("differs: on the fake data they are less accurate than the default variant v0's against "
+                         "the group's higher-precision reference computation (result 0: 3 of 8 elements differ)")
+    against_default = "differs: on the fake data they differ from the default variant v0's (result 0: 3 of 8 elements differ)"
+    assert format_table([dict(row, dropped_reason=against_reference)]).splitlines()[1].endswith(
+        "dropped: less accurate than the default variant against the group's reference")
+    assert format_table([dict(row, dropped_reason=against_default)]).splitlines()[1].endswith(
+        "dropped: results differ from the default variant's")
+    assert format_table([dict(row, dropped_reason="fault: its first run: RuntimeError: ABORTED")]).splitlines()[1].endswith(
+        "dropped: fault: its first run: RuntimeError: ABORTED")

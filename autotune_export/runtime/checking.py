@@ -47,6 +47,13 @@ def tolerances_of(dtype_name: str) -> tuple[float, float]:
 #: (bf16 vs f16) has errors ~8x larger and fails.
 ACCURACY_SLACK = 2.0
 
+#: The largest allowance (``ACCURACY_SLACK * E`` of :func:`accuracy_tolerances`) a reference
+#: may give, as a fraction of the largest result magnitude: past it the default's own error is
+#: of the results' size (a fused consumer that thresholds or amplifies the root's rounding: one
+#: element of a step function flipping makes E = 1 where every result is 0 or 1), any result
+#: would pass, and the variants are compared with the default instead (:func:`baseline`).
+REFERENCE_ALLOWANCE_LIMIT = 0.1
+
 
 def accuracy_tolerances(reference: Sequence, default: Sequence) -> list[tuple[float, float]]:
     """Per result, the ``(rtol, atol)`` a variant's results must meet against the reference
@@ -114,6 +121,8 @@ class Baseline:
     expected: list
     tolerances: list | None = None
     against: str = "default"
+    #: Why a group with a reference entry is compared with its default instead ("": it is not).
+    why: str = ""
 
     def describe(self, default_name: str) -> str:
         """How a dropped variant's results differ, for the note (``default_name``: the
@@ -122,6 +131,10 @@ class Baseline:
             return (
                 f"they are less accurate than the default variant {default_name}'s against the group's "
                 "higher-precision reference computation"
+            )
+        if self.why:
+            return (
+                f"they differ from the default variant {default_name}'s (compared with it, not the group's reference: {self.why})"
             )
         return f"they differ from the default variant {default_name}'s"
 
@@ -137,7 +150,33 @@ def baseline(default: Sequence, reference: Sequence | None = None, profile=None)
         return Baseline(list(default))
     with phase(profile, "cross-check: host copies"):
         host_ref, host_default = as_list(to_host(tuple(reference))), as_list(to_host(tuple(default)))
-    return Baseline(list(reference), accuracy_tolerances(host_ref, host_default), "reference")
+    tolerances = accuracy_tolerances(host_ref, host_default)
+    why = _uninformative(host_ref, tolerances)
+    if why:
+        return Baseline(list(default), None, "default", why)
+    return Baseline(list(reference), tolerances, "reference")
+
+
+def _uninformative(reference: Sequence, tolerances: Sequence) -> str:
+    """Why the reference's ``tolerances`` (:func:`accuracy_tolerances`) cannot tell a right
+    result from a wrong one ("" when they can): an allowance over
+    :data:`REFERENCE_ALLOWANCE_LIMIT` of the result's largest magnitude."""
+    import numpy as np
+
+    base = [tolerances_of(np.asarray(r).dtype.name)[1] for r in reference]
+    for i, (r, (_rtol, atol), b) in enumerate(zip(reference, tolerances, base)):
+        r = np.asarray(r)
+        if not is_float(r.dtype) or r.size == 0:
+            continue
+        fr = r.astype(np.float64)
+        top = float(np.abs(fr[np.isfinite(fr)]).max(initial=0.0))
+        if atol - b > REFERENCE_ALLOWANCE_LIMIT * top:
+            return (
+                f"on the fake data the default's error beyond {r.dtype.name}'s tolerances reaches "
+                f"{(atol - b) / ACCURACY_SLACK:.4g} in result {i}, whose largest magnitude is {top:.4g}: "
+                "an allowance that size would pass wrong results"
+            )
+    return ""
 
 
 def disagreement(reference: Sequence, results: Sequence, compare=None, profile=None, tolerances=None) -> str | None:

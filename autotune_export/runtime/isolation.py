@@ -392,6 +392,7 @@ class Isolation:
         #: Workers started (1 + restarts) and their start times in s, for reports.
         self.starts: list[float] = []
         self._references_of, self._references = None, set()
+        self.last_against: tuple[str, str] = ("default", "")
 
     def _ready(self) -> TuningWorker:
         if not self.worker.alive:
@@ -468,13 +469,14 @@ class Isolation:
             if self._references_of != self.worker.proc:
                 self._references_of, self._references = self.worker.proc, set()
             self._references.add(reference)
-        return self.run(
-            lambda w, t: w.request({"op": "check", "reference": reference, "function": function, "compare": compare}, t)[
-                "problem"
-            ],
+        reply = self.run(
+            lambda w, t: w.request({"op": "check", "reference": reference, "function": function, "compare": compare}, t),
             deadline,
             what=what,
         )
+        #: What the last check compared with (checking.Baseline's ``against`` and ``why``).
+        self.last_against = (reply.get("against", "reference" if accurate else "default"), reply.get("why", ""))
+        return reply["problem"]
 
     def measure(
         self,

@@ -314,6 +314,8 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         self._agreeing: dict[str, set[int]] = {}
         self._unwritable_warned = False
         self._references: dict[str, list] = {}
+        #: Per group, what its last cross-check compared with: (checking.Baseline's against, why).
+        self._against: dict[str, tuple[str, str]] = {}
         if strategy == "fixed" and results is not None:
             self.apply_results(results)
         elif strategy == "load":

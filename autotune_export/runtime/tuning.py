@@ -222,7 +222,8 @@ class Tuning:
             self._agreeing.setdefault(info.key, set()).add(k)
             return True
         self.dropped.setdefault(info.key, set()).add(k)
-        how = Baseline([], against="reference" if info.reference else "default").describe(info.variants[info.default])
+        against, why = self._against.get(info.key, ("reference" if info.reference else "default", ""))
+        how = Baseline([], against=against, why=why).describe(info.variants[info.default])
         self.drop_reasons.setdefault(info.key, {})[info.variants[k]] = f"differs: on the fake data {how} ({problem})"
         self.notes[info.key] = f"{info.key}: variant {info.variants[k]} was dropped: on the fake data {how} ({problem})"
         return False
@@ -241,7 +242,8 @@ class Tuning:
         workload = tuning_workload_key(info)
         if self._isolated(info, workload, [info.default, k]):
             with phase(self.profile, "cross-check (worker)"):
-                return self._worker().check(
+                worker = self._worker()
+                problem = worker.check(
                     info.check[info.default],
                     info.check[k],
                     self._deadline,
@@ -250,6 +252,8 @@ class Tuning:
                     compare=info.compare,
                     accurate=info.reference,
                 )
+                self._against[info.key] = worker.last_against
+                return problem
         ref = self._references.get(info.key)
         if ref is None:
             with phase(self.profile, "cross-check: device runs"):
@@ -259,6 +263,7 @@ class Tuning:
         with phase(self.profile, "cross-check: device runs"):
             out = as_list(self._invoker(info.check[k])())
         compare = self._invoker(info.compare) if info.compare else None
+        self._against[info.key] = (ref.against, ref.why)
         return disagreement(ref.expected, out, compare, self.profile, ref.tolerances)
 
     def autotune(self) -> dict[str, list[VariantTiming]]:

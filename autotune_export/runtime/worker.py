@@ -115,7 +115,8 @@ class _Worker:
             raise LookupError(f"no reference results of {req['reference']} in this worker")
         out = as_list(self.functions[req["function"]]())
         compare = self.functions[req["compare"]] if req.get("compare") else None
-        return {"ok": True, "problem": disagreement(ref.expected, out, compare, tolerances=ref.tolerances)}
+        problem = disagreement(ref.expected, out, compare, tolerances=ref.tolerances)
+        return {"ok": True, "problem": problem, "against": ref.against, "why": ref.why}
 
     def measure(self, req: dict) -> dict:
         from autotune_export.contract import GroupReflection

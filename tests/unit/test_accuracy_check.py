@@ -173,3 +173,33 @@ def test_bf16_results_get_the_allowance_too():
     assert results_agree([ref], [precise], [(rtol, atol)]) is None
     shifted = (A.astype(np.float32) @ np.roll(B, 1, axis=0).astype(np.float32)).astype(bf16)  # B's rows off by one
     assert results_agree([ref], [shifted], [(rtol, atol)]) is not None  # wrong elements: dropped
+
+
+def test_a_reference_whose_allowance_is_the_results_size_is_not_used():
+    """Tester, Dec 2 session 4, finding 1b: an f16 matmul with a fused step consumer
+    (``select(x > 0, 1, 0)``): the fp16-accumulating default flips one element of 1536 against
+    the reference, so E = 1 and the allowance 2 passes any 0/1 result (all ones, all zeros, the
+    negated step). Such a reference cannot separate variants: the group is compared with its
+    default instead (the variants must then agree with the default's results), and says why."""
+    x = (A[:32, :512].astype(np.float64) @ B[:512, :48].astype(np.float64))
+    ref = (x > 0).astype(np.float16)
+    default = ref.copy()
+    default.reshape(-1)[7] = 1 - default.reshape(-1)[7]  # the one element whose sum's sign f16 flips
+    b = baseline([_Host(default)], [_Host(ref)])
+    assert b.against == "default" and b.tolerances is None
+    assert b.why == ("on the fake data the default's error beyond float16's tolerances reaches 0.999 in result 0, "
+                     "whose largest magnitude is 1: an allowance that size would pass wrong results")
+    for wrong in (np.ones_like(ref), np.zeros_like(ref), (x < 0).astype(np.float16)):
+        assert disagreement(b.expected, [_Host(wrong)]) is not None
+        assert results_agree([ref], [wrong], accuracy_tolerances([ref], [default])) is None  # what the reference would have kept
+    assert disagreement(b.expected, [_Host(default.copy())]) is None
+    assert "(compared with it, not the group's reference: on the fake data" in b.describe("@d")
+
+
+def test_a_reference_within_the_limit_stays_the_baseline():
+    """The fp16 models above: the default's allowance is a few percent of the results' size,
+    so the reference stays what variants are checked against."""
+    b = baseline([_Host(DEFAULT)], [_Host(REF)])
+    assert b.against == "reference" and b.why == ""
+    ((_, atol),) = b.tolerances
+    assert 0 < atol < 0.1 * np.abs(REF.astype(np.float64)).max()

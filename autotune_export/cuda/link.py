@@ -32,7 +32,7 @@ from autotune_export.cuda import abi
 from autotune_export.cuda import ptx as ptx_mod
 from autotune_export.cuda.launch_plan import config_text
 from autotune_export.cuda.bundle import Bundle, ExportSpec, GroupSpec, link_object
-from autotune_export.cuda.targets import MAX_REGISTERS_PER_BLOCK, MAX_THREADS_PER_BLOCK
+from autotune_export.cuda.targets import MAX_REGISTERS_PER_BLOCK, MAX_THREADS_PER_BLOCK, grid_limit_problem
 from autotune_export.cuda.triton_compile import CompiledVariant, PrunedVariant
 from autotune_export.ir import grid as grid_mod
 from autotune_export.ir.params import Param, variant_name
@@ -356,9 +356,18 @@ def _link(req: LinkRequest, results, diagnostics: list[Diagnostic]) -> Linked:
         try:
             exprs = [grid_mod.parse(g) for g in req.grid]
             # Workload values are symbolic (None); the count region binds them.
-            grid_mod.check_grid(exprs, {**env, **{w: None for w in req.workload}})
+            values = {**env, **{w: None for w in req.workload}}
+            grid_mod.check_grid(exprs, values)
         except grid_mod.GridError as err:
             raise DiagnosticError.at(req.grid_location, f"{err} for config {index} {config_text(cfg)}") from None
+        # A dimension constant for this config must be within CUDA's grid limits (the one home:
+        # targets.grid_limit_problem); one that depends on the workload is checked by CUDA at launch.
+        problem = grid_limit_problem([n if n is not None else 1 for n in (grid_mod.fold(e, values) for e in exprs)])
+        if problem:
+            raise DiagnosticError.at(
+                req.grid_location,
+                f"{problem} for config {index} {config_text(cfg)}: the launch cannot run (cuLaunchKernel refuses it)",
+            )
         need = [scratch[t][name] for t in range(len(archs)) if name in scratch[t]]
         exports.append(
             ExportSpec(

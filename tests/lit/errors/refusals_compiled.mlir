@@ -102,3 +102,16 @@ util.func public @host(%addrs: tensor<4xi64>) -> tensor<512xf32> {
   %r = flow.dispatch @ex::@g(%addrs) : (tensor<4xi64>) -> tensor<512xf32>
   util.return %r : tensor<512xf32>
 }
+
+// -----
+
+// A grid constant for a config over CUDA's limit (y and z: 65535 blocks) cannot launch: refused
+// at build time, at the grid, as the program front door drops such a candidate (tester, Dec 2).
+hal.executable.source private @ex {
+  // expected-remark @+1 {{@g: 1 variant for sm_80}}
+  hal.executable.autotuning.export @g triton("Inputs/refusal_kernels.py", "scale_kernel")
+      signature(x_ptr: *fp32, out_ptr: *fp32 {output}, n: i32)
+      configs([{BLOCK = 128}])
+      // expected-error @+1 {{grid y is 70000 blocks; CUDA allows at most 65535 in y (x: 2**31 - 1, y and z: 65535) for config 0 {BLOCK = 128}: the launch cannot run (cuLaunchKernel refuses it)}}
+      workload() grid(1, 70000)
+}

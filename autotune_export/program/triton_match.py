@@ -87,6 +87,12 @@ def _is_zero(value) -> bool:
     return isinstance(attr, ir.FloatAttr) and attr.value == 0.0
 
 
+def _same_values(operands, values) -> bool:
+    """Whether ``operands`` are ``values`` in some order (an add or multiply commutes)."""
+    ops = list(operands)
+    return len(ops) == len(values) and all(any(o == v for o in ops) for v in values)
+
+
 def match_matmul(dispatch, root) -> MatmulMatch | str:
     """``dispatch`` (a ``flow.dispatch.workgroups``) as a :class:`MatmulMatch`, or why it is
     not one (a one-line reason for the remark). ``root``: its root op
@@ -101,6 +107,14 @@ def match_matmul(dispatch, root) -> MatmulMatch | str:
         shape = [type(o.operation.opview) for o in body]
         if shape != [arith.MulFOp, arith.AddFOp, linalg.YieldOp]:
             return f"its body is {', '.join(o.operation.name for o in body)}, not a multiply-add"
+        a, b, acc = list(root.regions[0].blocks[0].arguments)
+        mul, add, yld = (o.operation for o in body)
+        if not (
+            _same_values(mul.operands, [a, b])
+            and _same_values(add.operands, [acc, mul.results[0]])
+            and list(yld.operands) == [add.results[0]]
+        ):
+            return "its body is not out + a * b of its two inputs' and its output's elements"
     elif not isa(root, linalg.MatmulOp, linalg.BatchMatmulOp):
         return f"{root.name} is not a matmul"
     types = [str(ir.ShapedType(v.type).element_type) for v in root.operands]

@@ -163,6 +163,7 @@ def test_fused_consumer_wide_types_and_accumulation_are_not_matched(matches):
     assert matches["bias"] == "the dispatch fuses linalg.generic with the matmul; the kernel computes the product alone"
     assert matches["wide"].startswith("element types f32 x f32 -> f32")
     assert matches["accumulate"] == "its accumulator is not a zero fill"
+    assert matches["not_a_product"] == "its body is not out + a * b of its two inputs' and its output's elements"
 
 
 def _mm(batch, m, n, k, a_strides, b_strides, c_strides):

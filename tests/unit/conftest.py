@@ -217,3 +217,19 @@ def pytest_collection_finish(session):
     import gc
 
     gc.freeze()
+
+
+_FROZEN_AT: list[str] = []
+
+
+def pytest_runtest_setup(item):
+    """At each test file's first test: the garbage of the files before collected, what they
+    left alive (modules they imported: PyTorch, Triton's compiler, caches) frozen as at
+    collection (:func:`pytest_collection_finish`)."""
+    path = item.nodeid.split("::")[0]
+    if _FROZEN_AT and _FROZEN_AT[-1] != path:
+        import gc
+
+        gc.collect()
+        gc.freeze()
+    _FROZEN_AT[:] = [path]

@@ -21,9 +21,14 @@ if importlib.util.find_spec("torch") is None:
 
 class _Torch:
     """``torch``, imported by the first test that asks for one of its names: every
-    pytest-xdist worker collects this module, and importing torch costs 2 CPU-seconds."""
+    pytest-xdist worker collects this module, and importing torch costs 2 CPU-seconds.
+    Collection itself asks the module's objects for ``_mock_name`` and ``__wrapped__``
+    (pytest's fixture discovery): not torch's names, answered without importing it (they
+    imported torch in every worker)."""
 
     def __getattr__(self, name):
+        if name.startswith("__") or name == "_mock_name":
+            raise AttributeError(name)
         import torch
 
         return getattr(torch, name)

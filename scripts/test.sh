@@ -33,6 +33,20 @@
 # lit's 262 s), 5 min 53 s (3.6); `slow` 1 min 32 s more. At 8d7eda9, with the slow tests in and
 # lit before pytest: 6 min 15 s (3.9) and 4 min 42 s (3.6); before that 9 min 11 s and 7 min.
 # The fast suite (970 tests) took 76-79 s in two idle runs after that .ci/run (60 s in it).
+# Issue 22, Dec 2 10:40-11:20, 976-982 tests: 122-127 CPU-s and 70-76 s at load 1-3 before
+# (pytest alone 94-112 CPU-s, lit 24). Then ml_dtypes < 0.7 (its import: 0.65 -> 0.15 CPU-s in
+# every process that imports iree.runtime; a tuning worker 0.8 -> 0.25), gc.freeze of what
+# collection and each test file leave alive, torch no longer imported by every xdist worker's
+# collection (test_torch_at_import's lazy stand-in answered pytest's probes), test_op_text's AST
+# passes and hypothesis' codec table once, and the lit server preloading the linalg dialect:
+# 92 CPU-s (81 user, 11 sys) and 56 s of wall time at load 1.3; 96-106 CPU-s and 54-68 s at
+# load 3-3.5; 107-118 CPU-s and 84-89 s at load 4-4.5 (others' work on this shared machine
+# costs CPU-seconds too). pytest alone 75 CPU-s and 44 s at load 1 (iree-compile 29 of them:
+# 21 llvm-cpu builds of test modules, one CUDA --compile-to=hal), lit alone 22-25 CPU-s.
+# Integration pieces: the two tests that let a kernel hang for real wait 3 s, not 20 (a core
+# spun meanwhile), the Triton form's split-pipeline commands go through the fork server
+# (21.5 -> 6.5 s, 17 -> 8 CPU-s), the convolution's vectorization test builds it alone
+# (11 -> 4 s): about 55 s of test time and 50 CPU-s less.
 # The integration suite with its lit commands through the fork server and lit and pytest at the
 # same time, sharing compiled artifacts: 14 min 6 s and 769 CPU-seconds at load average 7-10
 # (Dec 2, shared machine); lit then pytest as before, at load 9-14: 21 min 38 s and 760

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pathlib
 import platform
+import re
 from collections.abc import Sequence
 
 from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY, GroupReflection, decode_reflection
 
-__all__ = ["module_reflection", "device_identity", "make_config"]
+__all__ = ["module_reflection", "device_identity", "make_config", "allocator_specs", "iree_reason"]
 
 
 def module_reflection(vm_module) -> list[GroupReflection]:
@@ -57,45 +58,106 @@ def device_identity(driver: str) -> dict:
     return {"driver": driver, "device": name, "driver_version": version}
 
 
-def make_config(rt, driver: str, allocators: Sequence[str] = ()):
+def allocator_specs(allocators) -> list[str]:
+    """``allocators`` (a sequence of IREE ``--device_allocator`` specs, e.g. ``["caching"]``;
+    None: none, IREE's default allocator) as a list of str. Raises TypeError for a str (which
+    would otherwise be read as one spec per character) and for a non-str element (iree.runtime
+    answers it with a bare ``std::bad_cast``). The one check behind
+    :class:`~autotune_export.runtime.tuner.AutotunedModule`'s ``device_allocators`` and
+    :func:`make_config`."""
+    if allocators is None:
+        return []
+    if isinstance(allocators, str):
+        raise TypeError('device_allocators is a sequence of allocator specs, e.g. ["caching"], not a str')
+    try:
+        specs = list(allocators)
+    except TypeError:
+        raise TypeError(f'device_allocators is a sequence of allocator specs, e.g. ["caching"], not {allocators!r}') from None
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise TypeError(f'device_allocators: {spec!r} is not an allocator spec (a str such as "caching")')
+    return specs
+
+
+#: IREE's status text, ``file:line: CODE; message`` (iree_status_format), as iree.runtime puts it
+#: after its own context ("Error creating driver: ...").
+_IREE_STATUS = re.compile(r":\d+: ([A-Z][A-Z_]*); ")
+
+
+def iree_reason(text: str) -> tuple[str | None, str]:
+    """``(status code, message)`` of the first IREE status in an iree.runtime error text:
+    ``"...: c/runtime/src/iree/base/bitfield.c:60: INVALID_ARGUMENT; unrecognized bitfield
+    member 'foo'"`` -> ``("INVALID_ARGUMENT", "unrecognized bitfield member 'foo'")``. The
+    message is the rest of the status's line, whole (a ``;`` inside a quoted name stays in
+    it); without a status, ``(None, first line)``."""
+    line = text.splitlines()[0] if text else ""
+    found = _IREE_STATUS.search(line)
+    if found is None:
+        return None, line
+    return found.group(1), line[found.end() :].strip()
+
+
+def make_config(rt, driver: str, allocators: Sequence[str] | None = ()):
     """``iree.runtime.Config(driver)``; when the driver cannot make a device, a RuntimeError
-    that says which driver and what is missing (rather than IREE's "Could not create
-    device").
+    that says which driver (and allocators) and what is missing (rather than IREE's "Could not
+    create device").
 
     ``allocators``: the device's allocator specs, IREE's ``--device_allocator`` of
     iree-run-module and iree-benchmark-module (e.g. ``["caching"]``: device memory a call frees
-    is kept for the next call's allocation); given, the device is made afresh for this config
-    (``create_device_by_uri(driver, allocators=...)``) instead of iree.runtime's cached one.
-    On CUDA the caching allocator serves a program's per-call allocations only with the runtime
-    flag ``--cuda_async_allocations=false`` (parsed before the first CUDA device of the process
-    is made); otherwise they go to CUDA's stream-ordered pools (docs/runtime.md, "Per-call
-    allocations"). An unknown spec is a RuntimeError from iree.runtime."""
+    is kept for the next call's allocation; checked by :func:`allocator_specs`); given, the
+    device is made afresh for this config (``create_device_by_uri(driver, allocators=...)``)
+    instead of iree.runtime's cached one. On CUDA the caching allocator serves a program's
+    per-call allocations only with the runtime flag ``--cuda_async_allocations=false`` (parsed
+    before the first CUDA device of the process is made); otherwise they go to CUDA's
+    stream-ordered pools (docs/runtime.md, "Per-call allocations"). A spec the driver refuses
+    (IREE's INVALID_ARGUMENT) is a RuntimeError naming the allocators with IREE's own reason
+    (e.g. ``unrecognized bitfield member 'foo'`` for ``caching:foo=1``); any other failure
+    names them too, with the driver's reason. Raises TypeError for specs that are not a
+    sequence of str (:func:`allocator_specs`)."""
+    allocators = allocator_specs(allocators)
+    made_by = f" with allocators {allocators}" if allocators else ""
+    if allocators:
+        try:
+            hal_driver = rt.get_driver(driver)
+        except (RuntimeError, ValueError) as err:
+            _refuse(rt, driver, made_by, err)
+        try:
+            return rt.Config(device=hal_driver.create_device_by_uri(driver, allocators=allocators))
+        except (RuntimeError, ValueError) as err:
+            code, reason = iree_reason(str(err))
+            if code != "INVALID_ARGUMENT":  # not the specs: the driver's own reason
+                _refuse(rt, driver, made_by, err)
+            raise RuntimeError(
+                f"cannot create a device of IREE driver '{driver}'{made_by}: "
+                f"{reason or type(err).__name__} (IREE's --device_allocator specs, e.g. caching)"
+            ) from None
     try:
-        if allocators:
-            return rt.Config(device=rt.get_driver(driver).create_device_by_uri(driver, allocators=list(allocators)))
         return rt.Config(driver)
     except (RuntimeError, ValueError) as err:
-        if allocators and "allocator" in str(err):
-            raw = str(err).splitlines()[0]
-            raise RuntimeError(
-                f"cannot create a device of IREE driver '{driver}' with allocators {list(allocators)}: "
-                f"{raw.rsplit(';', 1)[-1].strip()} (IREE's --device_allocator specs, e.g. caching)"
-            ) from None
-        raw = (str(err).splitlines()[0] if str(err) else type(err).__name__).removesuffix(" Exception for last tried follows.")
-        if isinstance(err, ValueError):
+        _refuse(rt, driver, made_by, err)
+
+
+def _refuse(rt, driver: str, made_by: str, err: Exception):
+    """Raise the RuntimeError of :func:`make_config` for a driver that made no device (``err``:
+    iree.runtime's error): the driver's own reason, asked from ``rt.get_driver``; "no such
+    driver" only when IREE has no driver of that name."""
+    raw = (str(err).splitlines()[0] if str(err) else type(err).__name__).removesuffix(" Exception for last tried follows.")
+    name = driver.split(":", 1)[0]
+    try:
+        devices = rt.get_driver(name).query_available_devices()
+        reason = "no device is available" if not devices else "the device could not be opened"
+    except Exception as query:  # noqa: BLE001 - the driver's own reason is the answer
+        text = str(query)
+        code, message = iree_reason(text)
+        if "libcuda" in text or "nvcuda" in text:
+            reason = "the CUDA driver library libcuda.so is not installed or not on the library path (no NVIDIA driver)"
+        elif code == "NOT_FOUND" and "no driver" in message:
             reason = "iree.runtime has no such driver (drivers: cuda, local-task, local-sync)"
         else:
-            name = driver.split(":", 1)[0]
-            try:
-                devices = rt.get_driver(name).query_available_devices()
-                reason = "no device is available" if not devices else "the device could not be opened"
-            except Exception as query:  # noqa: BLE001 - the driver's own reason is the answer
-                text = str(query)
-                if "libcuda" in text or "nvcuda" in text:
-                    reason = "the CUDA driver library libcuda.so is not installed or not on the library path (no NVIDIA driver)"
-                else:
-                    reason = text.splitlines()[0] if text else "the driver cannot be created"
-            if name == "cuda" and "device" in reason:
-                reason += " (no NVIDIA GPU visible: check nvidia-smi and CUDA_VISIBLE_DEVICES)"
-        hint = " A module built with --backend llvm-cpu runs on driver='local-task'." if driver.startswith("cuda") else ""
-        raise RuntimeError(f"cannot create a device of IREE driver '{driver}': {reason} (iree.runtime: {raw}).{hint}") from None
+            reason = message or "the driver cannot be created"
+    if name == "cuda" and "device" in reason:
+        reason += " (no NVIDIA GPU visible: check nvidia-smi and CUDA_VISIBLE_DEVICES)"
+    hint = " A module built with --backend llvm-cpu runs on driver='local-task'." if driver.startswith("cuda") else ""
+    raise RuntimeError(
+        f"cannot create a device of IREE driver '{driver}'{made_by}: {reason} (iree.runtime: {raw}).{hint}"
+    ) from None

@@ -64,7 +64,7 @@ from autotune_export.contract import (
     workload_values_problem,
 )
 from autotune_export.runtime.checking import CHECK_TOLERANCES, disagreement, results_agree  # noqa: F401  (re-exported)
-from autotune_export.runtime.device import device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
+from autotune_export.runtime.device import allocator_specs, device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
 from autotune_export.runtime.calls import ML_DTYPES_ELEMENT_TYPES, ml_dtypes_array_to_device
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.failures import Failures, close_isolation
@@ -178,13 +178,15 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
     ``iree.runtime`` flags (``iree.runtime.flags.parse_flags``, process-wide) parsed before the
     device is created here and in the worker, so both devices are configured alike;
     ``device_allocators``: the device's allocator specs (IREE's ``--device_allocator``, e.g.
-    ``["caching"]``; :func:`~autotune_export.runtime.device.make_config`), here and in the
+    ``["caching"]``; None: none; :func:`~autotune_export.runtime.device.make_config`), here and in the
     worker: with ``iree_flags=["--cuda_async_allocations=false"]`` a CUDA program's per-call
     allocations reuse freed memory (docs/runtime.md, "Per-call allocations"). Raises
     ``RuntimeError`` (iree.runtime) when the driver or module cannot be loaded, ``ValueError``
     for a module without autotune metadata, a bad strategy or isolation, or a ``budget_ms``
     or ``variant_timeout_s`` that is not a finite number > 0 (:func:`positive_amount`; before
-    anything loads: a variant limit of 0 dropped every variant, the default too).
+    anything loads: a variant limit of 0 dropped every variant, the default too), and
+    ``TypeError`` for ``device_allocators`` that are a str or hold a non-str
+    (:func:`~autotune_export.runtime.device.allocator_specs`, before anything loads).
     """
 
     def __init__(
@@ -210,10 +212,11 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         variant_timeout_s: float = 60.0,
         group_timeout_s: float = 600.0,
         iree_flags: Sequence[str] = (),
-        device_allocators: Sequence[str] = (),
+        device_allocators: Sequence[str] | None = (),
         profile: bool | None = None,
     ):
         positive_amount("variant_timeout_s", variant_timeout_s, "seconds")
+        allocators = allocator_specs(device_allocators)
         if budget_ms is not None:
             positive_amount("budget_ms", budget_ms, "milliseconds", "or None: the default budget")
         import iree.runtime as rt
@@ -244,7 +247,7 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
         data = bytes(module) if isinstance(module, (bytes, bytearray)) else pathlib.Path(module).read_bytes()
         self.module_sha256 = hashlib.sha256(data).hexdigest()
         self._module_source = data if isinstance(module, (bytes, bytearray)) else os.fspath(module)
-        self.device_allocators = list(device_allocators)
+        self.device_allocators = allocators
         self.config = make_config(rt, driver, self.device_allocators)
         self.context = rt.SystemContext(config=self.config)
         self.vm_module = rt.VmModule.copy_buffer(self.context.instance, data)

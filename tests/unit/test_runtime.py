@@ -428,6 +428,53 @@ def test_an_unknown_allocator_is_an_error_that_names_it(vmfb, tmp_path):
                               "unrecognized allocator 'bogus' (IREE's --device_allocator specs, e.g. caching)")
 
 
+@pytest.mark.parametrize(
+    "driver, specs, expected",
+    [
+        # A parameter the spec does not have: IREE's reason, not "no such driver" (local-task exists).
+        ("local-task", ["caching:foo=1"], "with allocators ['caching:foo=1']: unrecognized bitfield member 'foo' "
+                                          "(IREE's --device_allocator specs, e.g. caching)"),
+        # A ';' inside IREE's quoted name stays in the reason (the status prefix is parsed, not split at ';').
+        ("local-task", ["caching;bad"], "with allocators ['caching;bad']: unrecognized allocator 'caching;bad' "
+                                        "(IREE's --device_allocator specs, e.g. caching)"),
+        # A driver IREE does not have is still named as such, with the allocators.
+        ("no-such-driver", ["caching"], "with allocators ['caching']: iree.runtime has no such driver"),
+    ],
+)
+def test_a_device_the_allocators_cannot_make_names_them_and_iree_s_reason(driver, specs, expected):
+    import iree.runtime as rt
+
+    from autotune_export.runtime.device import make_config
+
+    with pytest.raises(RuntimeError) as err:
+        make_config(rt, driver, specs)
+    assert str(err.value).startswith(f"cannot create a device of IREE driver '{driver}' {expected}")
+
+
+@pytest.mark.parametrize(
+    "specs, message",
+    [
+        ("caching", 'device_allocators is a sequence of allocator specs, e.g. ["caching"], not a str'),
+        (["caching", 1], 'device_allocators: 1 is not an allocator spec (a str such as "caching")'),
+    ],
+)
+def test_device_allocators_of_the_wrong_type_are_refused_before_anything_loads(tmp_path, specs, message):
+    """A str (read as one spec per character before) and a non-str spec (iree.runtime's bare
+    std::bad_cast before) are TypeErrors, raised before the module is read: the path does not
+    exist."""
+    with pytest.raises(TypeError) as err:
+        AutotunedModule(tmp_path / "absent.vmfb", driver=DRIVER, cache=None, device_allocators=specs)
+    assert str(err.value) == message
+
+
+def test_device_allocators_none_is_the_default_allocator(vmfb, tmp_path):
+    """None means no specs, as the other options' None means their default."""
+    m = _load(vmfb, tmp_path, device_allocators=None)
+    assert m.device_allocators == []
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(m("scale", x), 2 * x)
+
+
 def test_the_tuning_worker_makes_its_device_with_the_module_s_allocators(vmfb, tmp_path):
     """The worker's device is made from the same allocator specs (its load request carries
     them): specs it cannot make leave the group untuned, with the worker's reason."""

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from autotune_export.contract import AUTOTUNE_FUNCTION, REFLECTION_KEY, GroupReflection, decode_reflection
 
-__all__ = ["module_reflection", "device_identity", "make_config", "allocator_specs", "iree_reason"]
+__all__ = ["module_reflection", "device_identity", "make_config", "allocator_specs", "iree_reason", "AllocatorSpecError"]
 
 
 def module_reflection(vm_module) -> list[GroupReflection]:
@@ -56,6 +56,12 @@ def device_identity(driver: str) -> dict:
     if name == "unknown" and not driver.startswith("cuda"):
         name = platform.processor() or platform.machine()
     return {"driver": driver, "device": name, "driver_version": version}
+
+
+class AllocatorSpecError(RuntimeError):
+    """The driver refused the device's allocator specs (IREE's INVALID_ARGUMENT for a
+    ``--device_allocator`` spec): the message names them and gives IREE's reason
+    (:func:`make_config`). A RuntimeError, as iree.runtime's own errors are."""
 
 
 def allocator_specs(allocators) -> list[str]:
@@ -110,9 +116,9 @@ def make_config(rt, driver: str, allocators: Sequence[str] | None = ()):
     per-call allocations only with the runtime flag ``--cuda_async_allocations=false`` (parsed
     before the first CUDA device of the process is made); otherwise they go to CUDA's
     stream-ordered pools (docs/runtime.md, "Per-call allocations"). A spec the driver refuses
-    (IREE's INVALID_ARGUMENT) is a RuntimeError naming the allocators with IREE's own reason
-    (e.g. ``unrecognized bitfield member 'foo'`` for ``caching:foo=1``); any other failure
-    names them too, with the driver's reason. Raises TypeError for specs that are not a
+    (IREE's INVALID_ARGUMENT) is an :class:`AllocatorSpecError` (a RuntimeError) naming the
+    allocators with IREE's own reason (e.g. ``unrecognized bitfield member 'foo'`` for
+    ``caching:foo=1``); any other failure names them too, with the driver's reason. Raises TypeError for specs that are not a
     sequence of str (:func:`allocator_specs`)."""
     allocators = allocator_specs(allocators)
     made_by = f" with allocators {allocators}" if allocators else ""
@@ -127,7 +133,7 @@ def make_config(rt, driver: str, allocators: Sequence[str] | None = ()):
             code, reason = iree_reason(str(err))
             if code != "INVALID_ARGUMENT":  # not the specs: the driver's own reason
                 _refuse(rt, driver, made_by, err)
-            raise RuntimeError(
+            raise AllocatorSpecError(
                 f"cannot create a device of IREE driver '{driver}'{made_by}: "
                 f"{reason or type(err).__name__} (IREE's --device_allocator specs, e.g. caching)"
             ) from None

@@ -6,6 +6,7 @@
                     [--results R.json] [--search race|exhaustive] [--budget MS] [--warmup MS] [--rep MS]
                     [--flush-l2] [--no-cache] [-q | -v]
                     [--isolation auto|process|none] [--variant-timeout S] [--group-timeout S] [--iree-flag F]
+                    [--device-allocator SPEC]
     python -m autotune_export.tools.tune MODULE.vmfb ...     (the same, on a machine that has
                                                               iree-base-runtime and numpy only)
 
@@ -23,6 +24,10 @@ column then appears) and its winner. A variant the cross-check dropped (its resu
 data differ from the default variant's) is marked ``dropped`` and never counts as the best.
 A variant that faulted, hung past ``--variant-timeout`` or that the runtime refused while tuning
 in the worker (``--isolation``, docs/runtime.md) is marked ``dropped: kind: reason``, without times.
+``--device-allocator SPEC`` (repeatable) makes the device with IREE's allocator specs
+(``AutotunedModule(device_allocators=...)``, e.g. ``caching``); ``--iree-flag=--device_allocator=...``
+is a usage error pointing to it (iree.runtime accepts the flag, but a device made by
+``iree.runtime.Config`` never reads it).
 Notes (e.g. a dropped variant, a group without benchmark entries) go to stderr unless ``-q``;
 ``-v`` also prints each group's tuning and each workload's choice.
 """
@@ -37,6 +42,7 @@ import re
 import sys
 from typing import Sequence
 
+from autotune_export.runtime.device import AllocatorSpecError
 from autotune_export.runtime.records import recorded_ms
 from autotune_export.runtime.tuner import AutotunedModule, TuningCache, positive_amount
 from autotune_export.support import progress
@@ -84,6 +90,19 @@ def _positive(flag: str, unit: str):
             raise argparse.ArgumentTypeError(f"expected a finite number of {unit} > 0, got '{text}'") from None
 
     return parse
+
+
+def _iree_flag(text: str) -> str:
+    """An argparse ``type`` for ``--iree-flag``: the flag as given, except IREE's
+    ``--device_allocator``, a usage error pointing to ``--device-allocator``: iree.runtime's flag
+    registry accepts it, but the device :func:`~autotune_export.runtime.device.make_config`
+    makes (``iree.runtime.Config``) never reads it, so it would be silently ignored."""
+    if text.lstrip("-").split("=", 1)[0] == "device_allocator":
+        raise argparse.ArgumentTypeError(
+            f"{text}: a device iree.runtime makes does not read IREE's --device_allocator flag; "
+            "use --device-allocator SPEC (e.g. --device-allocator caching)"
+        )
+    return text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -139,9 +158,19 @@ def _parser() -> argparse.ArgumentParser:
         "--iree-flag",
         action="append",
         default=[],
+        type=_iree_flag,
         metavar="FLAG",
         help="an iree.runtime flag for the device, here and in the worker (e.g. "
         "--iree-flag=--task_worker_local_memory=65536); repeatable",
+    )
+    p.add_argument(
+        "--device-allocator",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="make the device, here and in the worker, with this IREE allocator spec (IREE's --device_allocator, "
+        "e.g. caching); repeatable. On CUDA pair it with --iree-flag=--cuda_async_allocations=false, else a "
+        "call's allocations go to CUDA's stream-ordered pools (docs/runtime.md, \"Per-call allocations\")",
     )
     p.add_argument(
         "--variant-timeout",
@@ -389,10 +418,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             variant_timeout_s=args.variant_timeout,
             group_timeout_s=args.group_timeout,
             iree_flags=args.iree_flag,
+            device_allocators=args.device_allocator,
             search=args.search,
             budget_ms=args.budget,
         )
-    except ValueError as err:
+    except (ValueError, AllocatorSpecError) as err:  # the allocators, not the module or driver
         print(f"{args.module}: error: {err}", file=sys.stderr)
         return 1
     except RuntimeError as err:

@@ -351,6 +351,23 @@ def test_tune_command_errors(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == f"{tmp_path / 'missing.vmfb'}: error: no such module file"
 
 
+def test_tune_makes_the_device_with_the_given_allocators(vmfb, tmp_path, capsys, given_tune):
+    """``tune --device-allocator SPEC`` (repeatable) is ``AutotunedModule(device_allocators=...)``:
+    with ``caching`` it tunes as without (a worker makes its device alike); a spec the driver
+    refuses is the command's error naming the allocators and IREE's reason (tester session 4,
+    finding 4)."""
+    argv = ["tune", str(vmfb), "--device", DRIVER, "--no-cache", "--isolation", "process", "--json"]
+    assert cli.main([*argv, "--device-allocator", "caching"]) == 0
+    rows = {r["variant"]: r for r in json.loads(capsys.readouterr().out)["variants"]}
+    assert rows["fast"]["winner"] and not rows["slow"]["winner"]
+    assert cli.main([*argv, "--device-allocator", "caching", "--device-allocator", "caching:foo=1"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"{vmfb}: error: cannot create a device of IREE driver 'local-task' with allocators ['caching', 'caching:foo=1']: "
+        "unrecognized bitfield member 'foo' (IREE's --device_allocator specs, e.g. caching)\n"
+    )
+
+
 def test_device_arrays_in_and_out(vmfb, tmp_path):
     """DeviceArray arguments are taken as they are and results can stay on the device."""
     import iree.runtime as rt

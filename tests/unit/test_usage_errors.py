@@ -16,6 +16,10 @@ from autotune_export.tools import cli
         (["x.mlir", "--taget", "sm_90"], "autotune-export", "did you mean '--target'?"),
         (["tune"], "autotune-export tune", "required: module"),
         (["tune", "m.vmfb", "--serch", "race"], "autotune-export tune", "did you mean '--search'?"),
+        # iree.runtime accepts the flag but a device made by iree.runtime.Config never reads it (tester session 4, finding 4).
+        (["tune", "m.vmfb", "--iree-flag=--device_allocator=caching"], "autotune-export tune",
+         "argument --iree-flag: --device_allocator=caching: a device iree.runtime makes does not read IREE's "
+         "--device_allocator flag; use --device-allocator SPEC"),
         (["inspect"], "autotune-export inspect", "required: input"),
         (["check"], "autotune-export check", "required: input"),
         (["program", "p.mlir"], "autotune-export program", "-o/--output"),

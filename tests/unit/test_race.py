@@ -333,3 +333,26 @@ def test_warm_up_calls_then_pairs_for_the_fixed_cost(clock):
     assert [(k, n) for k, n, _ in sampler.log] == [(0, n) for n in calls[0]]
     assert sampler.log[-1][2] == pytest.approx(0.5 + 2 * 8 * 0.09)
     assert sampler.fixed == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "samples, median, p20, p80",
+    [
+        # tester session 4, finding 9: --json said median 0.010912 (the lower median), p20 0.012713, p80 0.018116
+        ([0.019917, 0.010912], 0.0154145, 0.012713, 0.018116),
+        ([3.0, 1.0, 10.0], 3.0, 1.8, 7.2),
+    ],
+)
+def test_median_and_spread_follow_one_rule(samples, median, p20, p80):
+    """A variant's median and p20-p80 come from one rule (the standard library's: median, and
+    quantiles by linear interpolation), so the median is never outside its own range: with 2
+    samples the lower median (the faster sample) was below the interpolated p20. tune's table
+    (VariantTiming) and the report (report.summarize) agree."""
+    from autotune_export.tools import report
+
+    t = timing.VariantTiming("v", list(samples))
+    lo, hi = t.spread_ms
+    assert (t.median_ms, lo, hi) == pytest.approx((median, p20, p80), rel=1e-12)
+    assert lo <= t.median_ms <= hi
+    [stats] = report.summarize({"g": [t]})["g"]
+    assert (stats.median_ms, stats.p20_ms, stats.p80_ms) == pytest.approx((median, p20, p80), rel=1e-12)

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from autotune_export.contract import GroupReflection
+from autotune_export.contract import AUTOTUNE_FUNCTION, GroupReflection
 from autotune_export.cuda.workers import check_jobs
 from autotune_export.ir.walk import walk
 from autotune_export.passes.pin_variants import chosen_result
@@ -175,7 +175,9 @@ def build_program(
         args = [*_CPU_ARGS, *iree_args]
     # Both phases print their locations (the input's positions), so remarks can name the op's line.
     debug = ["--mlir-print-debuginfo"]
-    input_text = tag_sites(compile_input(source, args + ["--compile-to=input", *debug], source_name))
+    input_text = compile_input(source, args + ["--compile-to=input", *debug], source_name)
+    _refuse_an_autotune_build(input_text, source_name)  # before any remark
+    input_text = tag_sites(input_text)
     tagged = compile_generated(input_text, args + ["--compile-from=input", "--compile-to=dispatch-creation", *debug])
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
@@ -250,6 +252,28 @@ def _refuse_data_tiling(iree_args: Sequence[str]) -> None:
                 "the configurations tuned here); build without it, or use plain iree-compile for a data-tiled build "
                 "(docs/program.md)",
             )
+
+
+def _refuse_an_autotune_build(input_text: str, source_name: str) -> None:
+    """Raises DiagnosticError, at the first top-level symbol ``@__autotune`` or
+    ``@__autotune.*`` of ``input_text`` (IREE's input phase of the user's program, printed with
+    the input's positions), when the program already is an autotune-export build (what
+    ``program --emit mlir`` or the main command writes: its groups' choice globals, entries and
+    ``@__autotune``, :data:`autotune_export.contract.AUTOTUNE_FUNCTION`): building it again
+    would add those symbols a second time (MLIR's "redefinition of symbol", an internal error
+    after a remark per entry dispatch). A program without the name anywhere is not parsed."""
+    if AUTOTUNE_FUNCTION not in input_text:
+        return
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        for op in ir.Module.parse(input_text).body.operations:
+            attrs = op.operation.attributes
+            name = ir.StringAttr(attrs["sym_name"]).value if "sym_name" in attrs else None
+            if name is not None and (name == AUTOTUNE_FUNCTION or name.startswith(AUTOTUNE_FUNCTION + ".")):
+                raise DiagnosticError.at(
+                    input_location(op.location, source_name),
+                    f"the program is already an autotune-export build (it has @{name}); build from the original program",
+                )
 
 
 def _chosen_in(results: list[dict], dispatches: list[TunableDispatch]) -> dict[str, str]:

@@ -170,6 +170,28 @@ def test_an_iree_error_in_the_input_is_located_there(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("first", ["global", "function"])
+def test_a_program_that_already_is_an_autotune_export_build_is_refused_at_its_first_autotune_symbol(tmp_path, capsys, first):
+    """``program`` on its own ``--emit mlir`` output (it has ``@__autotune`` and
+    ``@__autotune.*`` globals) was an internal error (exit 2, MLIR's "redefinition of symbol")
+    after a remark per entry dispatch (tester session 4, finding 5): now an error at the first
+    such symbol, exit 1, no remark and no output file. The symbols are written here as the
+    build writes them (only IREE's input phase runs)."""
+    glob = "util.global private mutable @__autotune.main_dispatch_0.g.choice = 0 : i32\n"
+    func = "util.func public @__autotune() {\n  util.return\n}\n"
+    src, out = tmp_path / "regrouped.mlir", tmp_path / "o.vmfb"
+    src.write_text(MATMUL + (glob + func if first == "global" else func + glob))
+    line = len(MATMUL.splitlines()) + 1
+    name = "__autotune.main_dispatch_0.g.choice" if first == "global" else "__autotune"
+    rc, stdout, err = _run(["program", str(src), "-o", str(out)], capsys)
+    assert (rc, stdout) == (1, "")
+    assert err == (
+        f"{src}:{line}:1: error: the program is already an autotune-export build (it has @{name}); "
+        "build from the original program\n"
+    )
+    assert not out.exists()
+
+
 def test_jobs_follow_the_one_rule_for_compiling_processes():
     """`program --jobs` and build_program(jobs=) use cuda/workers.check_jobs, as -j does: 0 was
     silently one process."""

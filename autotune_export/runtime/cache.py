@@ -60,10 +60,13 @@ class TuningCache:
             e.get("executable"),
             e.get("group"),
             e.get("workload"),
+            e.get("checks"),
         )
 
     def lookup(self, **key) -> dict | None:
-        """The entry matching device, driver_version, module_sha256, executable, group, workload."""
+        """The entry matching device, driver_version, module_sha256, executable, group, workload
+        and the cross-check's rules (``checks``: :data:`~autotune_export.runtime.checking.CHECK_RULES`;
+        a decision recorded under other rules, or by a release without the field, is not reused)."""
         want = self._key(key)
         return next((e for e in self.entries() if self._key(e) == want), None)
 

@@ -26,6 +26,13 @@ __all__ = [
 ]
 
 
+#: The version of the cross-check's rules, part of every decision's key in the tuning cache
+#: (runtime/records.py): a decision made under other rules is not reused (tuned again). 2 (Dec 2
+#: 2026): bf16/fp8 results get the accuracy allowance; a reference whose allowance is the
+#: results' size is not used (before, such a group's cross-check kept any result). Decisions
+#: of earlier releases carry none.
+CHECK_RULES = 2
+
 #: Tolerances of the cross-check by result dtype kind/size: (rtol, atol). Variants differ in
 #: reduction order and fusion (tl.dot tiles, split-K, atomics), so floats agree only up to
 #: their precision; integers and booleans must be equal.

@@ -272,16 +272,24 @@ class TuningWorker:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             raise _Died(self._death()) from None
-        while True:
-            reply = self._read(deadline, timeout_s)
-            if "ok" in reply:
-                return reply
-            if "error" in reply:
-                err = VariantFailure("error", reply["error"])
-                err.detail = reply.get("detail", "")
-                raise err
-            if on_reply is not None:
-                on_reply(reply)
+        try:
+            while True:
+                reply = self._read(deadline, timeout_s)
+                if "ok" in reply:
+                    return reply
+                if "error" in reply:
+                    err = VariantFailure("error", reply["error"])
+                    err.detail = reply.get("detail", "")
+                    raise err
+                if on_reply is not None:
+                    on_reply(reply)
+        except (KeyboardInterrupt, SystemExit):
+            # Interrupted before the final reply (a Ctrl-C: the worker leads its own process
+            # group, so it did not get the signal): the worker is still on this request, and
+            # its late reply would answer the next one. It is ended; the next request starts
+            # a fresh worker.
+            self.kill()
+            raise
 
     def _read(self, deadline: float, timeout_s: float) -> dict:
         while b"\n" not in self._buf:

@@ -11,6 +11,7 @@ import warnings
 from typing import Sequence
 
 from autotune_export.contract import GroupReflection as GroupInfo
+from autotune_export.runtime.checking import CHECK_RULES
 from autotune_export.runtime.timing import VariantTiming, pick
 
 
@@ -33,6 +34,7 @@ class CacheRecords:
             "executable": info.executable,
             "group": info.group,
             "workload": workload,
+            "checks": CHECK_RULES,
         }
 
     def _fingerprint(self, info: GroupInfo, k: int) -> str:

@@ -277,3 +277,28 @@ def test_how_runtime_errors_are_classified():
     assert kind == "fault" and reason == "RuntimeError: ABORTED (foo.c:12: CUDA_ERROR_ILLEGAL_ADDRESS; an illegal memory access)"
     refused = "RuntimeError: c/runtime/src/iree/hal/drivers/local_task/block_processor.c:738: RESOURCE_EXHAUSTED; dispatch requires"
     assert classify_error(refused, refused) == ("error", refused)
+
+
+def test_an_interrupted_request_ends_the_worker(faulty):
+    """Review, Dec 2: the worker leads its own process group, so a Ctrl-C reaches only this
+    process; a request interrupted while the worker runs @spin left the worker on it, and the
+    next request read no answer and blamed its own variant ("hang"). Interrupted (here by
+    SIGALRM raising KeyboardInterrupt 2 s into @spin's run), the worker is ended, and the next
+    request runs in a fresh one."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    iso = _isolation(faulty, variant_timeout_s=120.0)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0
+        signal.alarm(2)
+        with pytest.raises(KeyboardInterrupt):
+            iso.call(f"{PREFIX}.bench.{SPIN}", 1)
+        assert not iso.worker.alive
+        assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0  # answered, by a fresh worker
+        assert len(iso.starts) == 2
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+        iso.close()

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from autotune_export.tools import cli
+from autotune_export.runtime.checking import CHECK_RULES
 from autotune_export.runtime.tuner import RESULTS_FORMAT, AutotunedModule, GivenTimings, TuningCache
 from autotune_export.support.paths import default_cache_dir
 
@@ -103,6 +104,13 @@ def test_cache_is_keyed_by_module(vmfb, tmp_path):
     assert cache.lookup(**key)["variant"] == "slow"
     assert cache.lookup(**{**key, "module_sha256": "0" * 64}) is None
     assert cache.lookup(**{**key, "device": "other"}) is None
+    # A decision recorded under other cross-check rules, or by a release without the field, is
+    # not reused (review, Dec 2: winners of the old rules would skip the new checks).
+    assert key["checks"] == CHECK_RULES
+    assert cache.lookup(**{**key, "checks": CHECK_RULES - 1}) is None
+    old = {k: v for k, v in key.items() if k != "checks"}
+    TuningCache(tmp_path / "old.json").store({**old, "variant": "slow"})
+    assert TuningCache(tmp_path / "old.json").lookup(**key) is None
     # A corrupted file reads as empty and is replaced on the next store.
     (tmp_path / "tuning.json").write_text("{not json")
     assert cache.entries() == []

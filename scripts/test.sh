@@ -43,6 +43,10 @@
 # load 3-3.5; 107-118 CPU-s and 84-89 s at load 4-4.5 (others' work on this shared machine
 # costs CPU-seconds too). pytest alone 75 CPU-s and 44 s at load 1 (iree-compile 29 of them:
 # 21 llvm-cpu builds of test modules, one CUDA --compile-to=hal), lit alone 22-25 CPU-s.
+# At 11:41 on an idle machine (load 0.3-2.8, 999 tests): 55 s and 53 s, 105 and 102 CPU-s.
+# 5 runs in a row beside a loop of the quick start's matmul build (fresh cache folder each
+# time; 17 builds) at load 6-8.5 all passed: 152, 116, 116, 117, 105 CPU-s and 186, 117, 150,
+# 175, 100 s of wall time.
 # Integration pieces: the two tests that let a kernel hang for real wait 3 s, not 20 (a core
 # spun meanwhile), the Triton form's split-pipeline commands go through the fork server
 # (21.5 -> 6.5 s, 17 -> 8 CPU-s), the convolution's vectorization test builds it alone

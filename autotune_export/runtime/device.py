@@ -64,6 +64,19 @@ class AllocatorSpecError(RuntimeError):
     (:func:`make_config`). A RuntimeError, as iree.runtime's own errors are."""
 
 
+def runtime_flag_problem(flag: str) -> str | None:
+    """Why ``flag`` (an ``iree.runtime`` flag, ``iree_flags`` / ``tune --iree-flag``) cannot be
+    taken, or None: IREE's ``--device_allocator``, which iree.runtime's flag registry accepts but
+    a device made by ``iree.runtime.Config`` (:func:`make_config`) never reads, so it would be
+    silently ignored; the allocators are ``device_allocators``. The one rule for both."""
+    if flag.lstrip("-").split("=", 1)[0] == "device_allocator":
+        return (
+            f"{flag}: a device iree.runtime makes does not read IREE's --device_allocator flag; "
+            'give the allocators as device_allocators (e.g. ["caching"]; tune: --device-allocator caching)'
+        )
+    return None
+
+
 def allocator_specs(allocators) -> list[str]:
     """``allocators`` (a sequence of IREE ``--device_allocator`` specs, e.g. ``["caching"]``;
     None: none, IREE's default allocator) as a list of str. Raises TypeError for a str (which

@@ -64,7 +64,7 @@ from autotune_export.contract import (
     workload_values_problem,
 )
 from autotune_export.runtime.checking import CHECK_TOLERANCES, disagreement, results_agree  # noqa: F401  (re-exported)
-from autotune_export.runtime.device import allocator_specs, device_identity, make_config, module_reflection  # noqa: F401  (re-exported)
+from autotune_export.runtime.device import allocator_specs, device_identity, make_config, module_reflection, runtime_flag_problem  # noqa: F401  (re-exported)
 from autotune_export.runtime.calls import ML_DTYPES_ELEMENT_TYPES, ml_dtypes_array_to_device
 from autotune_export.runtime.cache import TuningCache, default_results_path  # noqa: F401  (re-exported)
 from autotune_export.runtime.failures import Failures, close_isolation
@@ -228,6 +228,10 @@ class AutotunedModule(LiveCalls, Tuning, Failures, CacheRecords):
             raise ValueError(f"unknown isolation '{isolation}'; expected one of {', '.join(ISOLATION_MODES)}")
         self.isolation, self.variant_timeout_s, self.group_timeout_s = isolation, variant_timeout_s, group_timeout_s
         self.iree_flags = list(iree_flags)
+        for flag in self.iree_flags:
+            problem = runtime_flag_problem(flag)
+            if problem:
+                raise ValueError(problem)
         if self.iree_flags:
             rt.flags.parse_flags(*self.iree_flags)
         self._rt = rt

@@ -97,11 +97,11 @@ def _iree_flag(text: str) -> str:
     ``--device_allocator``, a usage error pointing to ``--device-allocator``: iree.runtime's flag
     registry accepts it, but the device :func:`~autotune_export.runtime.device.make_config`
     makes (``iree.runtime.Config``) never reads it, so it would be silently ignored."""
-    if text.lstrip("-").split("=", 1)[0] == "device_allocator":
-        raise argparse.ArgumentTypeError(
-            f"{text}: a device iree.runtime makes does not read IREE's --device_allocator flag; "
-            "use --device-allocator SPEC (e.g. --device-allocator caching)"
-        )
+    from autotune_export.runtime.device import runtime_flag_problem
+
+    problem = runtime_flag_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

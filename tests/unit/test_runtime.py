@@ -436,6 +436,9 @@ def test_a_device_with_the_caching_allocator_tunes_and_computes_the_same(vmfb, t
     docs/runtime.md)."""
     m = _load(vmfb, tmp_path, device_allocators=["caching"], isolation=isolation)
     assert m.device_allocators == ["caching"]
+    import iree.runtime as rt
+
+    assert m.config.device is not rt.get_device(DRIVER)  # made afresh with the allocator, not the cached one
     x = np.linspace(-3, 3, 1001, dtype=np.float32)
     for k in range(2):
         m.select("scale", k)
@@ -528,3 +531,11 @@ def test_the_tune_table_says_against_what_a_cross_check_failed():
         "dropped: results differ from the default variant's")
     assert format_table([dict(row, dropped_reason="fault: its first run: RuntimeError: ABORTED")]).splitlines()[1].endswith(
         "dropped: fault: its first run: RuntimeError: ABORTED")
+
+
+def test_iree_flags_refuse_the_device_allocator_flag(vmfb, tmp_path):
+    """Review, Dec 2: ``iree_flags=["--device_allocator=caching"]`` was accepted and had no
+    effect (a device made by iree.runtime.Config never reads it); the API refuses it as the
+    tune command does, pointing to device_allocators."""
+    with pytest.raises(ValueError, match=r"--device_allocator=caching: a device iree.runtime makes does not read"):
+        _load(vmfb, tmp_path, iree_flags=["--device_allocator=caching"])

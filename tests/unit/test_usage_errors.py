@@ -19,7 +19,7 @@ from autotune_export.tools import cli
         # iree.runtime accepts the flag but a device made by iree.runtime.Config never reads it (tester session 4, finding 4).
         (["tune", "m.vmfb", "--iree-flag=--device_allocator=caching"], "autotune-export tune",
          "argument --iree-flag: --device_allocator=caching: a device iree.runtime makes does not read IREE's "
-         "--device_allocator flag; use --device-allocator SPEC"),
+         "--device_allocator flag; give the allocators as device_allocators (e.g. [\"caching\"]; tune: --device-allocator caching)"),
         (["inspect"], "autotune-export inspect", "required: input"),
         (["check"], "autotune-export check", "required: input"),
         (["program", "p.mlir"], "autotune-export program", "-o/--output"),

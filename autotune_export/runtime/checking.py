@@ -87,17 +87,29 @@ def accuracy_tolerances(reference: Sequence, default: Sequence) -> list[tuple[fl
     import numpy as np
 
     out = []
+    for r, e in zip(reference, default_excess(reference, default)):
+        rtol, atol = tolerances_of(np.asarray(r).dtype.name)
+        out.append((rtol, atol + ACCURACY_SLACK * e))
+    return out
+
+
+def default_excess(reference: Sequence, default: Sequence) -> list[float]:
+    """Per result, ``E`` of :func:`accuracy_tolerances`: the default's largest error beyond its
+    dtype's tolerances against the reference, over the elements where both are finite, at
+    least 0 (0 for non-float results, mismatched shapes and empty results)."""
+    import numpy as np
+
+    out = []
     for r, d in zip(reference, default):
         r, d = np.asarray(r), np.asarray(d)
-        rtol, atol = tolerances_of(r.dtype.name)
         if not is_float(r.dtype) or r.shape != d.shape or r.size == 0:
-            out.append((rtol, atol))
+            out.append(0.0)
             continue
+        rtol, atol = tolerances_of(r.dtype.name)
         fr, fd = r.astype(np.float64), d.astype(np.float64)
         finite = np.isfinite(fr) & np.isfinite(fd)
         excess = np.abs(fd - fr) - (atol + rtol * np.abs(fr))
-        e = float(excess[finite].max(initial=0.0))
-        out.append((rtol, atol + ACCURACY_SLACK * max(e, 0.0)))
+        out.append(max(float(excess[finite].max(initial=0.0)), 0.0))
     return out
 
 
@@ -118,6 +130,11 @@ def is_float(dtype) -> bool:
         return False
 
 
+#: How a drop note says the variant was checked against the group's reference (tune's table
+#: reads it: tools/tune.py).
+AGAINST_REFERENCE = "against the group's higher-precision reference computation"
+
+
 @dataclass
 class Baseline:
     """What a group's variants are checked against: ``expected`` (check results, as the check
@@ -135,10 +152,7 @@ class Baseline:
         """How a dropped variant's results differ, for the note (``default_name``: the
         default variant's export)."""
         if self.against == "reference":
-            return (
-                f"they are less accurate than the default variant {default_name}'s against the group's "
-                "higher-precision reference computation"
-            )
+            return f"they are less accurate than the default variant {default_name}'s {AGAINST_REFERENCE}"
         if self.why:
             return (
                 f"they differ from the default variant {default_name}'s (compared with it, not the group's reference: {self.why})"
@@ -157,30 +171,28 @@ def baseline(default: Sequence, reference: Sequence | None = None, profile=None)
         return Baseline(list(default))
     with phase(profile, "cross-check: host copies"):
         host_ref, host_default = as_list(to_host(tuple(reference))), as_list(to_host(tuple(default)))
-    tolerances = accuracy_tolerances(host_ref, host_default)
-    why = _uninformative(host_ref, tolerances)
+    why = _uninformative(host_ref, default_excess(host_ref, host_default))
     if why:
         return Baseline(list(default), None, "default", why)
-    return Baseline(list(reference), tolerances, "reference")
+    return Baseline(list(reference), accuracy_tolerances(host_ref, host_default), "reference")
 
 
-def _uninformative(reference: Sequence, tolerances: Sequence) -> str:
-    """Why the reference's ``tolerances`` (:func:`accuracy_tolerances`) cannot tell a right
-    result from a wrong one ("" when they can): an allowance over
-    :data:`REFERENCE_ALLOWANCE_LIMIT` of the result's largest magnitude."""
+def _uninformative(reference: Sequence, excess: Sequence[float]) -> str:
+    """Why a reference cannot tell a right result from a wrong one ("" when it can): an
+    allowance ``ACCURACY_SLACK * E`` (``excess``: :func:`default_excess`) over
+    :data:`REFERENCE_ALLOWANCE_LIMIT` of a result's largest magnitude."""
     import numpy as np
 
-    base = [tolerances_of(np.asarray(r).dtype.name)[1] for r in reference]
-    for i, (r, (_rtol, atol), b) in enumerate(zip(reference, tolerances, base)):
+    for i, (r, e) in enumerate(zip(reference, excess)):
         r = np.asarray(r)
         if not is_float(r.dtype) or r.size == 0:
             continue
         fr = r.astype(np.float64)
         top = float(np.abs(fr[np.isfinite(fr)]).max(initial=0.0))
-        if atol - b > REFERENCE_ALLOWANCE_LIMIT * top:
+        if ACCURACY_SLACK * e > REFERENCE_ALLOWANCE_LIMIT * top:
             return (
                 f"on the fake data the default's error beyond {r.dtype.name}'s tolerances reaches "
-                f"{(atol - b) / ACCURACY_SLACK:.4g} in result {i}, whose largest magnitude is {top:.4g}: "
+                f"{e:.4g} in result {i}, whose largest magnitude is {top:.4g}: "
                 "an allowance that size would pass wrong results"
             )
     return ""

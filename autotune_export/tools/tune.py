@@ -337,7 +337,9 @@ def _dropped_mark(reason: str) -> str:
     :meth:`~autotune_export.runtime.checking.Baseline.describe`); any other reason as it is."""
     if reason and not reason.startswith("differs: "):
         return reason
-    if "reference computation" in reason:
+    from autotune_export.runtime.checking import AGAINST_REFERENCE
+
+    if AGAINST_REFERENCE in reason:
         return "less accurate than the default variant against the group's reference"
     return "results differ from the default variant's"
 

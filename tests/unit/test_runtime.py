@@ -522,9 +522,11 @@ def test_the_tune_table_says_against_what_a_cross_check_failed():
 
     row = {"group": "g", "variant": "v1", "median_ms": 1.0, "estimate_ms": 0.9, "p20_ms": 0.95, "p80_ms": 1.05,
            "relative": 1.2, "winner": False, "dropped": True}
-    against_reference = ("differs: on the fake data they are less accurate than the default variant v0's against "
-                         "the group's higher-precision reference computation (result 0: 3 of 8 elements differ)")
-    against_default = "differs: on the fake data they differ from the default variant v0's (result 0: 3 of 8 elements differ)"
+    from autotune_export.runtime.checking import Baseline
+
+    problem = "(result 0: 3 of 8 elements differ)"
+    against_reference = f"differs: on the fake data {Baseline([], against='reference').describe('v0')} {problem}"
+    against_default = f"differs: on the fake data {Baseline([]).describe('v0')} {problem}"
     assert format_table([dict(row, dropped_reason=against_reference)]).splitlines()[1].endswith(
         "dropped: less accurate than the default variant against the group's reference")
     assert format_table([dict(row, dropped_reason=against_default)]).splitlines()[1].endswith(

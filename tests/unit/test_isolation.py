@@ -283,7 +283,8 @@ def test_an_interrupted_request_ends_the_worker(faulty):
     """Review, Dec 2: the worker leads its own process group, so a Ctrl-C reaches only this
     process; a request interrupted while the worker runs @spin left the worker on it, and the
     next request read no answer and blamed its own variant ("hang"). Interrupted (here by
-    SIGALRM raising KeyboardInterrupt 2 s into @spin's run), the worker is ended, and the next
+    SIGALRM raising KeyboardInterrupt 0.5 s into @spin's run: the worker is up, so the request is
+    sent at once), the worker is ended, and the next
     request runs in a fresh one."""
     def interrupt(signum, frame):
         raise KeyboardInterrupt
@@ -292,13 +293,13 @@ def test_an_interrupted_request_ends_the_worker(faulty):
     old = signal.signal(signal.SIGALRM, interrupt)
     try:
         assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0
-        signal.alarm(2)
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
         with pytest.raises(KeyboardInterrupt):
             iso.call(f"{PREFIX}.bench.{SPIN}", 1)
         assert not iso.worker.alive
         assert iso.call(f"{PREFIX}.bench.{OK}", 1) >= 0  # answered, by a fresh worker
         assert len(iso.starts) == 2
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
         iso.close()

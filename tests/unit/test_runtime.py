@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from autotune_export.tools import cli
+from conftest import SERIAL_IREE_COMPILE
 from autotune_export.runtime.checking import CHECK_RULES
 from autotune_export.runtime.tuner import RESULTS_FORMAT, AutotunedModule, GivenTimings, TuningCache
 from autotune_export.support.paths import default_cache_dir
@@ -275,7 +276,7 @@ def test_frozen_ir_picks_the_tuned_variant(vmfb, tmp_path):
     assert "default(@fast)" in text
     assert "util.global private mutable @__autotune.cpu_ex.scale.choice = 1 : i32" in text
     frozen = tmp_path / "frozen.vmfb"
-    assert cli.main([str(out), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(frozen)]) == 0
+    assert cli.main([str(out), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(frozen), *SERIAL_IREE_COMPILE]) == 0
     m = AutotunedModule(frozen, driver=DRIVER, strategy="fixed", cache=None)
     assert m.chosen["cpu_ex::scale"] == "fast"
 

@@ -20,6 +20,7 @@ import pytest
 from autotune_export.runtime import AutotunedModule
 from autotune_export.runtime.tuner import GivenTimings, TuningCache, results_agree
 from autotune_export.tools import cli
+from conftest import SERIAL_IREE_COMPILE
 
 DATA = pathlib.Path(__file__).parent / "data"
 GROUP = "wl_ex::scale"
@@ -41,7 +42,7 @@ def given(group: str, variant: str, workload: str) -> float:
 def _build(tmp, text: str, name: str) -> pathlib.Path:
     src, out = tmp / f"{name}.mlir", tmp / f"{name}.vmfb"
     src.write_text(text)
-    assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out)]) == 0
+    assert cli.main([str(src), "--emit", "vmfb", "--backend", "llvm-cpu", "-o", str(out), *SERIAL_IREE_COMPILE]) == 0
     return out
 
 
@@ -175,7 +176,7 @@ def _frozen(tmp_path: pathlib.Path, results: pathlib.Path, source: pathlib.Path 
     """The module frozen from ``results`` (--tuning-results), built for the CPU."""
     out = tmp_path / "frozen.vmfb"
     assert cli.main([str(source), "--tuning-results", str(results), "--emit", "vmfb", "--backend", "llvm-cpu",
-                     "-o", str(out)]) == 0
+                     "-o", str(out), *SERIAL_IREE_COMPILE]) == 0
     return out
 
 

@@ -47,6 +47,10 @@
 # 5 runs in a row beside a loop of the quick start's matmul build (fresh cache folder each
 # time; 17 builds) at load 6-8.5 all passed: 152, 116, 116, 117, 105 CPU-s and 186, 117, 150,
 # 175, 100 s of wall time.
+# 12:20-12:27, 1000 tests, with the suite's llvm-cpu builds serial (conftest.SERIAL_IREE_COMPILE:
+# fast pytest 90 -> 79 CPU-s): 51 and 53 s (97 and 100 CPU-s) as the first run on an idle
+# machine, 58-64 s (110-123 CPU-s) back to back. A clean .ci/run at dddff4d: this script with
+# no argument 4 min 49 s (Triton 3.9: fast pytest 54 s, integration pytest 232 s), 4 min 20 s (3.6).
 # Integration pieces: the two tests that let a kernel hang for real wait 3 s, not 20 (a core
 # spun meanwhile), the Triton form's split-pipeline commands go through the fork server
 # (21.5 -> 6.5 s, 17 -> 8 CPU-s), the convolution's vectorization test builds it alone
